@@ -1,0 +1,159 @@
+"""Reading numbers aloud with a trained model: greedy decoding, one token at a time.
+
+``greedy_trace`` reads one number and records every step (the rows fed in, the last row's
+scores, every block's attention) for the decode lab. ``read_numbers`` reads many numbers at
+once: all prompts in one right-padded batch, each row writing at its own length, so 1,000
+numbers take a handful of forward passes. ``evaluate`` lists the mistakes, not only a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .task import EOS, PAD, answer_words, decode, expected_answer, prompt
+
+MAX_NEW = 6  # the longest answer, "seven hundred seventy seven <eos>", has 5 tokens
+
+
+@dataclass
+class Step:
+    """One step of greedy decoding."""
+
+    ids_in: list[int]  # the rows that go in
+    scores: np.ndarray  # (V,) the last row's logits
+    attention: list[np.ndarray]  # one (h, L, L) per block
+    picked: int  # the id appended
+
+    @property
+    def top(self) -> list[tuple[int, float]]:
+        order = np.argsort(-self.scores, kind="stable")
+        return [(int(i), float(self.scores[i])) for i in order[:5]]
+
+
+@dataclass
+class Trace:
+    prompt: list[int]
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[int]:
+        return self.prompt + [s.picked for s in self.steps]
+
+    @property
+    def answer(self) -> str:
+        return answer_words(self.ids[len(self.prompt):])
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.steps) and self.steps[-1].picked == EOS
+
+
+def _check_prompt(prompt_ids: Sequence[int]) -> list[int]:
+    ids = [int(i) for i in prompt_ids]
+    if not ids:
+        raise ValueError("the prompt is empty: give the digits of a number and '=', e.g. prompt(89)")
+    return ids
+
+
+@torch.no_grad()
+def greedy_step(model: torch.nn.Module, ids: Sequence[int]) -> Step:
+    """Run the model over ids, take the last row, pick the highest score."""
+    x = torch.tensor([list(ids)], dtype=torch.long)
+    logits, attention = model(x, return_attention=True)
+    scores = logits[0, -1].numpy()  # (V,)
+    return Step(list(ids), scores, [a[0].numpy() for a in attention], int(scores.argmax()))
+
+
+def greedy_trace(model: torch.nn.Module, prompt_ids: Sequence[int], max_new: int = MAX_NEW) -> Trace:
+    """Greedy decoding of one prompt, every step recorded; stops at <eos> or after max_new tokens."""
+    trace = Trace(_check_prompt(prompt_ids))
+    model.eval()
+    while len(trace.steps) < max_new and not trace.finished:
+        trace.steps.append(greedy_step(model, trace.ids))
+    return trace
+
+
+@torch.no_grad()
+def greedy_decode_slow(model: torch.nn.Module, prompt_ids: Sequence[int], max_new: int = MAX_NEW) -> list[int]:
+    """One number at a time, re-running the whole prefix each step (the baseline of the benchmark)."""
+    ids = _check_prompt(prompt_ids)
+    model.eval()
+    for _ in range(max_new):
+        nxt = int(model(torch.tensor([ids]))[0, -1].argmax())
+        ids.append(nxt)
+        if nxt == EOS:
+            break
+    return ids
+
+
+@torch.no_grad()
+def read_numbers(model: torch.nn.Module, numbers: Iterable[int], max_new: int = MAX_NEW) -> dict[int, str]:
+    """Read many numbers at once; returns {number: the words the model wrote}.
+
+    All prompts go in one right-padded batch. Causal attention and the PAD-key mask keep the
+    padding invisible, so each row reads exactly as it would alone; at each step every row
+    takes the scores at its own last position and writes its token just after it.
+    """
+    numbers = list(numbers)
+    if not numbers:
+        return {}
+    model.eval()
+    prompts = [prompt(n) for n in numbers]
+    B = len(prompts)
+    lengths = torch.tensor([len(p) for p in prompts])
+    ids = torch.full((B, int(lengths.max()) + max_new), PAD, dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, : len(p)] = torch.tensor(p)
+    done = torch.zeros(B, dtype=torch.bool)
+    rows = torch.arange(B)
+    for _ in range(max_new):
+        width = int(lengths.max())
+        logits = model(ids[:, :width])  # (B, width, V)
+        nxt = logits[rows, lengths - 1].argmax(-1)  # (B,) the last real row of each sequence
+        nxt = torch.where(done, torch.full_like(nxt, PAD), nxt)
+        ids[rows, lengths] = nxt
+        lengths = lengths + (~done).long()
+        done |= nxt == EOS
+        if bool(done.all()):
+            break
+    return {n: answer_words(ids[i, len(prompts[i]):].tolist()) for i, n in enumerate(numbers)}
+
+
+@dataclass
+class Evaluation:
+    correct: int
+    total: int
+    mistakes: list[tuple[int, str]]  # (number, what the model said)
+    task: str = "read"
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+    def report(self, limit: int = 10) -> str:
+        lines = [f"{self.correct}/{self.total} right ({100 * self.accuracy:.0f} %)"]
+        for n, said in self.mistakes[:limit]:
+            lines.append(f"  reads {n} as {said or '(nothing)'!r}, should be {expected_answer(n, self.task)!r}")
+        if len(self.mistakes) > limit:
+            lines.append(f"  … and {len(self.mistakes) - limit} more")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def evaluate(model: torch.nn.Module, numbers: Iterable[int], task: str = "read") -> Evaluation:
+    """Read every number and compare with the right answer; the mistakes are kept for printing."""
+    numbers = list(numbers)
+    said = read_numbers(model, numbers)
+    mistakes = [(n, said[n]) for n in numbers if said[n] != expected_answer(n, task)]
+    return Evaluation(len(numbers) - len(mistakes), len(numbers), mistakes, task)
+
+
+def tokens(ids: Sequence[int]) -> list[str]:
+    """Ids as token strings (re-exported for the labs)."""
+    return decode(ids)

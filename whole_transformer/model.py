@@ -1,0 +1,217 @@
+"""The whole decoder-only Transformer, small enough to read every number of it.
+
+ids (B, L) → token table × √d_model + sinusoidal positions → n_layers pre-LayerNorm blocks
+(x + attention(LN(x)), then x + FFN(LN(x))) → final LayerNorm → output layer → logits (B, L, V).
+
+At the defaults (d_model 64, 4 heads, 2 blocks, d_ff 128, 42 tokens) it has 72,106 parameters;
+``parameter_table`` says where they are, from the config alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .task import PAD, VOCAB_SIZE
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes of the model and the switches the course's ablations flip."""
+
+    vocab_size: int = VOCAB_SIZE
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    d_ff: int = 128
+    max_len: int = 16
+    emb_std: float | None = None  # None: 1/√d_model, so token and position rows start alike
+    scale_embedding: bool = True  # multiply token rows by √d_model before adding positions
+    causal: bool = True  # the causal mask; switched off only for the ablation
+    pad_id: int = PAD
+
+    def __post_init__(self):
+        for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if self.d_model % self.n_heads:
+            ok = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
+            raise ValueError(
+                f"n_heads={self.n_heads} does not divide d_model={self.d_model}: each head takes "
+                f"d_model / n_heads columns; choose one of {ok}"
+            )
+        if self.emb_std is not None and not (isinstance(self.emb_std, (int, float)) and self.emb_std > 0):
+            raise ValueError(f"emb_std must be a positive number or None (meaning 1/√d_model), got {self.emb_std!r}")
+        if not 0 <= self.pad_id < self.vocab_size:
+            raise ValueError(f"pad_id must be a token id from 0 to {self.vocab_size - 1}, got {self.pad_id}")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def init_std(self) -> float:
+        return self.emb_std if self.emb_std is not None else 1 / math.sqrt(self.d_model)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown config fields {sorted(unknown)}; known fields are {sorted(known)}")
+        return cls(**d)
+
+
+def parameter_table(cfg: ModelConfig | None = None) -> list[tuple[str, int, str]]:
+    """Rows (part, parameters, formula), from the config alone. A count counts weights and biases.
+
+    At the defaults: token table 2,688 · one attention 16,448 · one FFN 16,576 · one LayerNorm 128
+    · one block 33,280 · final LayerNorm 128 · output layer 2,730 · total 72,106.
+    Positions are fixed sinusoids (no parameters); the number of heads appears nowhere.
+    """
+    cfg = cfg or ModelConfig()
+    d, f, V, N = cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.n_layers
+    tok = V * d
+    attn = 4 * d * d + d
+    ffn = d * f + f + f * d + d
+    ln = 2 * d
+    block = attn + ffn + 2 * ln
+    out = d * V + V
+    total = tok + N * block + ln + out
+    return [
+        ("token table", tok, f"{V} × {d}"),
+        ("positions", 0, "fixed sinusoids, nothing learned"),
+        ("one attention", attn, f"W_Q, W_K, W_V {d}×{d} + W_O {d}×{d} + {d}"),
+        ("one FFN", ffn, f"{d}×{f} + {f} + {f}×{d} + {d}"),
+        ("one LayerNorm", ln, f"{d} scales + {d} shifts"),
+        ("one block", block, "attention + FFN + 2 LayerNorms"),
+        (f"{N} blocks", N * block, f"{N} × {block:,}"),
+        ("final LayerNorm", ln, f"{d} + {d}"),
+        ("output layer", out, f"{d} × {V} + {V}"),
+        ("total", total, f"{tok:,} + {N} × {block:,} + {ln} + {out:,}"),
+    ]
+
+
+def parameter_counts(cfg: ModelConfig | None = None) -> dict[str, int]:
+    """parameter_table as {part: count}."""
+    return {part: n for part, n, _ in parameter_table(cfg)}
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Counted by torch: every trainable number of the model."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
+    """(max_len, d_model): column 2i is sin(pos / 10000^(2i/d)), column 2i+1 its cos."""
+    pos = torch.arange(max_len, dtype=torch.float64)[:, None]  # (L, 1)
+    freq = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (d/2,)
+    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(pos * freq)
+    pe[:, 1::2] = torch.cos(pos * freq)[:, : d_model // 2]
+    return pe.float()
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention: W_Q, W_K, W_V without bias, W_O with bias."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        d = cfg.d_model
+        self.n_heads = cfg.n_heads
+        self.W_Q = nn.Linear(d, d, bias=False)
+        self.W_K = nn.Linear(d, d, bias=False)
+        self.W_V = nn.Linear(d, d, bias=False)
+        self.W_O = nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False):
+        B, L, d = x.shape
+        h = self.n_heads
+        q = self.W_Q(x).view(B, L, h, d // h).transpose(1, 2)  # (B, h, L, d_k)
+        k = self.W_K(x).view(B, L, h, d // h).transpose(1, 2)  # (B, h, L, d_k)
+        v = self.W_V(x).view(B, L, h, d // h).transpose(1, 2)  # (B, h, L, d_k)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d // h)  # (B, h, L, L)
+        scores = scores.masked_fill(~mask, -1e9)
+        weights = torch.softmax(scores, dim=-1)  # (B, h, L, L)
+        mixed = (weights @ v).transpose(1, 2).reshape(B, L, d)  # (B, L, d_model)
+        return self.W_O(mixed), (weights if need_weights else None)
+
+
+class FFN(nn.Module):
+    """Linear(d_model → d_ff), ReLU, Linear(d_ff → d_model)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.up = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.down = nn.Linear(cfg.d_ff, cfg.d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.relu(self.up(x)))  # (B, L, d_ff) inside, (B, L, d_model) out
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm decoder block: x + attn(LN(x)), then x + FFN(LN(x))."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.attn = Attention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.ffn = FFN(cfg)
+
+    def forward(self, x, mask, need_weights=False):
+        a, w = self.attn(self.ln1(x), mask, need_weights)
+        x = x + a
+        x = x + self.ffn(self.ln2(x))
+        return x, w
+
+
+class Transformer(nn.Module):
+    """The whole model. ``model(ids)`` gives logits (B, L, V)."""
+
+    def __init__(self, cfg: ModelConfig | None = None):
+        super().__init__()
+        self.cfg = cfg = cfg or ModelConfig()
+        self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        nn.init.normal_(self.tok.weight, std=cfg.init_std)
+        self.register_buffer("pos", sinusoidal_positions(cfg.max_len, cfg.d_model), persistent=False)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
+        causal = torch.ones(cfg.max_len, cfg.max_len, dtype=torch.bool)
+        self.register_buffer("causal", torch.tril(causal) if cfg.causal else causal, persistent=False)
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.tok(ids)  # (B, L, d_model)
+        if self.cfg.scale_embedding:
+            x = x * math.sqrt(self.cfg.d_model)
+        return x + self.pos[: ids.shape[1]]
+
+    def mask(self, ids: torch.Tensor) -> torch.Tensor:
+        """(B, 1, L, L) True where query row may look at key column: causal and not a PAD key."""
+        L = ids.shape[1]
+        return self.causal[:L, :L] & (ids != self.cfg.pad_id)[:, None, None, :]
+
+    def forward(self, ids: torch.Tensor, return_attention: bool = False):
+        """ids (B, L) → logits (B, L, V); with return_attention also a list of (B, h, L, L), one per block."""
+        if ids.dim() == 1:
+            ids = ids[None]
+        L = ids.shape[1]
+        if L > self.cfg.max_len:
+            raise ValueError(f"input of {L} tokens is longer than max_len={self.cfg.max_len}")
+        mask = self.mask(ids)
+        x = self.embed(ids)  # (B, L, d_model)
+        attention = []
+        for block in self.blocks:
+            x, w = block(x, mask, return_attention)
+            attention.append(w)
+        logits = self.head(self.ln_f(x))  # (B, L, V)
+        return (logits, attention) if return_attention else logits
