@@ -12,6 +12,7 @@ The hidden tests in the notebooks decide the points; these checks only help.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -167,10 +168,23 @@ _q("learns_nothing", "choice", "b711400ea007c776", {
 }, "Answer with one of the letters A, B or C.")
 
 
-def check(qid: str, answer) -> bool:
-    """Print whether an answer is right, or a hint aimed at the likely mistake; return True if right."""
+_MISSING = object()
+
+
+def check(qid: str, answer=_MISSING) -> bool:
+    """Print whether an answer is right, or a hint aimed at the likely mistake; return True if right.
+
+    ``check("tokens_905")`` reads the notebook variable of the same name as the question, so the
+    check works (and says what to do) even before the answer cell has run.
+    """
     if qid not in QUESTIONS:
         raise ValueError(f"unknown question {qid!r}; the questions are {sorted(QUESTIONS)}")
+    if answer is _MISSING:
+        caller = inspect.currentframe().f_back.f_globals
+        if qid not in caller:
+            print(f"No answer yet: write `{qid} = ...` in the answer cell above and run it.")
+            return False
+        answer = caller[qid]
     ok, message = QUESTIONS[qid].feedback(answer)
     print(message)
     return ok
