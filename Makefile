@@ -32,8 +32,11 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/jupyter labextension list 2>&1 | grep -q nbgrader || echo "warning: nbgrader's JupyterLab extension is not listed"
 	touch $(STAMP)
 
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+FIRST_NOTEBOOK := release/$(ASSIGNMENT)/01-whole-machine.ipynb
+
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --port=$(PORT) --ServerApp.root_dir=. release/$(ASSIGNMENT)/01-whole-machine.ipynb
+	$(VENV)/bin/jupyter lab --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir=. $(wildcard $(FIRST_NOTEBOOK))
 
 lint: $(STAMP)
 	$(PY) -m ruff check whole_transformer tests benchmarks
