@@ -1,0 +1,248 @@
+"""Helpers of the browser tests: drive one JupyterLab page the way a student does, and read what it shows.
+
+    lab.open("release/01-whole-machine.ipynb")  -> Notebook (kernel started, status bar says Idle)
+    nb.run_all()                                  -> runs every cell, waits for the kernel in the status bar
+    nb.code_cells()                               -> [{index, count, tags, source, outputs: [{output_type, ename}]}]
+    nb.panel.locator(".wt-machine")               -> a lab, found by the CSS class its module documents
+    set_slider(slider_locator, "128")             -> moves an ipywidgets slider with the keyboard
+    lab.shot(locator, "01-machine-before")        -> artifacts/e2e/01-machine-before.png
+
+Opening files and running commands goes through `window.jupyterapp` (exposed by the server fixture);
+everything a test asserts about a lab is read from the page, as a student would see it.
+"""
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RELEASE = REPO / "release" / "whole-transformer"
+LECTURE = REPO / "notebooks"
+NOTEBOOKS = [
+    "01-whole-machine.ipynb",
+    "02-microscope.ipynb",
+    "03-one-word-at-a-time.ipynb",
+    "04-how-it-learned.ipynb",
+]
+RUN_ALL_TIMEOUT = 120  # seconds; each notebook runs in < 30 s in a fresh kernel, the page adds rendering
+KERNEL_TIMEOUT = 60
+
+_FIND = "(id) => Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id)"
+
+
+def require_built(folder, command):
+    """Fail (never skip) when a built folder is missing: the browser tests test what was built."""
+    if not folder.is_dir():
+        pytest.fail(f"{folder.relative_to(REPO)}/ does not exist: run `{command}` first", pytrace=False)
+    missing = [name for name in NOTEBOOKS if not (folder / name).is_file()]
+    if missing:
+        pytest.fail(
+            f"{folder.relative_to(REPO)}/ lacks {', '.join(missing)}: run `{command}` to rebuild it", pytrace=False
+        )
+
+
+def copy_into(server, src, dest_name):
+    """Copy a file or folder into the server's root: tests never run (and save) the repository's notebooks."""
+    dest = server.root / dest_name
+    if dest.is_dir():
+        shutil.rmtree(dest)
+    elif dest.exists():
+        dest.unlink()
+    src = Path(src)
+    if src.is_dir():
+        shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.html"))
+    else:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest)
+    return dest
+
+
+class Lab:
+    """One JupyterLab page, shared by all tests."""
+
+    def __init__(self, page, server, artifacts):
+        self.page, self.server, self.artifacts = page, server, artifacts
+        self.console = []  # browser console errors and page errors since the last reset_log()
+        page.on("console", lambda m: m.type == "error" and self.console.append(m.text))
+        page.on("pageerror", lambda e: self.console.append(f"page error: {e}"))
+        page.set_default_timeout(30_000)
+
+    def start(self):
+        self.page.goto(f"{self.server.url}/lab?token={self.server.token}")
+        self.page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
+        self.page.evaluate("async () => { await window.jupyterapp.restored; }")
+        self.page.locator("#jp-main-statusbar").wait_for()
+        self.dismiss_dialogs()
+
+    def reset_log(self):
+        self.console.clear()
+
+    def dismiss_dialogs(self):
+        dialogs = self.page.locator(".jp-Dialog")
+        texts = []
+        for _ in range(5):
+            if dialogs.count() == 0:
+                break
+            texts.append(dialogs.first.inner_text())
+            self.page.keyboard.press("Escape")
+            self.page.wait_for_timeout(200)
+        return texts
+
+    def open(self, path):
+        """Open a notebook (a path under the server root), start its kernel and wait until the status bar says Idle."""
+        widget_id = self.page.evaluate(
+            """async (path) => {
+                const app = window.jupyterapp;
+                const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+                await w.context.ready;
+                await w.sessionContext.ready;
+                app.shell.activateById(w.id);
+                return w.id;
+            }""",
+            path,
+        )
+        nb = Notebook(self, widget_id, path)
+        nb.wait_kernel("Idle")
+        return nb
+
+    def shot(self, locator, name):
+        """Screenshot one element (or the page) to artifacts/e2e/<name>.png."""
+        path = self.artifacts / f"{name}.png"
+        target = locator if locator is not None else self.page
+        target.screenshot(path=str(path), animations="disabled")
+        return path
+
+    def close_everything(self):
+        """Close every open document without saving prompts and shut every kernel down."""
+        self.dismiss_dialogs()
+        self.page.evaluate(
+            """async () => {
+                const app = window.jupyterapp;
+                for (const w of Array.from(app.shell.widgets('main'))) {
+                    if (w.context && w.context.model) { w.context.model.dirty = false; }
+                    w.close();
+                }
+                await app.serviceManager.sessions.shutdownAll();
+                await app.serviceManager.kernels.shutdownAll();
+            }"""
+        )
+        self.dismiss_dialogs()
+
+
+class Notebook:
+    def __init__(self, lab, widget_id, path):
+        self.lab, self.id, self.path = lab, widget_id, path
+        self.page = lab.page
+        self.panel = self.page.locator(f"#{widget_id}")
+
+    def activate(self):
+        self.page.evaluate("(id) => window.jupyterapp.shell.activateById(id)", self.id)
+
+    def kernel_status(self):
+        """The kernel status shown in JupyterLab's status bar, e.g. 'Python 3 (ipykernel) | Idle'."""
+        item = self.page.locator("#jp-main-statusbar .jp-StatusBar-TextItem", has_text=" | ")
+        return item.first.inner_text() if item.count() else ""
+
+    def wait_kernel(self, state, timeout=KERNEL_TIMEOUT):
+        """Wait until the status bar (not the toolbar, which says Idle too early) shows the kernel in `state`."""
+        self.activate()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            dialogs = self.lab.dismiss_dialogs()
+            if dialogs:
+                pytest.fail(f"{self.path}: JupyterLab showed a dialog while starting the kernel: {dialogs}")
+            text = self.kernel_status()
+            if text.strip().endswith(f"| {state}"):
+                return text
+            self.page.wait_for_timeout(100)
+        pytest.fail(f"{self.path}: the status bar still says {self.kernel_status()!r} after {timeout} s, not {state}")
+
+    def run_all(self, timeout=RUN_ALL_TIMEOUT):
+        """Run > Run All Cells, then wait for the kernel in the status bar. Returns the seconds it took."""
+        self.wait_kernel("Idle")
+        start = time.monotonic()
+        finished = self.page.evaluate(
+            """async ([id, timeout]) => {
+                const app = window.jupyterapp;
+                app.shell.activateById(id);
+                const run = app.commands.execute('notebook:run-all-cells');
+                const late = new Promise(resolve => setTimeout(() => resolve('timeout'), timeout * 1000));
+                const result = await Promise.race([run.then(() => 'done'), late]);
+                return result;
+            }""",
+            [self.id, timeout],
+        )
+        if finished != "done":
+            pytest.fail(f"{self.path}: Run All Cells did not finish within {timeout} s")
+        self.wait_kernel("Idle")
+        return time.monotonic() - start
+
+    def code_cells(self):
+        return self.page.evaluate(
+            f"""(id) => {{
+                const w = ({_FIND})(id);
+                return w.content.widgets.map((c, index) => ({{index, type: c.model.type,
+                    count: c.model.type === 'code' ? c.model.executionCount : null,
+                    tags: c.model.getMetadata('tags') || [],
+                    nbgrader: c.model.getMetadata('nbgrader') || null,
+                    source: c.model.sharedModel.getSource(),
+                    outputs: c.model.type === 'code' ? c.model.outputs.toJSON().map(o => ({{
+                        output_type: o.output_type, ename: o.ename || null, evalue: o.evalue || null,
+                        text: typeof o.text === 'string' ? o.text : (o.text || []).join('')}})) : []
+                }})).filter(c => c.type === 'code');
+            }}""",
+            self.id,
+        )
+
+    def save(self):
+        self.page.evaluate(f"async (id) => {{ await ({_FIND})(id).context.save(); }}", self.id)
+
+    def lab_widget(self, name):
+        """The root of a lab, by the class its module documents (wt-<name>); waits until it is shown."""
+        loc = self.panel.locator(f".wt-lab.wt-{name}")
+        loc.first.wait_for(state="visible")
+        return loc
+
+    def widget_errors(self):
+        """Texts of ipywidgets' 'Error displaying widget' / failed-view boxes in this notebook."""
+        return self.panel.locator(".jupyter-widgets-error-widget, .jp-OutputArea-output:has-text('Error displaying widget')").all_inner_texts()
+
+
+def by_description(scope, kind, description):
+    """An ipywidgets control of `kind` ('slider', 'dropdown', 'button', ...) by its description label."""
+    if kind == "button":
+        return scope.locator("button.jupyter-button", has_text=re.compile(rf"^\s*{re.escape(description)}\s*$"))
+    label = scope.page.locator(".widget-label", has_text=re.compile(rf"^\s*{re.escape(description)}\s*:?\s*$"))
+    return scope.locator(f".widget-{kind}", has=label)
+
+
+def slider_value(slider):
+    return slider.locator(".widget-readout").inner_text().strip()
+
+
+def set_slider(slider, value, max_presses=64):
+    """Move an ipywidgets slider with the keyboard (focus its handle, press arrows) until it reads `value`."""
+    value = str(value)
+    handle = slider.locator(".noUi-handle")
+    handle.focus()
+    seen = []
+    for direction in ("ArrowRight", "ArrowLeft"):
+        # Go one way to the end of the track, then the other way; stop at the value.
+        for _ in range(max_presses):
+            current = slider_value(slider)
+            seen.append(current)
+            if current == value:
+                return
+            handle.press(direction)
+            slider.page.wait_for_timeout(30)
+            if slider_value(slider) == current:  # reached this end of the track
+                break
+    if slider_value(slider) != value:
+        pytest.fail(f"slider never showed {value!r}; it showed {sorted(set(seen))}")
+
+
+def dropdown_select(dropdown, label):
+    dropdown.locator("select").select_option(label=label)
