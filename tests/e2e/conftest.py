@@ -180,4 +180,3 @@ def lab(_lab_session):
     _lab_session.reset_log()
     yield _lab_session
     _lab_session.close_everything()
-

@@ -208,7 +208,8 @@ class Notebook:
 
     def widget_errors(self):
         """Texts of ipywidgets' 'Error displaying widget' / failed-view boxes in this notebook."""
-        return self.panel.locator(".jupyter-widgets-error-widget, .jp-OutputArea-output:has-text('Error displaying widget')").all_inner_texts()
+        errors = ".jupyter-widgets-error-widget, .jp-OutputArea-output:has-text('Error displaying widget')"
+        return self.panel.locator(errors).all_inner_texts()
 
 
 def by_description(scope, kind, description):
