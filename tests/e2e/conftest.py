@@ -15,6 +15,7 @@ Every e2e test module sets `pytestmark = [pytest.mark.e2e, pytest.mark.xdist_gro
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -130,6 +131,13 @@ def jupyter_server(tmp_path_factory):
         path = base / "settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
+
+    # The course as an instructor has it, so the formgrader (which reads ./nbgrader_config.py) sees it.
+    for name in ("nbgrader_config.py", "source"):
+        if (REPO / name).is_file():
+            shutil.copy2(REPO / name, root / name)
+        elif (REPO / name).is_dir():
+            shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
 
     port, token = _free_port(), "e2e-" + os.urandom(8).hex()
     log = base / "jupyterlab.log"
