@@ -1,0 +1,282 @@
+"""The microscope lab (notebook 02): every number of a tiny model reading `8 9 =`.
+
+``microscope_lab()`` loads the shipped tiny model (1 block, 1 head, d_model 6, d_ff 12; 42 tokens)
+and runs the prompt through the NumPy twin (``numpy_model.trace``). A stepper (slider, Previous,
+Next) walks through every intermediate in order, from the ids to the word the model writes.
+Each step shows the tensor's shape with named axes, its numbers as a heatmap with the values
+written in, the shape of the same tensor in the full model of notebook 01 (B 64, L 8, d_model
+64, h 4, d_k 16, d_ff 128, V 42), and one sentence on what happened. Type other digits into the
+prompt box (then Enter); a prompt it cannot read shows why, and the last good one stays.
+
+In the tiny model every size differs from every other (L 3, d_model 6, d_ff 12, V 42, and
+1 head), so the length of an axis tells which axis it is. The trace calls the per-head width
+``d_head``; the lab shows it as ``d_k``, as the notebooks do.
+
+Attributes: ``prompt`` (Text), ``step`` (IntSlider), ``prev`` / ``next`` (Buttons), ``title``,
+``shape``, ``full``, ``heatmap``, ``sentence``, ``tokens``, ``error`` (HTML widgets); read-only
+``ids``, ``stages`` (the list of ``Intermediate`` shown, first "ids", last "next word"),
+``current`` (the stage on screen), ``word`` (the word the model writes).
+
+CSS classes: root ``wt-lab wt-microscope``; ``wt-microscope-prompt``, ``wt-microscope-step``,
+``wt-microscope-prev``, ``wt-microscope-next``, ``wt-microscope-title``, ``wt-microscope-shape``
+(the tiny model's shape), ``wt-microscope-full`` (the full model's shape),
+``wt-microscope-heatmap`` (holds ``table.wt-heatmap``), ``wt-microscope-sentence``,
+``wt-microscope-tokens``, ``wt-microscope-error``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..numpy_model import Intermediate, trace
+from ..task import VOCAB, decode, parse_prompt
+from . import _html
+
+DEFAULT_PROMPT = "8 9 ="
+#: The sizes of the full model of notebook 01, for the same tensor in a batch of 64 inputs of 8 tokens.
+FULL_SIZES = {"B": 64, "L": 8, "L_q": 8, "L_k": 8, "d_model": 64, "h": 4, "d_k": 16, "d_ff": 128, "V": 42}
+SHOWN_AXIS = {"d_head": "d_k"}  # the trace's axis name → the name the notebooks use
+
+
+def shown_axes(axes) -> tuple[str, ...]:
+    return tuple(SHOWN_AXIS.get(a, a) for a in axes)
+
+
+def full_shape(axes) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The same tensor in the full model, for a batch: B first, then each axis at its full size."""
+    names = ("B", *shown_axes(axes))
+    return tuple(FULL_SIZES[a] for a in names), names
+
+
+def _row_len(a: np.ndarray) -> float:
+    return float(np.linalg.norm(a, axis=-1).mean())
+
+
+def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str], d_model: int) -> str:
+    """One sentence (HTML) on what this step did, with numbers of this run."""
+    a, name = stage.array, stage.name
+    last = tokens[-1]
+    by = {s.label: s for s in stages}
+    if name == "ids":
+        return (f"The prompt is {len(tokens)} tokens, and each token is only a number: its row in the "
+                f"vocabulary of {len(VOCAB)}. Nothing has been computed yet.")
+    if name == "token rows":
+        return (f"Each id picks its row of {d_model} learned numbers from the token table "
+                f"({len(VOCAB)} × {d_model}). The mean row length is {_row_len(a):.2f}.")
+    if name == "scaled":
+        before = _row_len(by["token rows"].array)
+        return (f"Every number is multiplied by √{d_model} ≈ {math.sqrt(d_model):.2f}, so a row's length goes "
+                f"from {before:.2f} to {_row_len(a):.2f}: the token now speaks about as loudly as its position.")
+    if name == "+ positions":
+        pos = a - by["scaled"].array
+        return (f"The fixed sinusoid row of each position is added (each such row is {_row_len(pos):.2f} long "
+                f"and nothing learned in it). From here on, the same digit at another place gives another row.")
+    if name == "LayerNorm 1":
+        return ("Each row is shifted to mean 0 and scaled to variance 1, then multiplied and shifted by two "
+                f"learned rows of {d_model}. The block reads this copy; x itself is kept for the residual.")
+    if name in ("Q", "K", "V"):
+        role = {"Q": "what each position looks for", "K": "what each position offers to be found by",
+                "V": "what each position hands over when it is looked at"}[name]
+        return (f"{name} = LayerNorm 1 @ W_{name}: {role}. With 1 head, the head's d_k is all {a.shape[-1]} "
+                "columns; with 4 heads each would get a quarter.")
+    if name == "scores":
+        i, j = np.unravel_index(int(np.argmax(a[0])), a[0].shape)
+        return (f"Every query row meets every key column: Q @ Kᵀ / √{by[f'block {stage.block} · K'].array.shape[-1]}. "
+                f"The largest score, {a[0, i, j]:.2f}, is '{tokens[i]}' looking at '{tokens[j]}'.")
+    if name == "masked scores":
+        hidden = int(np.isneginf(a).sum())
+        return (f"{hidden} scores become −∞: a position may not look at a later one, since when the model "
+                "writes, the later tokens do not exist yet.")
+    if name == "weights":
+        row = a[0, -1]
+        j = int(np.argmax(row))
+        return (f"Softmax turns each row into weights that sum to 1 (−∞ gives 0). The row of '{last}', which "
+                f"will choose the next word, puts {row[j]:.2f} on '{tokens[j]}'.")
+    if name == "mixed values":
+        return ("Each row is a weighted mix of the rows of V, with that row's weights: information has now "
+                "moved between positions, and only here.")
+    if name == "attention out":
+        return (f"W_O ({d_model} × {d_model} and a bias) mixes the heads' columns back into one row of "
+                f"{d_model} per position. Its mean row length is {_row_len(a):.2f}.")
+    if name == "residual 1":
+        return ("The attention's result is added to x, the block's input (the residual path), so nothing "
+                "from before is lost.")
+    if name == "LayerNorm 2":
+        return "A second LayerNorm makes a normalised copy for the FFN; x again stays as it is."
+    if name == "FFN hidden":
+        return (f"The FFN widens each row on its own from {d_model} to {a.shape[-1]} numbers "
+                f"(Linear {d_model} → {a.shape[-1]}). No position looks at another here.")
+    if name == "ReLU":
+        zeros = int((a == 0).sum())
+        return f"Every negative number becomes 0: {zeros} of the {a.size} are now 0."
+    if name == "FFN out":
+        wide = by[f"block {stage.block} · FFN hidden"].array.shape[-1]
+        return f"Linear {wide} → {a.shape[-1]} brings each row back to d_model = {a.shape[-1]} numbers."
+    if name == "residual 2":
+        return ("The FFN's result is added to x. This is the block's output: the same shape as its input, "
+                "so blocks can be stacked.")
+    if name == "final LayerNorm":
+        return "One last LayerNorm (with its own learned scale and shift) before the output layer."
+    if name == "logits":
+        row = a[-1]
+        j = int(np.argmax(row))
+        return (f"The output layer gives every position one score per token: {a.shape[-1]} scores. Only the last "
+                f"row ('{last}') matters for the next word; its top score is {row[j]:.2f}, for '{VOCAB[j]}'.")
+    if name == "next word":
+        j = int(np.argmax(a))
+        second = int(np.argsort(-a, kind="stable")[1])
+        return (f"Greedy decoding picks the highest score: <b>{_html.esc(VOCAB[j])}</b> ({a[j]:.2f}; next best "
+                f"'{_html.esc(VOCAB[second])}' at {a[second]:.2f}). It is appended, and the model runs again.")
+    return stage.formula
+
+
+class MicroscopeLab(widgets.VBox):
+    """A stepper through every intermediate of the tiny model's forward pass."""
+
+    def __init__(self, text: str = DEFAULT_PROMPT, model=None, step: int = 0):
+        if model is None:
+            from ..train import load_model
+
+            model = load_model("microscope")
+        self.model = model
+        self.d_model = model.cfg.d_model
+        self.prompt = widgets.Text(value=text, description="prompt", continuous_update=False,
+                                   placeholder="digits, then =", layout=widgets.Layout(width="240px"))
+        self.prompt.add_class("wt-microscope-prompt")
+        self.step = widgets.IntSlider(value=0, min=0, max=1, description="step", continuous_update=True,
+                                      layout=widgets.Layout(width="420px"))
+        self.step.add_class("wt-microscope-step")
+        self.prev = widgets.Button(description="◀ Previous", layout=widgets.Layout(width="110px"))
+        self.prev.add_class("wt-microscope-prev")
+        self.next = widgets.Button(description="Next ▶", layout=widgets.Layout(width="110px"))
+        self.next.add_class("wt-microscope-next")
+        self.error, self.tokens, self.title = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        self.shape, self.full = widgets.HTML(), widgets.HTML()
+        self.heatmap, self.sentence = widgets.HTML(), widgets.HTML()
+        for w, c in ((self.error, "error"), (self.tokens, "tokens"), (self.title, "title"), (self.shape, "shape"),
+                     (self.full, "full"), (self.heatmap, "heatmap"), (self.sentence, "sentence")):
+            w.add_class(f"wt-microscope-{c}")
+        self.heatmap.layout = widgets.Layout(overflow="auto", max_width="100%")
+        shapes = widgets.VBox([self.shape, self.full])
+        super().__init__([
+            widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center", gap="12px")),
+            self.error,
+            widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
+            self.title, shapes, self.heatmap, self.sentence,
+        ])
+        self.add_class("wt-lab")
+        self.add_class("wt-microscope")
+        self.ids: list[int] = []
+        self.stages: list[Intermediate] = []
+        self.word = ""
+        self._labels: list[str] = []
+        if not self._read(text):
+            raise ValueError(self._last_error)
+        if not 0 <= step < len(self.stages):
+            raise ValueError(f"step must be 0…{len(self.stages) - 1}, got {step}")
+        self.step.value = step
+        self._show()
+        self.prompt.observe(self._on_prompt, "value")
+        self.step.observe(lambda _c: self._show(), "value")
+        self.prev.on_click(lambda _b: self.go(-1))
+        self.next.on_click(lambda _b: self.go(+1))
+
+    @property
+    def current(self) -> Intermediate:
+        return self.stages[self.step.value]
+
+    def go(self, delta: int) -> None:
+        """Move the stepper by delta steps (what Previous and Next do), staying inside the steps."""
+        self.step.value = min(max(self.step.value + delta, 0), len(self.stages) - 1)
+
+    def _read(self, text: str) -> bool:
+        try:
+            ids = parse_prompt(text)
+        except ValueError as e:
+            self._last_error = str(e)
+            return False
+        steps = trace(self.model, ids)
+        logits = steps[-1].array
+        ids_stage = Intermediate("ids", np.asarray(ids, dtype=np.int64), ("L",), None, "the prompt's token ids")
+        last = Intermediate("next word", logits[-1].copy(), ("V",), None, "argmax of the last row of the logits")
+        self.ids, self.stages = list(ids), [ids_stage, *steps, last]
+        self.word = VOCAB[int(np.argmax(logits[-1]))]
+        self._labels = decode(ids)
+        self._last_error = ""
+        return True
+
+    def _on_prompt(self, change) -> None:
+        if self._read(change["new"]):
+            self.error.value = ""
+            keep = self.step.value
+            self.step.max = len(self.stages) - 1
+            if self.step.value == keep:
+                self._show()  # same step, new numbers: the slider did not fire
+        else:
+            self.error.value = _html.note(
+                f"{_html.esc(self._last_error)}. Still showing '{_html.esc(' '.join(self._labels))}'.", kind="error")
+
+    def _show(self) -> None:
+        n = len(self.stages)
+        if self.step.max != n - 1:
+            self.step.max = n - 1
+        i = self.step.value
+        stage = self.stages[i]
+        labels = self._labels
+        self.prev.disabled = i == 0
+        self.next.disabled = i == n - 1
+        cells = "".join(
+            f'<span style="border: 1px solid #999; padding: 1px 6px; margin-right: 3px; font-family: monospace;">'
+            f"{_html.esc(t)}</span>" for t in labels)
+        out = (f'<span style="border: 2px solid #2166ac; padding: 1px 6px; font-family: monospace;">'
+               f"{_html.esc(self.word)}</span>" if stage.name == "next word" else
+               '<span style="color: #999; font-family: monospace;">?</span>')
+        self.tokens.value = f"{cells} → {out}"
+        where = "" if stage.block is None else f'<span style="color: #777;"> in block {stage.block}</span>'
+        self.title.value = (f'<div style="font-size: 15px; margin-top: 4px;"><b>step {i} of {n - 1}: '
+                            f"{_html.esc(stage.name)}</b>{where}"
+                            f'<span style="color: #555;"> = {_html.esc(stage.formula)}</span></div>')
+        axes = shown_axes(stage.axes)
+        self.shape.value = f"tiny model (one sequence): {_html.shape_label(stage.array.shape, axes)}"
+        fshape, faxes = full_shape(stage.axes)
+        extra = " → one next id per sequence, (B 64)" if stage.name == "next word" else ""
+        self.full.value = (f'<span style="color: #555;">full model (batch of 64):</span> '
+                           f"{_html.shape_label(fshape, faxes)}{extra}")
+        self.heatmap.value = self._heatmap(stage, labels)
+        self.sentence.value = (f'<div style="max-width: 720px; margin-top: 4px;">'
+                               f"{sentence(stage, self.stages, labels, self.d_model)}</div>")
+
+    def _heatmap(self, stage: Intermediate, labels: list[str]) -> str:
+        a, axes = stage.array, stage.axes
+        if stage.name == "ids":
+            return _html.heatmap(a, row_labels=["id"], col_labels=labels, col_title="L", digits=0,
+                                 mode="sequential", scale=len(VOCAB))
+        if stage.name == "next word":
+            j = int(np.argmax(a))
+            return _html.heatmap(a, row_labels=[labels[-1]], col_labels=VOCAB, col_title="V", digits=1,
+                                 highlight=(0, j), cell_width=30)
+        if len(axes) == 2:
+            cols = labels if axes[1] == "L_k" else (VOCAB if axes[1] == "V" else None)
+            hl = (None, int(np.argmax(a[-1]))) if stage.name == "logits" else None
+            return _html.heatmap(a, row_labels=labels, col_labels=cols, row_title=axes[0],
+                                 col_title=SHOWN_AXIS.get(axes[1], axes[1]), digits=1 if axes[1] == "V" else 2,
+                                 highlight=(len(labels) - 1, hl[1]) if hl else None,
+                                 cell_width=30 if axes[1] == "V" else 44)
+        # (h, rows, cols): one table per head
+        parts = []
+        mode = "sequential" if stage.name == "weights" else "diverging"
+        for head in range(a.shape[0]):
+            cols = labels if axes[2] == "L_k" else None
+            parts.append(f'<div style="font-size: 12px; color: #555;">head {head}</div>')
+            parts.append(_html.heatmap(a[head], row_labels=labels, col_labels=cols, row_title=axes[1],
+                                       col_title=SHOWN_AXIS.get(axes[2], axes[2]), mode=mode,
+                                       scale=1.0 if mode == "sequential" else None))
+        return "".join(parts)
+
+
+def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0) -> MicroscopeLab:
+    """The tiny model under the microscope, reading ``text`` (default '8 9 ='), starting at ``step``."""
+    return MicroscopeLab(text, model, step)
