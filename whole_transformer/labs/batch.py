@@ -1,0 +1,256 @@
+"""The batch lab and the teacher-forcing table (notebook 04): what one training batch holds.
+
+``shift_table(427)`` shows one number's x and y one under the other, position by position: the
+input, the target, and whether the loss counts that target (and why, or why not).
+
+``batch_lab()`` takes a batch of numbers (default 0…63, written like ``0-63`` or
+``5, 17, 905`` or ``0-9, 100-109``) and shows x and y as a grid of tokens with every target
+coloured by what happens to it in the loss: counted (a word or ``<eos>``), skipped because it
+is part of the question (a digit or ``=``), or skipped because it is padding after a short
+sequence. Beside it: the shapes of x, y and the logits, the number of targets of each kind
+(0…63: (64, 5, 42), 320 targets, 167 counted, 118 digits or '=', 35 padding; the counts come
+from ``task.batch_counts``), and the flattening to (B·L, V) for the loss.
+
+Attributes tests and notebooks use: ``numbers`` (Text), ``summary``, ``grid``, ``flat`` (HTML),
+and the read-only ``counts`` (the dict of ``task.batch_counts``, or None after bad input),
+``chosen`` (the list of numbers), ``message``.
+
+CSS classes: root ``wt-lab wt-batch``; ``wt-batch-numbers`` the text box; ``wt-batch-summary``
+the shapes and counts, with ``wt-batch-count`` on each count (``data-kind`` = targets, counted,
+prompt, padding, and ``data-value``) and ``wt-shape`` on each shape (``data-name`` = x, y,
+logits, flat logits, flat targets; ``data-shape`` like ``64x5x42``); ``wt-batch-grid`` the grid,
+its target cells ``wt-target`` plus ``wt-counted`` / ``wt-prompt`` / ``wt-padding``;
+``wt-batch-flat`` the flattening; ``wt-batch-error`` the message after bad input;
+``wt-shift`` the teacher-forcing table of ``shift_table``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import ipywidgets as widgets
+
+from ..task import EQ, PAD, VOCAB, VOCAB_SIZE, batch_counts, copy_sequence, make_xy, sequence
+
+MAX_NUMBERS = 1000
+SHOWN_ROWS = 64  # rows of the grid drawn; the counts always cover the whole batch
+COLOURS = {"counted": "rgb(200,235,200)", "prompt": "rgb(225,225,225)", "padding": "rgb(248,248,248)"}
+FONT = "font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px;"
+
+
+def _esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def parse_numbers(text: str) -> list[int]:
+    """'0-63' → [0 … 63]; '5, 17, 905' → [5, 17, 905]; ranges and numbers may be mixed.
+
+    Accepts '-', '–', '…' or '..' in a range. Raises ValueError that says what to type.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("type some numbers from 0 to 999, like 0-63 or 5, 17, 905")
+    text = re.sub(r"\s*(?:-|–|—|…|\.\.)\s*", "-", text.strip())
+    out: list[int] = []
+    for part in (p for p in re.split(r"[,;\s]+", text) if p):
+        m = re.fullmatch(r"(\d{1,3})-(\d{1,3})", part)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if lo > hi:
+                raise ValueError(f"the range {part!r} runs backwards: write the smaller number first")
+            out.extend(range(lo, hi + 1))
+        elif re.fullmatch(r"\d{1,3}", part):
+            out.append(int(part))
+        elif re.fullmatch(r"\d+(?:-\d+)?", part):
+            raise ValueError(f"{part} is out of range: the numbers run from 0 to 999")
+        else:
+            raise ValueError(f"cannot read {part!r}: type numbers from 0 to 999, like 0-63 or 5, 17, 905")
+    if len(out) > MAX_NUMBERS:
+        raise ValueError(f"that is {len(out)} numbers; a batch here holds at most {MAX_NUMBERS}")
+    return out
+
+
+def target_kinds(y_row: list[int], length: int) -> list[str]:
+    """For each target of a padded y row: 'counted', 'prompt' (a digit or '=') or 'padding'."""
+    return ["padding" if t >= length else ("prompt" if tok == PAD else "counted") for t, tok in enumerate(y_row)]
+
+
+def _tok(i: int) -> str:
+    return "·" if i == PAD else VOCAB[i]
+
+
+def shift_table(n: int, task: str = "read"):
+    """x over y for one number, with what the loss does with each target and why (an HTML object)."""
+    from IPython.display import HTML
+
+    return HTML(shift_table_html(n, task))
+
+
+def shift_table_html(n: int, task: str = "read") -> str:
+    seq = {"read": sequence, "copy": copy_sequence}[task](n) if task in ("read", "copy") else None
+    if seq is None:
+        raise ValueError(f"unknown task {task!r}: use 'read' or 'copy'")
+    x, y = make_xy(seq)
+    k = seq.index(EQ)
+    rows = []
+    for t in range(len(x)):
+        true_target = seq[t + 1]
+        if y[t] != PAD:
+            what, why, colour = "counts", ("the end of the answer" if true_target == 1 else "a word of the answer"), \
+                COLOURS["counted"]
+        elif t + 1 < k:
+            what, why, colour = "skipped", "the next digit: part of the question", COLOURS["prompt"]
+        else:
+            what, why, colour = "skipped", "'=' is part of the question", COLOURS["prompt"]
+        rows.append(
+            f'<tr style="background: {colour};"><td style="padding: 2px 8px; text-align: right;">{t}</td>'
+            f'<td style="padding: 2px 8px;">{_esc(VOCAB[x[t]])}</td>'
+            f'<td style="padding: 2px 8px;">{_esc(VOCAB[true_target])}</td>'
+            f'<td style="padding: 2px 8px;">{_esc(VOCAB[y[t]])}</td>'
+            f'<td style="padding: 2px 8px;"><b>{what}</b></td>'
+            f'<td style="padding: 2px 8px; color: #444;">{_esc(why)}</td></tr>')
+    counted = sum(1 for v in y if v != PAD)
+    th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #888;"
+    return (f'<div class="wt-shift" data-counted="{counted}" data-targets="{len(y)}" style="{FONT}">'
+            f'<div style="margin-bottom: 4px;">{_esc(" ".join(VOCAB[i] for i in seq))} · x = the sequence without '
+            f'its last token, y = without its first · {counted} of {len(y)} targets count</div>'
+            f'<table style="border-collapse: collapse; {FONT}"><tr><th style="{th}">position</th>'
+            f'<th style="{th}">input x</th>'
+            f'<th style="{th}">next token</th><th style="{th}">target y</th><th style="{th}">loss</th>'
+            f'<th style="{th}">why</th></tr>{"".join(rows)}</table></div>')
+
+
+def _shape(name: str, shape: tuple[int, ...]) -> str:
+    return (f'<span class="wt-shape" data-name="{_esc(name)}" data-shape="{"x".join(map(str, shape))}">'
+            f"({', '.join(str(s) for s in shape)}{',' if len(shape) == 1 else ''})</span>")
+
+
+def _count(kind: str, value: int, label: str, colour: str | None = None) -> str:
+    swatch = (f'<span style="display: inline-block; width: 10px; height: 10px; background: {colour}; '
+              f'border: 1px solid #aaa; margin-right: 4px;"></span>') if colour else ""
+    return (f'<tr><td style="padding: 1px 8px;">{swatch}{_esc(label)}</td><td class="wt-batch-count" '
+            f'data-kind="{kind}" data-value="{value}" style="padding: 1px 8px; text-align: right;"><b>{value:,}</b>'
+            f"</td></tr>")
+
+
+class BatchLab(widgets.VBox):
+    """A batch of numbers as x and y, what each target does in the loss, and the shapes."""
+
+    def __init__(self, numbers: str = "0-63"):
+        self._counts: dict | None = None
+        self._chosen: list[int] = []
+        self._message = ""
+        self.numbers = widgets.Text(value=str(numbers), description="numbers", continuous_update=False,
+                                    placeholder="0-63  or  5, 17, 905", layout=widgets.Layout(width="360px"))
+        self.numbers.add_class("wt-batch-numbers")
+        self.summary, self.grid, self.flat = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        self.summary.add_class("wt-batch-summary")
+        self.grid.add_class("wt-batch-grid")
+        self.flat.add_class("wt-batch-flat")
+        grid_box = widgets.Box([self.grid], layout=widgets.Layout(max_height="360px", overflow="auto",
+                                                                   border="1px solid #ddd"))
+        super().__init__([self.numbers, widgets.HBox([grid_box, self.summary]), self.flat])
+        self.add_class("wt-lab")
+        self.add_class("wt-batch")
+        self.numbers.observe(lambda _: self._update(), names="value")
+        self._update()
+
+    @property
+    def counts(self) -> dict | None:
+        return self._counts
+
+    @property
+    def chosen(self) -> list[int]:
+        return list(self._chosen)
+
+    @property
+    def message(self) -> str:
+        return self._message
+
+    def _update(self) -> None:
+        try:
+            chosen = parse_numbers(self.numbers.value)
+            if not chosen:
+                raise ValueError("type some numbers from 0 to 999, like 0-63 or 5, 17, 905")
+            counts = batch_counts(chosen)
+        except ValueError as e:
+            self._counts, self._chosen, self._message = None, [], str(e)
+            self.summary.value = (f'<div class="wt-batch-error" style="color: rgb(178,24,43); padding: 6px;">'
+                                  f"✗ {_esc(e)}.</div>")
+            self.grid.value = self.flat.value = ""
+            return
+        self._counts, self._chosen = counts, chosen
+        B, L = counts["x_shape"]
+        self._message = (f"{B} numbers: x {counts['x_shape']}, logits {counts['logits_shape']}; "
+                         f"{counts['targets']} targets: {counts['counted']} count, {counts['prompt']} are digits "
+                         f"or '=', {counts['padding']} are padding")
+        self.summary.value = self._summary_html(counts)
+        self.grid.value = self._grid_html(chosen, L)
+        self.flat.value = self._flat_html(chosen, counts)
+
+    def _summary_html(self, c: dict) -> str:
+        B, L = c["x_shape"]
+        return (f'<div style="{FONT} padding: 0 12px;">'
+                f'<div>x {_shape("x", c["x_shape"])} · y {_shape("y", c["x_shape"])} · "·" is &lt;pad&gt;</div>'
+                f'<div>logits {_shape("logits", c["logits_shape"])}: B {B} numbers, L {L} positions '
+                f"(the longest x), V {VOCAB_SIZE} scores</div>"
+                f'<table style="border-collapse: collapse; margin-top: 6px; {FONT}">'
+                + _count("targets", c["targets"], f"targets (B × L = {B} × {L})")
+                + _count("counted", c["counted"], "count: words and <eos>", COLOURS["counted"])
+                + _count("prompt", c["prompt"], "skipped: digits or '='", COLOURS["prompt"])
+                + _count("padding", c["padding"], "skipped: padding", COLOURS["padding"])
+                + "</table></div>")
+
+    def _grid_html(self, chosen: list[int], L: int) -> str:
+        th = "padding: 1px 4px; color: #555; font-weight: normal;"
+        head = "".join(f'<th style="{th}">{t}</th>' for t in range(L))
+        out = [f'<table style="border-collapse: collapse; {FONT}"><tr><th style="{th}">number</th>'
+               f'<th style="{th}" colspan="{L}">x (input)</th><th style="{th}; width: 12px;"></th>'
+               f'<th style="{th}" colspan="{L}">y (targets)</th></tr>'
+               f'<tr><th></th>{head}<th></th>{head}</tr>']
+        for n in chosen[:SHOWN_ROWS]:
+            x, y = make_xy(sequence(n))
+            length = len(y)
+            x = x + [PAD] * (L - length)
+            y = y + [PAD] * (L - length)
+            cells = [f'<td style="padding: 1px 5px; text-align: right; color: #555;">{n}</td>']
+            for t in range(L):
+                faint = " color: #bbb;" if t >= length else ""
+                cells.append(f'<td style="padding: 1px 5px; border: 1px solid #eee;{faint}">{_esc(_tok(x[t]))}</td>')
+            cells.append("<td></td>")
+            for t, kind in enumerate(target_kinds(y, length)):
+                cells.append(f'<td class="wt-target wt-{kind}" style="padding: 1px 5px; border: 1px solid white; '
+                             f'background: {COLOURS[kind]};">{_esc(_tok(y[t]))}</td>')
+            out.append(f"<tr>{''.join(cells)}</tr>")
+        out.append("</table>")
+        if len(chosen) > SHOWN_ROWS:
+            out.append(f'<div style="{FONT} color: #555; padding: 4px;">showing the first {SHOWN_ROWS} of '
+                       f"{len(chosen)} rows; the counts cover all of them</div>")
+        return "".join(out)
+
+    def _flat_html(self, chosen: list[int], c: dict) -> str:
+        B, L = c["x_shape"]
+        rows = []
+        for r in range(min(2 * L, B * L)):
+            b, t = divmod(r, L)
+            x, y = make_xy(sequence(chosen[b]))
+            target = y[t] if t < len(y) else PAD
+            kind = target_kinds(y + [PAD] * (L - len(y)), len(y))[t]
+            rows.append(f'<tr style="background: {COLOURS[kind]};"><td style="padding: 1px 6px; text-align: right;">'
+                        f"{r}</td><td style=\"padding: 1px 6px;\">number {chosen[b]}, position {t}</td>"
+                        f'<td style="padding: 1px 6px;">{_esc(_tok(target))}</td>'
+                        f'<td style="padding: 1px 6px;">{"counts" if kind == "counted" else "skipped"}</td></tr>')
+        th = "padding: 1px 6px; text-align: left; border-bottom: 1px solid #888;"
+        return (f'<div style="{FONT} margin-top: 8px;">For the loss, logits {_shape("logits", c["logits_shape"])} '
+                f'become {_shape("flat logits", c["flat_shape"])} and y {_shape("y", c["x_shape"])} becomes '
+                f'{_shape("flat targets", (c["targets"],))}: row r is number r // {L}, position r % {L}. '
+                f"Each row is one guess with its right answer; cross-entropy with ignore_index=PAD averages over "
+                f"the {c['counted']} rows whose target is not PAD. The first rows:"
+                f'<table style="border-collapse: collapse; margin-top: 4px; {FONT}"><tr><th style="{th}">row</th>'
+                f'<th style="{th}">from</th><th style="{th}">target</th><th style="{th}">loss</th></tr>'
+                f"{''.join(rows)}</table></div>")
+
+
+def batch_lab(numbers: str = "0-63") -> BatchLab:
+    """The batch lab: type the numbers of a batch (default 0-63) and see what the loss sees."""
+    return BatchLab(numbers)
