@@ -10,12 +10,13 @@ the usual seed-fixed split) for each setting below and several seeds, and stores
   both measured on the freshly initialised model, the factor included), and their ratio;
 - the held-out accuracy after training (greedy decoding of the 100 held-out numbers).
 
-The settings pair up so that two settings with the *same* starting ratio differ in whether the
-factor is used (std 1/8 × √64 against std 1 without it; std 1/64 × √64 against std 1/8 without):
-if only the factor mattered the pairs would differ, if only the starting ratio mattered they
-would agree.
+The settings come in pairs with the *same* starting ratio, one using the factor and one not
+(std 1/8 × √64 and std 1 without it; std 1 × √64 and std 8 without; std 1/64 × √64 and std 1/8
+without): if the factor itself mattered, the two of a pair would differ; if only the starting
+ratio mattered, they would agree.
 
-``python -m whole_transformer.scale_study`` reruns everything (about 20 runs of ~5 s) and
+``python -m whole_transformer.scale_study`` reruns everything (21 runs of ~5 s each on an idle
+2-core machine) and
 rewrites ``data/scale_runs.json``; ``load_study()`` reads the stored file. Importing this module
 trains nothing.
 """
@@ -63,12 +64,14 @@ def std_label(std: float, d_model: int = D_MODEL) -> str:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting(1 / 8, True),  # the course's model: std 1/√64, × √64
-    Setting(1 / 8, False),
-    Setting(1.0, True),
-    Setting(1.0, False),
-    Setting(1 / 64, True),
-    Setting(1 / 64, False),
+    # pairs with the same starting ratio, one with the factor and one without
+    Setting(1 / 8, True),  # the course's model: std 1/√64, × √64 → token rows ≈ 8 long, ratio ≈ 1.4
+    Setting(1.0, False),  # ≈ 8 long too, without the factor
+    Setting(1.0, True),  # ≈ 64 long, ratio ≈ 11
+    Setting(8.0, False),  # ≈ 64 long too, without the factor
+    Setting(1 / 64, True),  # ≈ 1 long, ratio ≈ 0.18
+    Setting(1 / 8, False),  # ≈ 1 long too, without the factor
+    Setting(1 / 64, False),  # ≈ 0.125 long, ratio ≈ 0.02
 )
 SEEDS = (0, 1, 2)
 EPOCHS = 60

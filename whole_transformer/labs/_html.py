@@ -25,7 +25,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-FONT = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px;"
+FONT = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; line-height: 1.3;"
+# ipywidgets' HTML sets a tall line height (28 px) for one-line labels; every block here sets its own.
+TEXT = "line-height: 1.4;"
 BLUE = (33, 102, 172)  # negative, and the sequential scale
 RED = (178, 24, 43)  # positive on the diverging scale
 GREY = (150, 150, 150)
@@ -153,7 +155,8 @@ def bar_chart(
     fmt: str = "{:,.0f}",
     max_value: float | None = None,
     highlight: str | None = None,
-    width: int = 260,
+    width: int = 220,
+    label_width: int = 120,
     colour: str = "rgb(33,102,172)",
     show_share: bool = False,
     css_class: str = "wt-bars",
@@ -176,8 +179,9 @@ def bar_chart(
         share = f" ({100 * v / total:.1f} %)" if show_share and total > 0 else ""
         out.append(
             f'<div class="wt-bar{" wt-bar-on" if on else ""}" data-label="{esc(label)}" data-value="{v:g}" '
-            f'style="display: flex; align-items: center; gap: 6px; margin: 1px 0;">'
-            f'<span style="width: 150px; text-align: right;{" font-weight: bold;" if on else ""}">{esc(label)}</span>'
+            f'style="display: flex; align-items: center; gap: 6px; margin: 1px 0; line-height: 16px;">'
+            f'<span style="width: {label_width}px; text-align: right;{" font-weight: bold;" if on else ""}">'
+            f"{esc(label)}</span>"
             f'<span style="display: inline-block; width: {width}px; background: #f1f1f1;">'
             f'<span style="display: block; width: {px}px; height: 14px; background: {colour};'
             f'{" opacity: 1;" if on else " opacity: 0.75;"}"></span></span>'
@@ -245,5 +249,5 @@ def note(text_html: str, *, kind: str = "info", css_class: str = "wt-note") -> s
     bg, line = colours[kind]
     return (
         f'<div class="{esc(css_class)} wt-note-{kind}" style="background: {bg}; border-left: 4px solid {line}; '
-        f'padding: 4px 8px; margin: 4px 0; font-size: 13px;">{text_html}</div>'
+        f'padding: 4px 8px; margin: 4px 0; font-size: 13px; {TEXT}">{text_html}</div>'
     )

@@ -107,7 +107,7 @@ class MachineLab(widgets.VBox):
         self.stack.add_class("wt-machine-stack")
         self.detail = widgets.HTML()
         self.detail.add_class("wt-machine-detail")
-        self.table = widgets.HTML()
+        self.table = widgets.HTML(layout=widgets.Layout(margin="0 28px 0 0"))
         self.table.add_class("wt-machine-params")
         self.bars = widgets.HTML()
         self.bars.add_class("wt-machine-bars")
@@ -119,7 +119,7 @@ class MachineLab(widgets.VBox):
         super().__init__([
             widgets.HBox([self.stack, right]),
             self.change,
-            widgets.HBox([self.table, self.bars], layout=widgets.Layout(gap="24px", flex_flow="row wrap")),
+            widgets.HBox([self.table, self.bars], layout=widgets.Layout(flex_flow="row wrap")),
         ])
         self.add_class("wt-lab")
         self.add_class("wt-machine")
@@ -225,7 +225,7 @@ class MachineLab(widgets.VBox):
         for w, text in zip(self._flows, flow_html, strict=False):
             if w.value != text:
                 w.value = text
-        self._block_title.value = (f'<div style="font-size: 12px; color: #555; text-align: center;">'
+        self._block_title.value = (f'<div style="font-size: 12px; color: #555; text-align: center; {_html.TEXT}">'
                                    f"{N} decoder block{'s' if N > 1 else ''}, one after another</div>")
         children = [self._flows[0], self.buttons["token table"], self._flows[1], self.buttons["+ positions"],
                     self._flows[2]]
@@ -245,15 +245,11 @@ class MachineLab(widgets.VBox):
         about, row = _ABOUT[kind]
         (in_shape, in_axes), (out_shape, out_axes) = shapes[chosen]
         card = [f'<div style="font-size: 15px; font-weight: bold; margin: 6px 0 2px 0;">{_html.esc(chosen)}</div>',
-                f'<div style="margin-bottom: 4px;">{_html.esc(about)}</div>',
-                _html.table(["", ""], [
-                    ["input", _html.shape_text(in_shape, in_axes)],
-                    ["output", _html.shape_text(out_shape, out_axes)],
-                    ["parameters", f"{counts[row]:,}"],
-                    ["formula", formulas[row]],
-                ], align=["left", "left"], css_class="wt-table wt-machine-card")]
-        card.append(f'<div>in {_html.shape_label(in_shape, in_axes)} → out {_html.shape_label(out_shape, out_axes)}'
-                    "</div>")
+                f'<div style="margin-bottom: 4px; {_html.TEXT}">{_html.esc(about)}</div>',
+                f'<div style="{_html.TEXT}">input&nbsp; {_html.shape_label(in_shape, in_axes)}<br>'
+                f"output {_html.shape_label(out_shape, out_axes)}</div>",
+                _html.table(["", ""], [["parameters", f"{counts[row]:,}"], ["formula", formulas[row]]],
+                            align=["left", "left"], css_class="wt-table wt-machine-card")]
         if kind == "block":
             B, L, d, h = self.batch.value, self.length.value, self.d_model.value, self.heads.value
             card.append('<div style="margin-top: 6px; font-weight: bold;">inside the block</div>')
@@ -266,7 +262,8 @@ class MachineLab(widgets.VBox):
                 ["FFN", f"{counts['one FFN']:,}", "hidden " + _html.shape_text((B, L, self.d_ff.value),
                                                                               ("B", "L", "d_ff"))],
             ], align=["left", "right", "left"]))
-            card.append(f'<div style="font-size: 12px; color: #555;">{h} head{"s" if h > 1 else ""} of d_k = '
+            card.append(f'<div style="font-size: 12px; color: #555; {_html.TEXT}">'
+                        f'{h} head{"s" if h > 1 else ""} of d_k = '
                         f"{d} / {h} = {d // h} columns each: the heads cut W_Q, W_K, W_V into slices, they add "
                         "no numbers.</div>")
         self.detail.value = "".join(card)
@@ -294,7 +291,8 @@ class MachineLab(widgets.VBox):
             + f'<div style="font-weight: bold; margin: 8px 0 2px 0;">Inside one block ({counts["one block"]:,})</div>'
             + _html.bar_chart(block, max_value=total, show_share=True, colour="rgb(178,24,43)",
                               css_class="wt-bars wt-bars-block")
-            + '<div style="font-size: 12px; color: #555;">Both charts use the same scale: the whole bar is the '
+            + f'<div style="font-size: 12px; color: #555; max-width: 460px; {_html.TEXT}">'
+              "Both charts use the same scale: the whole bar is the "
               "total. The positions add no parameters: they are fixed sinusoids.</div>"
         )
 

@@ -144,7 +144,8 @@ class MicroscopeLab(widgets.VBox):
         self.model = model
         self.d_model = model.cfg.d_model
         self.prompt = widgets.Text(value=text, description="prompt", continuous_update=False,
-                                   placeholder="digits, then =", layout=widgets.Layout(width="240px"))
+                                   placeholder="digits, then =",
+                                   layout=widgets.Layout(width="240px", margin="0 12px 0 0"))
         self.prompt.add_class("wt-microscope-prompt")
         self.step = widgets.IntSlider(value=0, min=0, max=1, description="step", continuous_update=True,
                                       layout=widgets.Layout(width="420px"))
@@ -162,7 +163,7 @@ class MicroscopeLab(widgets.VBox):
         self.heatmap.layout = widgets.Layout(overflow="auto", max_width="100%")
         shapes = widgets.VBox([self.shape, self.full])
         super().__init__([
-            widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center", gap="12px")),
+            widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
             self.error,
             widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
             self.title, shapes, self.heatmap, self.sentence,
@@ -177,6 +178,7 @@ class MicroscopeLab(widgets.VBox):
             raise ValueError(self._last_error)
         if not 0 <= step < len(self.stages):
             raise ValueError(f"step must be 0…{len(self.stages) - 1}, got {step}")
+        self.step.max = len(self.stages) - 1
         self.step.value = step
         self._show()
         self.prompt.observe(self._on_prompt, "value")

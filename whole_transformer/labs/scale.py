@@ -1,0 +1,160 @@
+"""The scale lab (notebook 02): why the token rows are multiplied by √d_model.
+
+Pick the token table's starting std and switch the √d_model factor on or off. The lab shows how
+long a token row is when it meets its position row (42 rows drawn with that std, the factor
+included) next to the position rows (all √32 ≈ 5.66 long for d_model 64), and their ratio.
+Beside it: the held-out accuracies of real training runs stored by ``scale_study`` (60 epochs,
+several seeds per setting), the chosen setting's runs marked, every setting sorted by its
+starting ratio, so you can see what the runs say matters.
+
+Attributes: ``std`` (SelectionSlider of stds), ``factor`` (Checkbox), ``lengths``, ``runs``,
+``verdict`` (HTML widgets); read-only ``setting``, ``token_length`` (mean of the drawn rows),
+``position_length``, ``ratio``, ``stored`` (the stored runs of the chosen setting, maybe empty),
+``summaries`` (every stored setting, see ``scale_study.summarize``).
+
+CSS classes: root ``wt-lab wt-scale``; ``wt-scale-std``, ``wt-scale-factor``, ``wt-scale-lengths``
+(``data-token``, ``data-position`` and ``data-ratio`` attributes on its inner div),
+``wt-scale-runs`` (the table and accuracy bars of the stored runs), ``wt-scale-verdict``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..scale_study import D_MODEL, Setting, Summary, load_study, position_length, std_label, summarize, token_lengths
+from . import _html
+
+STDS = (1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6)
+
+
+class ScaleLab(widgets.VBox):
+    """Token-row and position-row lengths for a chosen start, beside stored training results."""
+
+    def __init__(self, std: float = 1 / 8, factor: bool = True, study: dict | None = None):
+        if not any(_same(std, s) for s in STDS):
+            raise ValueError(f"std must be one of {[std_label(s) for s in STDS]}, got {std!r}")
+        self.study = study if study is not None else load_study()
+        self.summaries: list[Summary] = sorted(summarize(self.study), key=lambda s: s.ratio)
+        self.d_model = int(self.study.get("d_model", D_MODEL))
+        self.position_length = position_length(self.d_model)
+        style = {"description_width": "110px"}
+        self.std = widgets.SelectionSlider(
+            options=[(std_label(s) + (" = 1/√64" if _same(s, 1 / 8) else ""), s) for s in STDS],
+            value=next(s for s in STDS if _same(s, std)), description="token-table std", style=style,
+            layout=widgets.Layout(width="420px", margin="0 16px 0 0"), continuous_update=True)
+        self.std.add_class("wt-scale-std")
+        self.factor = widgets.Checkbox(value=bool(factor), description="multiply token rows by √d_model = 8",
+                                       indent=False, layout=widgets.Layout(width="320px"))
+        self.factor.add_class("wt-scale-factor")
+        self.lengths, self.runs, self.verdict = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        self.lengths.add_class("wt-scale-lengths")
+        self.runs.add_class("wt-scale-runs")
+        self.verdict.add_class("wt-scale-verdict")
+        super().__init__([
+            widgets.HBox([self.std, self.factor], layout=widgets.Layout(align_items="center")),
+            self.lengths, self.verdict, self.runs,
+        ])
+        self.add_class("wt-lab")
+        self.add_class("wt-scale")
+        self.std.observe(self._render, "value")
+        self.factor.observe(self._render, "value")
+        self._render()
+
+    @property
+    def setting(self) -> Setting:
+        return Setting(float(self.std.value), bool(self.factor.value))
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Lengths of the 42 token rows for the chosen start (one fixed draw, the factor included)."""
+        return token_lengths(self.setting.std, self.setting.factor, self.d_model)
+
+    @property
+    def token_length(self) -> float:
+        return float(self.rows.mean())
+
+    @property
+    def ratio(self) -> float:
+        return self.token_length / self.position_length
+
+    @property
+    def stored(self) -> Summary | None:
+        s = self.setting
+        return next((m for m in self.summaries if _same(m.setting.std, s.std) and m.setting.factor == s.factor), None)
+
+    def _render(self, _change=None) -> None:
+        s = self.setting
+        rows = self.rows
+        tok, pos = float(rows.mean()), self.position_length
+        ratio = tok / pos
+        top = max(tok, pos, float(rows.max()))
+        factor_text = f" × √{self.d_model}" if s.factor else ""
+        self.lengths.value = (
+            f'<div data-token="{tok:.4f}" data-position="{pos:.4f}" data-ratio="{ratio:.4f}" '
+            f'style="margin-top: 6px; {_html.TEXT}">'
+            f"<b>At the start, before any training</b> (d_model {self.d_model}): a token row is {self.d_model} "
+            f"numbers of size about {std_label(s.std)}{factor_text}, a position row is {self.d_model // 2} "
+            "sin–cos pairs of length 1."
+            + _html.bar_chart([("token row", tok), ("position row", pos)], fmt="{:.2f} long", max_value=top,
+                              width=320, label_width=110, colour="rgb(33,102,172)")
+            + f'<div style="font-size: 12px; color: #555;">The 42 token rows run from {rows.min():.2f} to '
+              f"{rows.max():.2f} long; every position row is exactly {pos:.2f}. "
+              f"Token ÷ position: <b>{ratio:.2f}</b>.</div></div>"
+        )
+        self.verdict.value = self._verdict(s, ratio)
+        self.runs.value = self._runs(s)
+
+    def _verdict(self, s: Setting, ratio: float) -> str:
+        mine = self.stored
+        if mine is None:
+            near = min(self.summaries, key=lambda m: abs(math.log(m.ratio / ratio)))
+            return _html.note(
+                f"No runs are stored for {_html.esc(s.label)}. The stored setting with the nearest starting ratio "
+                f"is {_html.esc(near.setting.label)} (ratio {near.ratio:.2f}): "
+                f"{_accuracy_text(near)}.")
+        twins = [m for m in self.summaries if m is not mine and abs(math.log(m.ratio / mine.ratio)) < 0.15]
+        text = f"{_html.esc(mine.setting.label)}: {_accuracy_text(mine)}."
+        for t in twins:
+            text += (f" {_html.esc(t.setting.label)} starts at the same ratio ({t.ratio:.2f}) "
+                     f"{'with' if t.setting.factor else 'without'} the factor: {_accuracy_text(t)}.")
+        kind = "ok" if mine.mean_accuracy >= 0.95 else ("error" if mine.mean_accuracy < 0.9 else "info")
+        return _html.note(text, kind=kind)
+
+    def _runs(self, s: Setting) -> str:
+        rows, chosen = [], None
+        for i, m in enumerate(self.summaries):
+            if _same(m.setting.std, s.std) and m.setting.factor == s.factor:
+                chosen = i
+            rows.append([m.setting.label, f"{m.token_length:.2f}", f"{m.ratio:.2f}",
+                         " · ".join(str(n) for n in m.held_out), f"{100 * m.mean_accuracy:.0f} %"])
+        seeds = len(self.summaries[0].held_out) if self.summaries else 0
+        bars = _html.bar_chart([(m.setting.label, 100 * m.mean_accuracy) for m in self.summaries], fmt="{:.0f} %",
+                               max_value=100, width=200, label_width=170,
+                               highlight=self.summaries[chosen].setting.label if chosen is not None else None)
+        epochs = self.study.get("epochs", "?")
+        return (
+            f'<div style="font-weight: bold; margin-top: 8px;">Real runs: held-out numbers read right after {epochs} '
+            f"epochs ({seeds} seeds each, of {self.summaries[0].total if self.summaries else 100})</div>"
+            + _html.table(["setting", "token row", "ratio", "held out, per seed", "mean"], rows, highlight=chosen,
+                          align=["left", "right", "right", "left", "right"], css_class="wt-table wt-scale-table")
+            + bars
+            + '<div style="font-size: 12px; color: #555; line-height: 1.4;">Sorted by the starting ratio of token '
+              "to position length. Made by <code>python -m whole_transformer.scale_study</code>.</div>"
+        )
+
+
+def _accuracy_text(m: Summary) -> str:
+    per_seed = ", ".join(str(n) for n in m.held_out)
+    return f"held out {per_seed} of {m.total} ({100 * m.mean_accuracy:.0f} % on average)"
+
+
+def scale_lab(std: float = 1 / 8, factor: bool = True) -> ScaleLab:
+    """Token-row versus position-row length for a chosen start, beside the stored training runs."""
+    return ScaleLab(std, factor)
