@@ -1,0 +1,87 @@
+"""nbgrader configuration of the course "The whole Transformer".
+
+Run nbgrader (or `make release|autograde|feedback|grades`) from this folder. Folders follow
+nbgrader's defaults, with the autograded output in ``autograde/``:
+
+    source/whole-transformer/      the four notebooks with solutions and hidden tests
+    release/whole-transformer/     what students get (nbgrader generate_assignment; committed)
+    submitted/<student>/whole-transformer/   what students hand in
+    autograde/<student>/whole-transformer/   graded notebooks (not committed)
+    feedback/<student>/whole-transformer/    feedback HTML for students
+    gradebook.db                   the gradebook (not committed)
+
+Autograding runs each student's kernel in a bubblewrap sandbox (whole_transformer/course/
+sandbox.py): it cannot read source/, release/, the gradebook, other students or your home
+folder, cannot write outside its scratch folder, and has no network. Opt out only on purpose:
+``c.SandboxExecute.sandbox = "off"`` (or WT_SANDBOX=off).
+"""
+
+import os
+import sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+if _here not in sys.path:
+    sys.path.insert(0, _here)
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties,
+    CheckCellMetadata,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+from whole_transformer.course.execute import SandboxExecute  # noqa: E402
+from whole_transformer.course.feedback import HideHiddenTests  # noqa: E402
+
+c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
+
+# ---------------------------------------------------------------- the course and its folders
+c.CourseDirectory.course_id = "whole-transformer"
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "release"
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograde"
+c.CourseDirectory.feedback_directory = "feedback"
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".wt"]
+
+# ---------------------------------------------------------------- what students get
+# An answer cell becomes this stub; its `raises-exception` tag lets "Run All" go on past it.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.ClearSolutions.enforce_metadata = True
+
+# ---------------------------------------------------------------- autograding
+# Each notebook runs top to bottom in under 30 s; its slowest cell (a short training run) takes
+# a few seconds. A cell gets 30 s, the whole notebook 180 s including restarts after a crash.
+c.SandboxExecute.timeout = 30
+c.SandboxExecute.iopub_timeout = 8  # after an interrupt: seconds before the kernel is killed
+c.SandboxExecute.startup_timeout = 60
+c.SandboxExecute.notebook_timeout = 180
+c.SandboxExecute.max_restarts = 3
+c.SandboxExecute.memory_limit = 3 * 2**30  # address space of the kernel; torch needs ~1.5 GiB
+c.SandboxExecute.file_size_limit = 64 * 2**20
+c.SandboxExecute.max_outputs = 200
+c.SandboxExecute.max_output_bytes = 2_000_000
+c.Autograde.autograde_preprocessors = [
+    SandboxExecute,  # nbgrader's Execute, sandboxed and surviving dead or stuck kernels
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+c.OverwriteCells.add_missing_cells = True
+c.LimitOutput.max_lines = 1000
+c.LimitOutput.max_traceback = 100
+
+# ---------------------------------------------------------------- feedback
+# Hidden tests, their expected values and tracebacks that show them never reach a student.
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# ---------------------------------------------------------------- handing out (JupyterHub)
+# With nbgrader's exchange on a shared JupyterHub, set its folder here, e.g.:
+# c.Exchange.root = "/srv/nbgrader/exchange"

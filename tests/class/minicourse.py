@@ -1,0 +1,78 @@
+"""A small nbgrader course for testing the grading machinery fast, independent of the real notebooks.
+
+One notebook, ``01-mini.ipynb``, in the course's conventions: a locked import cell, a question
+(answer cell ``answer_q`` + test cell ``test_answer_q``) and an exercise (``double(x)``, two test
+cells ``test_double_small`` and ``test_double_neg``, 1 point each, hidden tests with grading.same).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat.v4 as nbf
+
+REPO = Path(__file__).resolve().parents[2]
+ASSIGNMENT = "whole-transformer"
+NAME = "01-mini"
+
+
+def _meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
+    m = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution,
+         "task": False}
+    if points is not None:
+        m["points"] = points
+    return {"nbgrader": m}
+
+
+def mini_notebook():
+    cells = [
+        nbf.new_markdown_cell("# Mini\nA tiny notebook.", metadata=_meta("intro", locked=True)),
+        nbf.new_code_cell("from whole_transformer.checks import check\nfrom whole_transformer import grading\n"
+                          "import numpy as np", metadata=_meta("imports", locked=True)),
+        nbf.new_markdown_cell("**Question.** How many tokens does 905 have?"),
+        nbf.new_code_cell("# answer_q = a whole number\n### BEGIN SOLUTION\nanswer_q = 8\n### END SOLUTION",
+                          metadata={**_meta("answer_q", solution=True), "tags": ["raises-exception"]}),
+        nbf.new_code_cell('print("checking answer_q")\n### BEGIN HIDDEN TESTS\n'
+                          'assert grading.same(answer_q, 8), "answer_q: the count is not right"\n'
+                          "### END HIDDEN TESTS", metadata=_meta("test_answer_q", grade=True, locked=True, points=1)),
+        nbf.new_markdown_cell("Write `double(x)`."),
+        nbf.new_code_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+                          metadata={**_meta("double", solution=True), "tags": ["raises-exception"]}),
+        nbf.new_code_cell('assert double(1) == 2, "double(1) should be 2"\n### BEGIN HIDDEN TESTS\n'
+                          'assert grading.same(double(21), 42), "double: a positive number is not doubled"\n'
+                          "### END HIDDEN TESTS", metadata=_meta("test_double_small", grade=True, locked=True,
+                                                                  points=1)),
+        nbf.new_code_cell('### BEGIN HIDDEN TESTS\nassert grading.same(double(-3), -6), '
+                          '"double: a negative number is not doubled"\n### END HIDDEN TESTS',
+                          metadata=_meta("test_double_neg", grade=True, locked=True, points=1)),
+        nbf.new_code_cell("print('the end')"),
+    ]
+    nb = nbf.new_notebook(cells=cells)
+    nb.metadata.kernelspec = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    nb.metadata.language_info = {"name": "python"}
+    return nb
+
+
+def make_course(root: Path, notebooks: dict | None = None, real_source: bool = False) -> Path:
+    """A course folder at ``root``: nbgrader_config.py loading the repository's, and source/."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "nbgrader_config.py").write_text(
+        "c = get_config()  # noqa: F821\n"
+        f"load_subconfig({str(REPO / 'nbgrader_config.py')!r})  # noqa: F821\n"
+    )
+    src = root / "source" / ASSIGNMENT
+    if real_source:
+        shutil.copytree(REPO / "source" / ASSIGNMENT, src, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    else:
+        src.mkdir(parents=True, exist_ok=True)
+        for name, nb in (notebooks or {NAME: mini_notebook()}).items():
+            nbf_write(nb, src / f"{name}.ipynb")
+    return root
+
+
+def nbf_write(nb, path: Path) -> None:
+    import nbformat
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)

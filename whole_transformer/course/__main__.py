@@ -1,0 +1,82 @@
+"""Instructor commands: ``python -m whole_transformer.course <command>`` (the Makefile calls these).
+
+    release                     release/whole-transformer/ from source/ (nbgrader generate_assignment)
+    lecture                     notebooks/ (run, widget state saved) and notebooks/html/ (offline HTML)
+    autograde [--jobs N]        grade submitted/<student>/whole-transformer/ in the sandbox
+              [--force] [--student ID ...] [--no-sandbox]
+    feedback                    feedback/<student>/whole-transformer/*.html, hidden tests removed
+    grades                      grades.csv (nbgrader export) and grades-detail.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "yes", "true", "on"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    # nbgrader runs `alembic` from this environment when it creates a gradebook
+    bindir = str(Path(sys.executable).parent)
+    os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
+
+    p = argparse.ArgumentParser(prog="python -m whole_transformer.course", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--root", help="the course folder (default: the current folder)")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("release", help="build release/ from source/")
+    lec = sub.add_parser("lecture", help="build notebooks/ and notebooks/html/ from source/")
+    lec.add_argument("--no-execute", action="store_true", help="do not run the notebooks (quick check)")
+    ag = sub.add_parser("autograde", help="grade every submission")
+    ag.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "1") or 1),
+                    help="students graded at once (default 1)")
+    ag.add_argument("--force", action="store_true", help="grade again students already graded")
+    ag.add_argument("--student", action="append", help="grade only this student (repeatable)")
+    ag.add_argument("--no-sandbox", action="store_true", default=_env_flag("NO_SANDBOX"),
+                    help="run student code WITHOUT the sandbox (explicit opt-out; also NO_SANDBOX=1 or WT_SANDBOX=off)")
+    sub.add_parser("feedback", help="write feedback HTML (no hidden tests)")
+    sub.add_parser("grades", help="write grades.csv and grades-detail.csv")
+    args = p.parse_args(argv)
+
+    from .layout import Course
+
+    try:
+        course = Course.here(args.root)
+        if args.command == "release":
+            from .build import release
+
+            release(course)
+        elif args.command == "lecture":
+            from .build import lecture
+
+            lecture(course, execute=not args.no_execute)
+        elif args.command == "autograde":
+            from .autograde import SandboxMissing, autograde
+
+            try:
+                autograde(course, jobs=args.jobs, force=args.force, students=args.student,
+                          no_sandbox=args.no_sandbox)
+            except SandboxMissing as e:
+                print(f"make autograde refused to run.\n{e}", file=sys.stderr)
+                return 2
+        elif args.command == "feedback":
+            from .feedback_cmd import feedback
+
+            feedback(course)
+        elif args.command == "grades":
+            from .grades import grades
+
+            grades(course)
+    except (ValueError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""``make release`` and ``make lecture``: what students get, and what the lecturer shows.
+
+``release`` runs ``nbgrader generate_assignment`` on ``source/whole-transformer/``: solutions
+become stubs, hidden tests are removed, protected cells are locked, and the gradebook learns
+the assignment. The result, ``release/whole-transformer/``, is committed.
+
+``lecture`` builds ``notebooks/`` from the same source: solutions kept (their markers
+removed), hidden tests and nbgrader metadata removed, every notebook run top to bottom in a
+fresh kernel with the widgets' state saved in the notebook, so the labs show when a notebook
+is opened, even before it is run. Each notebook is also exported to
+``notebooks/html/<name>.html``, a standalone page with the widget state embedded; the widget
+manager (vendored, see ``vendor/README.md``) and require.js are copied to
+``notebooks/html/_static/`` beside it, so the page works with no network.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from .layout import ASSIGNMENT, REPO, Course, run_nbgrader
+
+HERE = Path(__file__).resolve().parent
+VENDOR = HERE / "vendor"
+TEMPLATES = HERE / "templates"
+STATIC = "_static"
+WIDGET_JS = f"{STATIC}/embed-amd.js"
+REQUIRE_JS = f"{STATIC}/require.js"
+
+
+# ------------------------------------------------------------------------------ release
+def release(course: Course, dest: Path | None = None, log=print) -> Path:
+    """nbgrader generate_assignment; into ``dest`` (a folder) instead of release/ if given."""
+    args = ["generate_assignment", ASSIGNMENT, "--force"]
+    if dest is not None:
+        args.append(f"--CourseDirectory.release_directory={Path(dest).resolve()}")
+    done = run_nbgrader(args, course.root)
+    out = (Path(dest).resolve() if dest is not None else course.root / "release") / ASSIGNMENT
+    if done.returncode != 0 or not out.is_dir():
+        raise RuntimeError(f"nbgrader generate_assignment failed:\n{(done.stdout or '')[-3000:]}"
+                           f"{(done.stderr or '')[-3000:]}")
+    log(f"released {len(list(out.glob('*.ipynb')))} notebooks to {out}")
+    return out
+
+
+# ------------------------------------------------------------------------------ lecture edition
+def _strip_region(source: str, begin: str, end: str, keep: bool) -> str:
+    out, inside = [], False
+    for line in source.split("\n"):
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif keep or not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def lecture_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The lecture version of a source notebook (not yet run)."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        cell.source = _strip_region(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", keep=False)
+        cell.source = _strip_region(cell.source, "BEGIN SOLUTION", "END SOLUTION", keep=True).rstrip("\n")
+        for key in ("nbgrader", "deletable", "editable"):
+            cell.metadata.pop(key, None)
+        tags = [t for t in cell.metadata.get("tags", []) if t != "raises-exception"]
+        if tags:
+            cell.metadata["tags"] = tags
+        else:
+            cell.metadata.pop("tags", None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    nb.metadata.pop("celltoolbar", None)
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def kernel_env() -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env.pop("NBGRADER_EXECUTION", None)
+    return env
+
+
+def run_notebook(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 120) -> nbformat.NotebookNode:
+    """Run every cell in a fresh kernel; widget state is saved in the notebook's metadata."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(kernel_env())
+    try:
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+                                resources={"metadata": {"path": str(cwd)}})
+        try:
+            client.execute()
+        except CellExecutionError as e:
+            raise RuntimeError(f"a cell of the lecture edition failed:\n{str(e)[-3000:]}") from None
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return nb
+
+
+def export_html(nb: nbformat.NotebookNode, path: Path) -> Path:
+    """Standalone HTML with the widget state embedded and the widget JS beside it (offline)."""
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    c = Config()
+    c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
+    c.HTMLExporter.template_name = "wt_lecture"
+    c.HTMLExporter.widget_renderer_url = WIDGET_JS
+    c.HTMLExporter.require_js_url = REQUIRE_JS
+    c.HTMLExporter.jupyter_widgets_base_url = f"{STATIC}/"
+    c.HTMLExporter.mathjax_url = ""
+    exporter = HTMLExporter(config=c)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def copy_static(html_dir: Path) -> Path:
+    static = html_dir / STATIC
+    shutil.rmtree(static, ignore_errors=True)
+    static.mkdir(parents=True)
+    for f in (VENDOR / "html-manager").iterdir():
+        shutil.copy2(f, static / f.name)
+    shutil.copy2(VENDOR / "require.js", static / "require.js")
+    shutil.copy2(VENDOR / "README.md", static / "README.md")
+    return static
+
+
+def lecture(course: Course, dest: Path | None = None, *, execute: bool = True, log=print) -> Path:
+    """Build the lecture edition into notebooks/ (or ``dest``)."""
+    out = Path(dest) if dest is not None else course.lecture
+    out.mkdir(parents=True, exist_ok=True)
+    html_dir = out / "html"
+    copy_static(html_dir)
+    names = sorted(course.source.glob("*.ipynb"))
+    if not names:
+        raise ValueError(f"no source notebooks in {course.source}")
+    for src in names:
+        t0 = time.monotonic()
+        nb = lecture_notebook(nbformat.read(src, as_version=4))
+        if execute:
+            run_notebook(nb, out)
+        target = out / src.name
+        nbformat.validate(nb)
+        nbformat.write(nb, target)
+        export_html(nb, html_dir / f"{src.stem}.html")
+        state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+        log(f"lecture: {src.name} run in {time.monotonic() - t0:.1f} s, "
+            f"{len(state.get('state', {}))} widget models saved → {target.relative_to(out.parent)}, "
+            f"html/{src.stem}.html")
+    for stale in out.glob("*.ipynb"):
+        if not (course.source / stale.name).exists():
+            stale.unlink()
+    return out
+
+
+# ------------------------------------------------------------------------------ freshness checks
+def source_signature(nb: nbformat.NotebookNode) -> list[dict]:
+    """What must match between a generated notebook and a fresh build: cells, not run results."""
+    return [
+        {"cell_type": c.cell_type, "source": c.source, "tags": sorted(c.metadata.get("tags", [])),
+         "nbgrader": c.metadata.get("nbgrader"), "id": c.get("id")}
+        for c in nb.cells
+    ]
+
+
+def lecture_is_current(course: Course) -> list[str]:
+    """Problems with notebooks/ compared with a fresh lecture build of source/ (empty if none)."""
+    problems = []
+    for src in sorted(course.source.glob("*.ipynb")):
+        built = course.lecture / src.name
+        if not built.exists():
+            problems.append(f"{built} is missing")
+            continue
+        want = source_signature(lecture_notebook(nbformat.read(src, as_version=4)))
+        have_nb = nbformat.read(built, as_version=4)
+        if source_signature(have_nb) != want:
+            problems.append(f"{built.name} differs from a fresh build of {src.name}")
+        code = [c for c in have_nb.cells if c.cell_type == "code" and c.source.strip()]
+        if any(c.execution_count is None for c in code):
+            problems.append(f"{built.name} has cells that were not run")
+        if any(o.get("output_type") == "error" for c in code for o in c.outputs):
+            problems.append(f"{built.name} has an error output")
+        html = course.lecture / "html" / f"{src.stem}.html"
+        if not html.exists():
+            problems.append(f"{html} is missing")
+        elif html.stat().st_mtime + 1 < built.stat().st_mtime:
+            problems.append(f"{html.name} is older than {built.name}")
+    return problems
+
+
+def json_of(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("use: python -m whole_transformer.course release|lecture")

@@ -1,0 +1,123 @@
+"""``make grades``: nbgrader's ``grades.csv``, and ``grades-detail.csv`` that tells zeros apart.
+
+``grades.csv`` is ``nbgrader export``: one row per student and assignment with the total score.
+A student whose notebook could not be graded exports there as 0, like a student who got
+everything wrong. ``grades-detail.csv`` says which: one row per student × graded cell,
+
+    student_id, notebook, grade_id, score, max_score, status, reason
+
+where ``status`` is ``graded`` (the test ran; the score is what it earned), ``failed`` (the test
+could not run to the end: invalid notebook, kernel died or hung, nbgrader failed; ``reason``
+says which) or ``missing`` (nothing was handed in for it). ``reason`` also notes findings on the
+cell (restored after tampering, suspicious code) so a zero can be checked quickly.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import nbformat
+
+from .autograde import FAILED, GRADED, MISSING, load_record, submission_files
+from .layout import ASSIGNMENT, Course, digest_files, run_nbgrader
+
+DETAIL_COLUMNS = ["student_id", "notebook", "grade_id", "score", "max_score", "status", "reason"]
+
+
+def _cell_order(course: Course, notebook: str, names: list[str]) -> list[str]:
+    for folder in (course.source, course.release):
+        p = folder / f"{notebook}.ipynb"
+        if p.exists():
+            nb = nbformat.read(p, as_version=4)
+            order = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+            pos = {g: i for i, g in enumerate(order) if g}
+            return sorted(names, key=lambda g: pos.get(g, len(pos)))
+    return sorted(names)
+
+
+def detail_rows(course: Course) -> list[dict]:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    rows = []
+    with Gradebook(course.db_url) as gb:
+        assignment = gb.find_assignment(ASSIGNMENT)
+        layout = []
+        for nb in sorted(assignment.notebooks, key=lambda n: n.name):
+            cells = {g.name: float(g.max_score) for g in nb.grade_cells}
+            layout.append((nb.name, [(g, cells[g]) for g in _cell_order(course, nb.name, list(cells))]))
+        students = sorted({s.id for s in gb.students} | set(course.students()))
+        for student in students:
+            rec = load_record(course, student)
+            try:
+                sub = gb.find_submission(ASSIGNMENT, student)
+            except MissingEntry:
+                sub = None
+            folder = course.submitted / student
+            changed = False
+            if rec is not None and folder.is_dir():
+                changed = rec["fingerprint"].split(":")[0] != digest_files(submission_files(folder), folder)
+            findings: dict[tuple[str, str], list[str]] = {}
+            for fd in (rec or {}).get("findings", []):
+                findings.setdefault((fd["notebook"], fd["cell"]), []).append(fd["finding"])
+            for nb_name, cells in layout:
+                nb_rec = (rec or {}).get("notebooks", {}).get(nb_name)
+                for gid, max_score in cells:
+                    score = 0.0
+                    if sub is not None:
+                        try:
+                            g = gb.find_grade(gid, nb_name, ASSIGNMENT, student)
+                            score = float(g.score or 0.0)
+                        except MissingEntry:
+                            pass
+                    if nb_rec is not None:
+                        info = nb_rec["cells"].get(gid, {"status": nb_rec["status"], "reason": nb_rec["reason"]})
+                        status, reason = info["status"], info["reason"]
+                    elif sub is not None and (course.autograde / student / ASSIGNMENT / f"{nb_name}.ipynb").exists():
+                        status, reason = GRADED, "graded by nbgrader outside make autograde"
+                    elif folder.is_dir():
+                        status, reason = FAILED, "not autograded yet: run make autograde"
+                    else:
+                        status, reason = MISSING, "no submission"
+                    notes = [reason] if reason else []
+                    for f in findings.get((nb_name, gid), []):
+                        if f.removeprefix("while grading: ") not in notes:
+                            notes.append(f)
+                    if changed:
+                        notes.append("the submission changed after grading: run make autograde")
+                    if status != GRADED:
+                        score = 0.0
+                    rows.append({
+                        "student_id": student, "notebook": nb_name, "grade_id": gid,
+                        "score": f"{score:g}", "max_score": f"{max_score:g}", "status": status,
+                        "reason": "; ".join(notes),
+                    })
+    return rows
+
+
+def write_detail(course: Course, path: Path | None = None) -> Path:
+    path = path or course.root / "grades-detail.csv"
+    rows = detail_rows(course)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=DETAIL_COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
+    return path
+
+
+def grades(course: Course, log=print) -> tuple[Path, Path]:
+    if not course.gradebook.exists():
+        raise ValueError(f"no gradebook at {course.gradebook}: run make autograde first")
+    out = course.root / "grades.csv"
+    done = run_nbgrader(["export", "--to", str(out)], course.root)
+    if done.returncode != 0 or not out.exists():
+        raise RuntimeError(f"nbgrader export failed:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
+    detail = write_detail(course)
+    rows = list(csv.DictReader(open(detail)))
+    counts = {k: sum(1 for r in rows if r["status"] == k) for k in (GRADED, FAILED, MISSING)}
+    log(f"wrote {out.name} and {detail.name}: {len(rows)} graded cells — {counts[GRADED]} graded, "
+        f"{counts[FAILED]} failed, {counts[MISSING]} missing")
+    return out, detail

@@ -1,0 +1,551 @@
+"""Restore what a student may not change, and report what looks like an attempt to game the grader.
+
+``restore(submitted, release)`` rebuilds a submitted notebook around the released one:
+
+- every protected cell of the release (a cell with nbgrader metadata: read-only cells, answer
+  cells, test cells) is found in the submission by its grade_id, else by its cell id, else by
+  its exact source, and put back in the release's order;
+- read-only and test cells come back exactly as released (nbgrader then puts the hidden tests
+  back in); answer cells keep the student's text but get their cell type and metadata back;
+- cells the student added stay where they were (after the protected cell they followed);
+- each difference is a finding: deleted, edited, retagged (grade_id, points or flags changed),
+  re-typed (code ↔ markdown), duplicated grade ids, moved, metadata claiming unknown grade ids.
+
+``scan(source, ...)`` reads the code a student wrote (answer cells and added or changed cells)
+and lists what an instructor should look at: replaced builtins or library functions, the
+``NBGRADER_EXECUTION`` variable, ``showtraceback`` and other IPython internals, reading files
+outside the submission, the package's reference implementations or grading internals, objects
+that compare equal to anything, frame introspection and dynamic code, killing the process and
+swallowing KeyboardInterrupt. A finding is a report, not a penalty: the hidden tests decide.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import re
+from dataclasses import dataclass
+
+import nbformat.v4 as nbf
+from nbformat import NotebookNode
+
+NBGRADER_FLAGS = ("grade", "grade_id", "locked", "solution", "task", "points")
+
+#: package functions that solve (part of) an exercise: using one in an answer is reported
+REFERENCE_FUNCTIONS = {
+    "task": {"make_xy", "make_batch", "pad_rows"},
+    "train": {"loss_fn"},
+    "decode": {"greedy_step", "greedy_trace", "greedy_decode_slow", "read_numbers"},
+}
+#: package modules no answer has any business importing
+FORBIDDEN_MODULES = ("whole_transformer.reference", "whole_transformer.course", "nbgrader")
+
+_BUILTIN_NAMES = {n for n in dir(builtins) if not n.startswith("_")} | {"__builtins__", "__import__"}
+_HARMLESS_BUILTIN_NAMES = {"copyright", "credits", "license", "exit", "quit", "help"}
+_FILE_FUNCS = {
+    "open", "listdir", "scandir", "walk", "glob", "iglob", "load", "loadtxt", "genfromtxt", "fromfile",
+    "read_text", "read_bytes", "write_text", "write_bytes", "copy", "copyfile", "copytree", "rmtree",
+    "remove", "unlink", "rename", "replace", "symlink", "link", "system", "popen", "run", "Popen",
+    "check_output", "call", "chdir", "makedirs", "mkdir", "rmdir", "iterdir", "rglob", "stat",
+}
+_SENSITIVE_WORDS = ("source", "release", "gradebook", "autograde", "submitted", "nbgrader_config", ".ipynb")
+_INTROSPECTION = {
+    ("sys", "_getframe"), ("inspect", "currentframe"), ("inspect", "stack"), ("inspect", "getouterframes"),
+    ("inspect", "getsource"), ("traceback", "extract_stack"), ("traceback", "print_stack"),
+    ("gc", "get_objects"), ("gc", "get_referrers"), ("sys", "settrace"), ("sys", "setprofile"),
+    ("sys", "modules"), ("sys", "excepthook"), ("sys", "displayhook"),
+}
+_IPYTHON_HOOKS = ("input_transformers", "ast_transformers", "set_custom_exc", "events", "run_cell",
+                  "showtraceback", "display_formatter", "user_ns", "register_magic_function")
+_MAGIC_METHODS = {"__eq__", "__ne__", "__bool__", "__float__", "__int__", "__index__", "__array__",
+                  "__len__", "__getattr__", "__getattribute__", "__abs__", "__round__", "__hash__"}
+_VALUE_BASES = {"int", "float", "str", "tuple", "list", "dict", "bool", "ndarray", "Tensor", "number"}
+
+
+@dataclass
+class Finding:
+    cell: str  # grade_id, or "cell N" (1-based position in the submitted notebook)
+    finding: str
+
+
+# ------------------------------------------------------------------------------------ restoring
+def _nbg(cell) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _gid(cell):
+    gid = _nbg(cell).get("grade_id")
+    return gid if isinstance(gid, str) else None
+
+
+def _src(cell) -> str:
+    s = cell.get("source", "")
+    return "".join(s) if isinstance(s, list) else str(s)
+
+
+def protected(cell) -> bool:
+    m = _nbg(cell)
+    return bool(_gid(cell)) and bool(m.get("grade") or m.get("solution") or m.get("locked") or m.get("task"))
+
+
+def _flags(meta: dict) -> dict:
+    out = {}
+    for k in NBGRADER_FLAGS:
+        v = meta.get(k)
+        if k == "points" and v is not None:
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                pass
+        elif k != "grade_id":
+            v = bool(v)
+        out[k] = v
+    return out
+
+
+def _kind(cell) -> str:
+    m = _nbg(cell)
+    if m.get("solution"):
+        return "answer cell"
+    if m.get("grade"):
+        return "test cell"
+    if m.get("task"):
+        return "task cell"
+    return "read-only cell"
+
+
+def _describe_flags(want: dict, got: dict) -> str:
+    parts = []
+    for k in NBGRADER_FLAGS:
+        if want.get(k) != got.get(k):
+            parts.append(f"{k} {want.get(k)!r} → {got.get(k)!r}")
+    return ", ".join(parts)
+
+
+def restore(submitted: NotebookNode, release: NotebookNode) -> tuple[NotebookNode, list[Finding]]:
+    """The submission with every protected cell of the release put back; the findings."""
+    findings: list[Finding] = []
+    scells = list(submitted.get("cells", []))
+    rcells = list(release.cells)
+    prot = [(i, c) for i, c in enumerate(rcells) if protected(c)]
+    prot_ids = {_gid(c) for _, c in prot}
+
+    by_gid: dict[str, list[int]] = {}
+    for j, c in enumerate(scells):
+        if _gid(c):
+            by_gid.setdefault(_gid(c), []).append(j)
+    taken: dict[int, int] = {}  # submitted index → release index
+    chosen: dict[int, int | None] = {}  # release index → submitted index
+    for ri, rc in prot:
+        gid, rid = _gid(rc), rc.get("id")
+        cands = [j for j in by_gid.get(gid, []) if j not in taken]
+        pick = None
+        if cands:
+            same_id = [j for j in cands if rid and scells[j].get("id") == rid]
+            pick = same_id[0] if same_id else cands[0]
+        else:
+            same_id = [j for j in range(len(scells)) if j not in taken and rid and scells[j].get("id") == rid]
+            if same_id:
+                pick = same_id[0]
+            else:
+                text = _src(rc)
+                same_src = [
+                    j for j in range(len(scells))
+                    if j not in taken and not _gid(scells[j]) and text.strip() and _src(scells[j]) == text
+                ]
+                pick = same_src[0] if same_src else None
+        chosen[ri] = pick
+        if pick is not None:
+            taken[pick] = ri
+
+    # anchors: each unmatched submitted cell follows the protected cell before it
+    groups: dict[int, list[int]] = {-1: []}
+    anchor = -1
+    order_seen = []
+    for j in range(len(scells)):
+        if j in taken:
+            anchor = taken[j]
+            order_seen.append(anchor)
+            groups.setdefault(anchor, [])
+        else:
+            groups.setdefault(anchor, []).append(j)
+    if order_seen != sorted(order_seen):
+        findings.append(Finding("notebook", "protected cells were moved; put back in the released order"))
+
+    def loose(j: int) -> NotebookNode:
+        """A cell the student added (or a stray copy), rebuilt clean, without nbgrader metadata."""
+        sc = scells[j]
+        gid = _gid(sc)
+        if "nbgrader" in sc.get("metadata", {}):
+            if gid in prot_ids:
+                findings.append(Finding(gid, f"duplicate grade_id {gid!r} (cell {j + 1}): the extra copy was made "
+                                              "an ordinary cell"))
+            elif gid:
+                findings.append(Finding(f"cell {j + 1}", f"nbgrader metadata with unknown grade_id {gid!r} removed"))
+        kind = sc.get("cell_type")
+        make = {"code": nbf.new_code_cell, "raw": nbf.new_raw_cell}.get(kind, nbf.new_markdown_cell)
+        cell = make(source=_src(sc))
+        tags = sc.get("metadata", {}).get("tags")
+        if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
+            cell.metadata["tags"] = list(tags)
+        return cell
+
+    out: list[NotebookNode] = [loose(j) for j in groups[-1]]
+    for ri, rc in prot:
+        gid = _gid(rc)
+        j = chosen[ri]
+        kind = _kind(rc)
+        if j is None:
+            findings.append(Finding(gid, f"{kind} deleted; restored from the release"))
+            out.append(copy.deepcopy(rc))
+        else:
+            sc = scells[j]
+            want, got = _flags(_nbg(rc)), _flags(_nbg(sc))
+            if not _nbg(sc):
+                findings.append(Finding(gid, f"{kind}: nbgrader metadata removed (de-tagged); restored"))
+            elif want != got:
+                findings.append(Finding(gid, f"{kind} retagged ({_describe_flags(want, got)}); restored"))
+            if sc.get("cell_type") != rc.cell_type:
+                findings.append(Finding(gid, f"{kind} re-typed {rc.cell_type} → {sc.get('cell_type')}; "
+                                             f"restored as {rc.cell_type}"))
+            if _nbg(rc).get("solution"):
+                cell = copy.deepcopy(rc)
+                cell.source = _src(sc)
+                theirs = sc.get("metadata", {}).get("tags", [])
+                theirs = theirs if isinstance(theirs, list) else []
+                mine = list(rc.metadata.get("tags", []))
+                tags = list(dict.fromkeys(mine + [t for t in theirs if isinstance(t, str)]))
+                if tags:
+                    cell.metadata["tags"] = tags
+            else:
+                if _src(sc) != _src(rc):
+                    findings.append(Finding(gid, f"{kind} edited; restored from the release"))
+                cell = copy.deepcopy(rc)
+            if cell.cell_type == "code":
+                cell.outputs = []
+                cell.execution_count = None
+            out.append(cell)
+        out.extend(loose(k) for k in groups.get(ri, []))
+
+    nb = copy.deepcopy(release)
+    nb.cells = out
+    nb.metadata.pop("widgets", None)
+    return nb, findings
+
+
+def student_code_cells(restored: NotebookNode, release: NotebookNode) -> list[tuple[int, NotebookNode]]:
+    """(index, cell) of code the student wrote: answer cells, and code cells not in the release."""
+    released = {_src(c) for c in release.cells if c.cell_type == "code" and not protected(c)}
+    out = []
+    for i, c in enumerate(restored.cells):
+        if c.cell_type != "code":
+            continue
+        if _nbg(c).get("solution"):
+            out.append((i, c))
+        elif not protected(c) and _src(c) not in released:
+            out.append((i, c))
+    return out
+
+
+# ------------------------------------------------------------------------------------ scanning
+def _python(source: str) -> str:
+    """IPython syntax (magics, !shell) turned into Python, as the kernel would run it."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return TransformerManager().transform_cell(source)
+    except Exception:  # noqa: BLE001 - any failure: scan the raw text
+        return source
+
+
+def module_aliases(sources: list[str]) -> dict[str, str]:
+    """name → module it is bound to by an import anywhere in the notebook (np → numpy)."""
+    aliases = {"builtins": "builtins", "__builtins__": "builtins"}
+    for src in sources:
+        try:
+            tree = ast.parse(_python(src))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for a in node.names:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    return aliases
+
+
+def _root(node) -> ast.AST:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.value if not isinstance(node, ast.Call) else node.func
+    return node
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _strings(node) -> list[str]:
+    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _outside(path: str) -> bool:
+    p = path.strip()
+    return p.startswith(("/", "~")) or ".." in p.replace("\\", "/").split("/") or any(
+        w in p for w in ("gradebook", "nbgrader_config")
+    )
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self, aliases: dict[str, str]):
+        self.aliases = aliases
+        self.found: list[str] = []
+        self.depth = 0  # inside def/class bodies
+        self.loops = 0
+
+    def add(self, msg: str) -> None:
+        if msg not in self.found:
+            self.found.append(msg)
+
+    def _module_of(self, name: str) -> str | None:
+        return self.aliases.get(name)
+
+    # --- bindings of builtin names and module attributes
+    def _bind(self, target, how: str) -> None:
+        if isinstance(target, ast.Name):
+            if self.depth == 0 and target.id in _BUILTIN_NAMES and target.id not in _HARMLESS_BUILTIN_NAMES:
+                self.add(f"replaces the builtin {target.id!r} ({how})")
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            root = _root(target)
+            dotted = _dotted(target.value if isinstance(target, ast.Subscript) else target)
+            if isinstance(root, ast.Name) and self._module_of(root.id):
+                mod = self._module_of(root.id)
+                self.add(f"replaces {dotted or root.id} (in module {mod}) ({how})")
+            elif isinstance(root, ast.Name) and root.id in {"__builtins__", "builtins"}:
+                self.add(f"changes builtins ({how})")
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                self._bind(t, how)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, how)
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            self._bind(t, "assignment")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._bind(node.target, "assignment")
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        self._bind(node.target, "assignment")
+        self.generic_visit(node)
+
+    def visit_Delete(self, node):
+        for t in node.targets:
+            self._bind(t, "del")
+        self.generic_visit(node)
+
+    def visit_Global(self, node):
+        for n in node.names:
+            if n in _BUILTIN_NAMES and n not in _HARMLESS_BUILTIN_NAMES:
+                self.add(f"replaces the builtin {n!r} (global statement)")
+
+    def _def(self, node, kind):
+        if self.depth == 0 and node.name in _BUILTIN_NAMES and node.name not in _HARMLESS_BUILTIN_NAMES:
+            self.add(f"replaces the builtin {node.name!r} ({kind} definition)")
+        if isinstance(node, ast.ClassDef):
+            for b in node.bases:
+                name = _dotted(b).split(".")[-1]
+                if name in _VALUE_BASES:
+                    self.add(f"class {node.name} subclasses {name} (a value that may lie about itself)")
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in _MAGIC_METHODS:
+                    self.add(f"class {node.name} defines {item.name} (an object that may compare equal to anything)")
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    def visit_FunctionDef(self, node):
+        self._def(node, "function")
+
+    def visit_AsyncFunctionDef(self, node):
+        self._def(node, "function")
+
+    def visit_ClassDef(self, node):
+        self._def(node, "class")
+
+    def visit_Lambda(self, node):
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    def visit_For(self, node):
+        self._bind(node.target, "loop variable")
+        self.loops += 1
+        self.generic_visit(node)
+        self.loops -= 1
+
+    def visit_While(self, node):
+        self.loops += 1
+        self.generic_visit(node)
+        self.loops -= 1
+
+    def visit_With(self, node):
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, "with statement")
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node):
+        self._bind(node.target, "assignment")
+        self.generic_visit(node)
+
+    # --- imports
+    def _check_module(self, module: str, names=()):
+        for bad in FORBIDDEN_MODULES:
+            if module == bad or module.startswith(bad + "."):
+                what = "the reference implementations" if "reference" in bad else "grading internals"
+                self.add(f"imports {module} ({what})")
+            for n in names:
+                if f"{module}.{n}" == bad:
+                    what = "the reference implementations" if "reference" in bad else "grading internals"
+                    self.add(f"imports {bad} ({what})")
+        if module.startswith("whole_transformer."):
+            short = module.split(".")[1]
+            for n in names:
+                if n in REFERENCE_FUNCTIONS.get(short, ()):
+                    self.add(f"imports the package's own {module}.{n} (a reference implementation)")
+                if short == "grading" or (short == "checks" and n != "check"):
+                    self.add(f"imports grading internals {module}.{n}")
+
+    def visit_Import(self, node):
+        for a in node.names:
+            self._check_module(a.name)
+            if self.depth == 0 and a.asname in _BUILTIN_NAMES:
+                self.add(f"replaces the builtin {a.asname!r} (import)")
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node):
+        if node.module:
+            self._check_module(node.module, [a.name for a in node.names])
+        for a in node.names:
+            name = a.asname or a.name
+            if self.depth == 0 and name in _BUILTIN_NAMES and name not in _HARMLESS_BUILTIN_NAMES:
+                self.add(f"replaces the builtin {name!r} (import)")
+        self.generic_visit(node)
+
+    # --- attribute uses
+    def visit_Attribute(self, node):
+        dotted = _dotted(node)
+        root = _root(node)
+        if isinstance(root, ast.Name):
+            mod = self._module_of(root.id) or ""
+            parts = dotted.split(".")
+            full = ".".join([mod] + parts[1:]) if mod else dotted
+            short = mod.split(".")[1] if mod.startswith("whole_transformer.") else None
+            if any(full == b or full.startswith(b + ".") for b in FORBIDDEN_MODULES):
+                self.add(f"uses {full} (reference implementations or grading internals)")
+            if short and len(parts) > 1 and parts[1] in REFERENCE_FUNCTIONS.get(short, ()):
+                self.add(f"uses the package's own {full} (a reference implementation)")
+            if mod == "whole_transformer" and len(parts) > 2 and parts[2] in REFERENCE_FUNCTIONS.get(parts[1], ()):
+                self.add(f"uses the package's own {full} (a reference implementation)")
+            if mod == "whole_transformer.grading" or (mod == "whole_transformer.checks" and parts[1:2] != ["check"]):
+                self.add(f"uses grading internals {full}")
+            if (mod.split(".")[0], parts[-1]) in _INTROSPECTION or tuple(full.split(".")[:2]) in _INTROSPECTION:
+                self.add(f"uses {full} (frame introspection or interpreter hooks)")
+        if node.attr in _IPYTHON_HOOKS:
+            self.add(f"uses IPython internals ({dotted or node.attr})")
+        self.generic_visit(node)
+
+    # --- calls
+    def visit_Call(self, node):
+        name = _dotted(node.func)
+        last = name.split(".")[-1] if name else ""
+        root = _root(node.func)
+        mod = self._module_of(root.id) if isinstance(root, ast.Name) else None
+        if last in {"setattr", "delattr"} and node.args:
+            target = node.args[0]
+            if isinstance(target, ast.Name) and self._module_of(target.id):
+                self.add(f"{last}() on module {self._module_of(target.id)}")
+        if name in {"exec", "eval", "compile", "__import__"} or (mod == "importlib"):
+            self.add(f"runs dynamic code ({name or last})")
+        if name == "get_ipython":
+            self.add("uses IPython internals (get_ipython)")
+        if name in {"os._exit", "sys.exit", "exit", "quit", "os.kill", "os.abort"} or (mod == "signal"):
+            self.add(f"ends or signals the process ({name})")
+        if last in _FILE_FUNCS or name in {"open", "io.open"}:
+            paths = _strings(node)
+            bad = [p for p in paths if _outside(p)]
+            if bad:
+                self.add(f"touches files outside the submission: {name}({bad[0]!r})")
+            elif not paths and (name in {"open", "io.open", "os.open"} or last in {"listdir", "scandir", "walk"}):
+                self.add(f"opens a file whose path is computed at run time: {name}(…)")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str):
+            v = node.value
+            if _outside(v) and any(w in v for w in _SENSITIVE_WORDS):
+                self.add(f"names a path outside the submission: {v[:60]!r}")
+
+    def visit_ExceptHandler(self, node):
+        names = []
+        t = node.type
+        if t is None:
+            names = ["(bare except)"]
+        else:
+            for e in t.elts if isinstance(t, ast.Tuple) else [t]:
+                names.append(_dotted(e))
+        if any(n in {"KeyboardInterrupt", "BaseException", "(bare except)"} for n in names) and self.loops:
+            self.add(f"catches {names[0]} inside a loop (cannot be interrupted)")
+        self.generic_visit(node)
+
+
+_TEXT_RULES = (
+    (re.compile(r"NBGRADER_EXECUTION"), "refers to NBGRADER_EXECUTION (may behave differently when graded)"),
+    (re.compile(r"showtraceback"), "touches IPython's showtraceback (may hide errors from the grader)"),
+    (re.compile(r"whole_transformer\s*\.\s*reference|import\s+reference\b|from\s+whole_transformer\s+import[^\n]*"
+                r"\breference\b"), "imports whole_transformer.reference (the reference implementations)"),
+    (re.compile(r"gradebook\.db"), "names the gradebook"),
+)
+
+
+def scan(source: str, aliases: dict[str, str] | None = None) -> list[str]:
+    """What in this cell's code an instructor should look at (empty if nothing)."""
+    found: list[str] = []
+    for pattern, msg in _TEXT_RULES:
+        if pattern.search(source):
+            found.append(msg)
+    code = _python(source)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return found
+    s = _Scanner(aliases or module_aliases([source]))
+    s.visit(tree)
+    for msg in s.found:
+        if msg not in found:
+            found.append(msg)
+    return found
+
+
+def scan_notebook(restored: NotebookNode, release: NotebookNode) -> list[Finding]:
+    """Findings for every cell of student code in a restored notebook."""
+    aliases = module_aliases([_src(c) for c in restored.cells if c.cell_type == "code"])
+    out = []
+    for i, cell in student_code_cells(restored, release):
+        label = _gid(cell) or f"cell {i + 1}"
+        for msg in scan(_src(cell), aliases):
+            out.append(Finding(label, msg))
+    return out

@@ -1,0 +1,125 @@
+"""Where things are in the course folder (nbgrader's layout, DESIGN.md section 2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ASSIGNMENT = "whole-transformer"
+COURSE_ID = "whole-transformer"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Course:
+    root: Path
+
+    @classmethod
+    def here(cls, root: str | os.PathLike | None = None) -> Course:
+        root = Path(root or os.environ.get("WT_COURSE_ROOT") or Path.cwd()).resolve()
+        if not (root / "nbgrader_config.py").is_file():
+            raise ValueError(
+                f"{root} is not the course folder (no nbgrader_config.py there): run the command from the top "
+                "of the course (where the Makefile is), or pass --root"
+            )
+        return cls(root)
+
+    @property
+    def source(self) -> Path:
+        return self.root / "source" / ASSIGNMENT
+
+    @property
+    def release(self) -> Path:
+        return self.root / "release" / ASSIGNMENT
+
+    @property
+    def submitted(self) -> Path:
+        return self.root / "submitted"
+
+    @property
+    def autograde(self) -> Path:
+        return self.root / "autograde"
+
+    @property
+    def feedback(self) -> Path:
+        return self.root / "feedback"
+
+    @property
+    def lecture(self) -> Path:
+        return self.root / "notebooks"
+
+    @property
+    def gradebook(self) -> Path:
+        return self.root / "gradebook.db"
+
+    @property
+    def db_url(self) -> str:
+        return f"sqlite:///{self.gradebook}"
+
+    @property
+    def state(self) -> Path:
+        """The course runner's own records: one JSON per graded student, work folders."""
+        return self.autograde / ".wt"
+
+    def notebooks(self) -> list[str]:
+        """Names (without .ipynb) of the assignment's notebooks, from source/ (else release/)."""
+        for folder in (self.source, self.release):
+            names = sorted(p.stem for p in folder.glob("*.ipynb"))
+            if names:
+                return names
+        raise ValueError(f"no notebooks in {self.source} or {self.release}")
+
+    def students(self) -> list[str]:
+        if not self.submitted.is_dir():
+            return []
+        return sorted(p.name for p in self.submitted.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def nbgrader_env(course: Course) -> dict[str, str]:
+    """Environment for an nbgrader subprocess: this package importable, plain output."""
+    env = dict(os.environ)
+    paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    # nbgrader runs `alembic` (from this environment) when it creates a gradebook
+    bindir = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join([bindir] + [p for p in env.get("PATH", "").split(os.pathsep) if p and p != bindir])
+    return env
+
+
+def run_nbgrader(args: list[str], cwd: Path, log: Path | None = None, timeout: float | None = None,
+                 env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m nbgrader <args>`` in ``cwd``; output to ``log`` (appended) or captured."""
+    cmd = [sys.executable, "-m", "nbgrader", *args]
+    env = env or nbgrader_env(Course(cwd))
+    if log is None:
+        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    with open(log, "a") as out:
+        return subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
+                              timeout=timeout, start_new_session=True)
+
+
+def digest_files(paths: list[Path], base: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(str(p.relative_to(base)).encode())
+        h.update(b"\0")
+        try:
+            h.update(p.read_bytes())
+        except OSError as e:
+            h.update(f"unreadable: {e}".encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def write_json(path: Path, data) -> None:
+    """Write atomically: a reader sees the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
+    os.replace(tmp, path)
