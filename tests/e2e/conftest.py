@@ -125,6 +125,8 @@ def jupyter_server(tmp_path_factory):
     ]:
         (base / sub).mkdir()
         env[var] = str(base / sub)
+    # Kernels import this checkout's package, even where it is not pip-installed (editable) into the venv.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     env.pop("JUPYTER_PATH", None)
     env.pop("JUPYTER_CONFIG_PATH", None)
     for name, values in LAB_SETTINGS.items():
@@ -175,7 +177,7 @@ def jupyter_server(tmp_path_factory):
 def _lab_session(browser, jupyter_server, artifacts):
     from e2e_lab import Lab
 
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
     lab = Lab(context.new_page(), jupyter_server, artifacts)
     lab.start()
     yield lab
@@ -184,7 +186,16 @@ def _lab_session(browser, jupyter_server, artifacts):
 
 @pytest.fixture
 def lab(_lab_session):
-    """The shared JupyterLab page; every notebook a test opened is closed and its kernel shut down after."""
+    """The shared JupyterLab page. A notebook run by `lab.run` stays open for the next test of that notebook."""
+    _lab_session.dismiss_dialogs()
+    _lab_session.reset_log()
+    return _lab_session
+
+
+@pytest.fixture
+def clean_lab(_lab_session):
+    """The shared JupyterLab page with nothing open; whatever the test opens is closed after it."""
+    _lab_session.close_everything()
     _lab_session.reset_log()
     yield _lab_session
     _lab_session.close_everything()

@@ -60,11 +60,32 @@ def copy_into(server, src, dest_name):
     return dest
 
 
+class Run:
+    """A notebook opened and run top to bottom; kept open so that several tests can use its labs."""
+
+    def __init__(self, nb, seconds, cells):
+        self.nb, self.seconds, self.cells = nb, seconds, cells
+
+    def errors(self):
+        """(cell index, ename, evalue, first source line, cell) of every error output."""
+        return [
+            (c["index"], o["ename"], o["evalue"], (c["source"].strip().splitlines() or [""])[0], c)
+            for c in self.cells
+            for o in c["outputs"]
+            if o["output_type"] == "error"
+        ]
+
+    def not_run(self):
+        return [(c["index"], (c["source"].strip().splitlines() or [""])[0]) for c in self.cells if c["count"] is None]
+
+
 class Lab:
     """One JupyterLab page, shared by all tests."""
 
     def __init__(self, page, server, artifacts):
         self.page, self.server, self.artifacts = page, server, artifacts
+        self.runs = {}  # path -> Run, or the message of the failure that stopped it
+        self.copied = set()
         self.console = []  # browser console errors and page errors since the last reset_log()
         page.on("console", lambda m: m.type == "error" and self.console.append(m.text))
         page.on("pageerror", lambda e: self.console.append(f"page error: {e}"))
@@ -108,6 +129,27 @@ class Lab:
         nb.wait_kernel("Idle")
         return nb
 
+    def run(self, folder, name, edition, command):
+        """The notebook `folder/name`, copied to `<edition>/name` under the server root, opened and run; it stays
+        open (with its kernel) until a test runs another notebook, so the tests of one notebook share one run."""
+        require_built(folder, command)
+        path = f"{edition}/{name}"
+        done = self.runs.get(path)
+        if isinstance(done, str):
+            pytest.fail(f"{path} failed earlier in this session: {done}", pytrace=False)
+        if done is not None:
+            done.nb.activate()
+            return done
+        self.close_everything()  # one notebook and one kernel at a time: 2 shared cores
+        if edition not in self.copied:
+            copy_into(self.server, folder, edition)
+            self.copied.add(edition)
+        self.runs[path] = "it did not open or run"
+        nb = self.open(path)
+        seconds = nb.run_all()
+        self.runs[path] = Run(nb, seconds, nb.code_cells())
+        return self.runs[path]
+
     def shot(self, locator, name):
         """Screenshot one element (or the page) to artifacts/e2e/<name>.png."""
         path = self.artifacts / f"{name}.png"
@@ -118,6 +160,7 @@ class Lab:
     def close_everything(self):
         """Close every open document without saving prompts and shut every kernel down."""
         self.dismiss_dialogs()
+        self.runs = {path: done for path, done in self.runs.items() if isinstance(done, str)}
         self.page.evaluate(
             """async () => {
                 const app = window.jupyterapp;
@@ -243,6 +286,18 @@ def set_slider(slider, value, max_presses=64):
                 break
     if slider_value(slider) != value:
         pytest.fail(f"slider never showed {value!r}; it showed {sorted(set(seen))}")
+
+
+def wait_text(locator, text, timeout=10):
+    """Wait until `locator` shows `text`; fail with what it shows instead."""
+    deadline = time.monotonic() + timeout
+    while True:
+        shown = locator.inner_text()
+        if text in shown:
+            return shown
+        if time.monotonic() > deadline:
+            pytest.fail(f"expected {text!r} on screen within {timeout} s; it shows {shown!r}", pytrace=False)
+        locator.page.wait_for_timeout(50)
 
 
 def dropdown_select(dropdown, label):

@@ -37,7 +37,8 @@ def demo_notebook(jupyter_server, tmp_path):
     return "harness/demo.ipynb"
 
 
-def test_slider_round_trip(lab, demo_notebook, jupyter_server):
+def test_slider_round_trip(clean_lab, demo_notebook, jupyter_server):
+    lab = clean_lab
     nb = lab.open(demo_notebook)
     assert nb.kernel_status().endswith("| Idle")
     nb.run_all()

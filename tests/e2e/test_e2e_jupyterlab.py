@@ -7,7 +7,8 @@ from e2e_lab import REPO
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 
-def test_nbgrader_menu_opens_formgrader(lab):
+def test_nbgrader_menu_opens_formgrader(clean_lab):
+    lab = clean_lab
     page = lab.page
     page.locator("#jp-menu-panel .lm-MenuBar-itemLabel", has_text="Nbgrader").click()
     menu = page.locator("#jp-mainmenu-nbgrader")
