@@ -455,6 +455,7 @@ def _gd_cases() -> list[_Case]:
     random9 = _grading.score_model(907, 9)
     eos5 = _grading.score_model(911, 8)
     never = _grading.score_model(913, 7, eos=1, never_eos=True)
+    ties = _grading.score_model(919, 6, ties=True)
     return [
         c("the stand-in model reading '2 0 2 =' (eos=1, max_new=6)", stand_in, _ref.STAND_IN_PROMPT),
         c("the stand-in model with max_new=2", stand_in, _ref.STAND_IN_PROMPT, max_new=2),
@@ -463,6 +464,7 @@ def _gd_cases() -> list[_Case]:
         c("a model that never picks eos, max_new=4", never, [3, 5], eos=1, max_new=4),
         c("a random model whose eos is 5, prompt [2, 6, 3, 7]", eos5, [2, 6, 3, 7], eos=5, max_new=6),
         c("a prompt of one token", random9, [6], eos=1, max_new=6),
+        c("a model whose scores often tie, prompt [4, 5]", ties, [4, 5], eos=1, max_new=6),
     ]
 
 
@@ -554,6 +556,16 @@ def _gd_answer_only(model, prompt, eos=1, max_new=6):
     return _ref.greedy_decode(model, prompt, eos, max_new)[len(prompt):]
 
 
+def _gd_last_on_tie(model, prompt, eos=1, max_new=6):
+    ids = list(prompt)
+    for _ in range(max_new):
+        nxt = int(_np.argsort(model(ids)[-1], kind="stable")[-1])
+        ids.append(nxt)
+        if nxt == eos:
+            break
+    return ids
+
+
 def _gd_diagnose(cases, got) -> str | None:
     for o in got:
         if o.error is None and isinstance(o.value, tuple) and any(not isinstance(v, int) for v in o.value):
@@ -594,6 +606,9 @@ _GREEDY = _Exercise(
                  "It stops at id 1 whatever eos is: compare with the eos argument."),
         _Mistake("changes the prompt", _gd_changes_prompt,
                  "It changes the caller's prompt: start from a copy, ids = list(prompt)."),
+        _Mistake("last on a tie", _gd_last_on_tie,
+                 "When several scores tie for the highest it picks the last of them. Take the first (the "
+                 "lowest id), as np.argmax does."),
         _Mistake("answer only", _gd_answer_only,
                  "Return the whole list: the prompt, then the picked ids (ending with eos if it was picked)."),
     ],

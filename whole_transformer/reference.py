@@ -9,8 +9,8 @@ that imports this module is reported by the autograder's integrity check.
     0
     >>> greedy_decode(stand_in_model, STAND_IN_PROMPT)   # "2 0 2 =" → "two hundred two <eos>"
     [3, 2, 3, 4, 5, 6, 5, 1]
-    >>> make_xy([6, 4, 9, 12, 17, 41, 34, 20, 1])      # 4 2 7 = four hundred twenty seven <eos>
-    ([6, 4, 9, 12, 17, 41, 34, 20], [0, 0, 0, 17, 41, 34, 20, 1])
+    >>> make_xy([6, 4, 9, 12, 17, 41, 33, 20, 1])      # 4 2 7 = four hundred twenty seven <eos>
+    ([6, 4, 9, 12, 17, 41, 33, 20], [0, 0, 0, 17, 41, 33, 20, 1])
 """
 
 from __future__ import annotations

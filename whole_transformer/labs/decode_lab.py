@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import contextlib
 import html
+import sys
 import time
+import types
 
 import ipywidgets as widgets
 import numpy as np
 import torch
 
-from ..decode import MAX_NEW, Trace, greedy_trace
+from ..decode import MAX_NEW, Trace, greedy_trace, read_numbers
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
 
@@ -318,3 +320,63 @@ def step_seconds(lab: DecodeLab, repeats: int = 20) -> list[float]:
             lab.next_step()
             times.append(time.perf_counter() - start)
     return times
+
+
+class HeldOutTable:
+    """Numbers read aloud by several models, as an HTML table with ✓ and ✗ (shown by Jupyter)."""
+
+    def __init__(self, numbers, models: dict[str, torch.nn.Module]):
+        self.numbers = [int(n) for n in numbers]
+        if not self.numbers:
+            raise ValueError("give at least one number to read")
+        with _one_thread():
+            self.said = {label: read_numbers(m, self.numbers) for label, m in models.items()}
+        self.right = {label: sum(said[n] == expected_answer(n) for n in self.numbers)
+                      for label, said in self.said.items()}
+
+    def summary(self) -> str:
+        return " · ".join(f"{label}: {self.right[label]}/{len(self.numbers)} right" for label in self.said)
+
+    def __repr__(self) -> str:
+        lines = [self.summary()]
+        for n in self.numbers:
+            lines.append(f"{n:>3}  " + "  |  ".join(
+                f"{'✓' if said[n] == expected_answer(n) else '✗'} {said[n]}" for said in self.said.values()))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #888; position: sticky; top: 0; " \
+             "background: white;"
+        head = "".join(f'<th style="{th}">{_esc(label)}</th>' for label in self.said)
+        rows = []
+        for n in self.numbers:
+            cells = []
+            for said in self.said.values():
+                ok = said[n] == expected_answer(n)
+                colour = "rgb(46,125,50)" if ok else "rgb(178,24,43)"
+                cells.append(f'<td class="wt-heldout-{"right" if ok else "wrong"}" style="padding: 1px 8px;">'
+                             f'<span style="color: {colour};">{"✓" if ok else "✗"}</span> '
+                             f"{_esc(said[n]) or '(nothing)'}</td>")
+            rows.append(f'<tr><td style="padding: 1px 8px; text-align: right;">{n}</td>{"".join(cells)}</tr>')
+        return (f'<div class="wt-heldout" style="font-family: ui-monospace, Menlo, monospace; font-size: 12px;">'
+                f'<div style="margin-bottom: 4px;"><b>{_esc(self.summary())}</b></div>'
+                f'<div style="max-height: 360px; overflow: auto; display: inline-block;">'
+                f'<table style="border-collapse: collapse;"><tr><th style="{th}">number</th>{head}</tr>'
+                f'{"".join(rows)}</table></div></div>')
+
+
+def held_out_table(numbers, models: dict[str, torch.nn.Module]) -> HeldOutTable:
+    """What each model says for each number, as words, with ✓/✗ and a count of the right ones."""
+    return HeldOutTable(numbers, models)
+
+
+class _CallableModule(types.ModuleType):
+    """This module has the name of its lab. Once it is imported, ``from whole_transformer.labs import
+    decode_lab`` can give the module instead of the function (Python sets the package attribute to
+    the submodule), so calling the module calls the lab."""
+
+    def __call__(self, *args, **kwargs) -> DecodeLab:
+        return decode_lab(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

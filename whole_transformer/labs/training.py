@@ -19,14 +19,14 @@ Training uses one torch thread: for this small model it is several times faster 
 busy machine.
 
 Attributes tests and notebooks use: ``run_choice`` (Dropdown of RUNS keys), ``epochs``
-(IntSlider), ``train_button``, ``progress`` (IntProgress), ``status``, ``chart``, ``log``,
+(IntSlider), ``train_button``, ``progress`` (IntProgress), ``status``, ``chart``, ``table``,
 ``reads`` (HTML), ``runs`` ({key: train.Run} of the runs done), ``message``.
 
 CSS classes: root ``wt-lab wt-training``; ``wt-training-run``, ``wt-training-epochs``,
 ``wt-training-train`` (the controls); ``wt-training-progress`` the progress bar;
 ``wt-training-status`` the line under it; ``wt-training-chart`` the chart, an ``<svg>`` with one
 ``wt-loss-line`` and one ``wt-acc-line`` (``data-run`` = the run key, ``data-points`` = epochs
-drawn) per run; ``wt-training-log`` the per-epoch table; ``wt-training-reads`` the numbers read
+drawn) per run; ``wt-training-table`` the per-epoch table; ``wt-training-reads`` the numbers read
 after the run, each row ``wt-read`` with ``data-right`` "1" or "0".
 """
 
@@ -169,14 +169,14 @@ class TrainingLab(widgets.VBox):
         self.train_button = widgets.Button(description="Train", button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=epochs, description="epoch 0",
                                             layout=widgets.Layout(width="420px"))
-        self.status, self.chart, self.log, self.reads = (widgets.HTML() for _ in range(4))
+        self.status, self.chart, self.table, self.reads = (widgets.HTML() for _ in range(4))
         for wdg, cls in [(self.run_choice, "wt-training-run"), (self.epochs, "wt-training-epochs"),
                          (self.train_button, "wt-training-train"), (self.progress, "wt-training-progress"),
                          (self.status, "wt-training-status"), (self.chart, "wt-training-chart"),
-                         (self.log, "wt-training-log"), (self.reads, "wt-training-reads")]:
+                         (self.table, "wt-training-table"), (self.reads, "wt-training-reads")]:
             wdg.add_class(cls)
         super().__init__([widgets.HBox([self.run_choice, self.epochs, self.train_button]), self.progress,
-                          self.status, self.chart, widgets.HBox([self.log, self.reads])])
+                          self.status, self.chart, widgets.HBox([self.table, self.reads])])
         self.add_class("wt-lab")
         self.add_class("wt-training")
         self.train_button.on_click(lambda _: self.train())
@@ -225,7 +225,7 @@ class TrainingLab(widgets.VBox):
             self._set_status(f"'{spec.label}', epoch {log.epoch} of {epochs}: loss {log.loss:.4f}, "
                              f"held out {100 * log.held_out:.0f} % right{cut}")
             self.chart.value = chart_svg(self._live)
-            self.log.value = self._log_html(self._live[run])
+            self.table.value = self._table_html(self._live[run])
 
         try:
             with one_thread():
@@ -241,7 +241,7 @@ class TrainingLab(widgets.VBox):
         self.reads.value = self._reads_html(result, spec.task)
         return result
 
-    def _log_html(self, hist: list[EpochLog]) -> str:
+    def _table_html(self, hist: list[EpochLog]) -> str:
         th = "padding: 1px 8px; text-align: right; border-bottom: 1px solid #888;"
         rows = "".join(
             f'<tr><td style="padding: 1px 8px; text-align: right;">{lg.epoch}</td>'

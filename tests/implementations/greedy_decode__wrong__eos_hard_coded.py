@@ -1,0 +1,10 @@
+# exercise: greedy_decode · verdict: wrong · mistake: stops at id 1 whatever eos is
+# check says: whatever eos is
+def greedy_decode(model, prompt, eos=1, max_new=6):
+    ids = list(prompt)
+    for _ in range(max_new):
+        nxt = int(np.argmax(model(ids)[-1]))
+        ids.append(nxt)
+        if nxt == 1:
+            break
+    return ids

@@ -1,0 +1,10 @@
+# exercise: greedy_decode · verdict: wrong · mistake: off by one, max_new + 1 new tokens
+# check says: one token too many
+def greedy_decode(model, prompt, eos=1, max_new=6):
+    ids = list(prompt)
+    for _ in range(max_new + 1):
+        nxt = int(np.argmax(model(ids)[-1]))
+        ids.append(nxt)
+        if nxt == eos:
+            break
+    return ids

@@ -1,0 +1,8 @@
+# exercise: make_xy · verdict: correct · NumPy arrays in, NumPy arrays out
+def make_xy(seq, eq=12, pad=0):
+    seq = np.asarray(seq)
+    x = seq[:-1].copy()
+    y = seq[1:].copy()
+    k = int(np.argmax(seq == eq))  # the position of '='
+    y[:k] = pad
+    return x, y

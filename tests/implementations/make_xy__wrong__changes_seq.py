@@ -1,0 +1,8 @@
+# exercise: make_xy · verdict: wrong · mistake: pops the last token off the caller's list
+# check says: changes the caller's sequence
+def make_xy(seq, eq=12, pad=0):
+    y = list(seq[1:])
+    k = seq.index(eq)
+    y[:k] = [pad] * k
+    seq.pop()
+    return seq, y

@@ -1,0 +1,10 @@
+# exercise: masked_loss · verdict: correct · a Python loop over the rows
+def masked_loss(logits, targets, pad=0):
+    total, count = 0.0, 0
+    for i in range(len(targets)):
+        if targets[i] == pad:
+            continue
+        p = softmax(logits[i])
+        total += -np.log(p[targets[i]])
+        count += 1
+    return total / count

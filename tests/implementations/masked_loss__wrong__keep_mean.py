@@ -1,0 +1,7 @@
+# exercise: masked_loss · verdict: wrong · mistake: (nll * keep).mean() divides by all N rows
+# check says: divides by all N rows
+def masked_loss(logits, targets, pad=0):
+    p = softmax(logits)
+    nll = -np.log(p[np.arange(len(targets)), targets])
+    keep = targets != pad
+    return float((nll * keep).mean())

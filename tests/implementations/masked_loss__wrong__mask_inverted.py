@@ -1,0 +1,6 @@
+# exercise: masked_loss · verdict: wrong · mistake: keeps the PAD rows and drops the others
+# check says: keeps the PAD rows
+def masked_loss(logits, targets, pad=0):
+    p = softmax(logits)
+    nll = -np.log(p[np.arange(len(targets)), targets])
+    return float(nll[targets == pad].mean())

@@ -1,0 +1,6 @@
+# exercise: masked_loss · verdict: wrong · mistake: averages over every row, PAD rows included
+# check says: PAD rows included
+def masked_loss(logits, targets, pad=0):
+    p = softmax(logits)
+    nll = -np.log(p[np.arange(len(targets)), targets])
+    return float(nll.mean())

