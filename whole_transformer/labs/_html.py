@@ -92,6 +92,7 @@ def heatmap(
     highlight: tuple[int | None, int | None] | None = None,
     css_class: str = "wt-heatmap",
     cell_width: int = 44,
+    max_cols: int | None = None,
 ) -> str:
     """A table with one coloured cell per number, the value written in each cell.
 
@@ -99,7 +100,9 @@ def heatmap(
     rows and columns (default: their indices); ``row_title`` / ``col_title`` name the axes (e.g.
     "L", "d_model") in the corner cell. The colour scale is ±``scale`` (default: the largest
     finite |value|). ``highlight=(row, col)`` outlines one row, one column (either may be None) or
-    one cell. Masked values (≤ −1e8 or −inf) show as a grey "−∞".
+    one cell. Masked values (≤ −1e8 or −inf) show as a grey "−∞". With ``max_cols`` a wide array
+    is drawn as several tables of at most that many columns, one under the other, on one colour
+    scale (each table has ``data-cols="first-last"``); cells come table by table, row by row.
     """
     a = np.asarray(array, dtype=float)
     if a.ndim == 0:
@@ -120,32 +123,36 @@ def heatmap(
     if scale is None:
         scale = float(np.abs(finite).max()) if finite.size else 1.0
     hr, hc = highlight if highlight is not None else (None, None)
-    th = "padding: 1px 4px; color: #555; font-weight: normal; text-align: center;"
+    th = "padding: 1px 4px; color: #555; font-weight: normal; text-align: center; white-space: nowrap;"
     corner = esc(f"{row_title} ╲ {col_title}" if (row_title or col_title) else "")
-    out = [
-        f'<table class="{esc(css_class)}" data-shape="{n_rows}x{n_cols}" '
-        f'style="border-collapse: collapse; {FONT} margin: 2px 0;">',
-        f'<tr><th style="{th} font-style: italic;">{corner}</th>',
-    ]
-    for j, c in enumerate(cols):
-        mark = " border-bottom: 2px solid #222;" if hc == j and hr is None else ""
-        out.append(f'<th style="{th}{mark}">{esc(c)}</th>')
-    out.append("</tr>")
-    for i, r in enumerate(rows):
-        mark = " font-weight: bold; color: #000;" if hr == i else ""
-        out.append(f'<tr><th style="{th} text-align: right;{mark}">{esc(r)}</th>')
-        for j in range(n_cols):
-            x = a[i, j]
-            bg, fg = cell_colour(x, scale, mode)
-            on = (hr is None or hr == i) and (hc is None or hc == j) and highlight is not None
-            border = "2px solid #222" if on else "1px solid white"
-            out.append(
-                f'<td class="wt-cell" data-value="{x:.6g}" style="background: {bg}; color: {fg}; '
-                f'border: {border}; min-width: {cell_width}px; padding: 2px 3px; text-align: right;">'
-                f"{number(x, digits)}</td>"
-            )
+    width = max_cols if max_cols else n_cols
+    out = []
+    for first in range(0, n_cols, width):
+        chunk = range(first, min(first + width, n_cols))
+        out.append(
+            f'<table class="{esc(css_class)}" data-shape="{n_rows}x{n_cols}" data-cols="{chunk[0]}-{chunk[-1]}" '
+            f'style="border-collapse: collapse; {FONT} margin: 2px 0;">'
+            f'<tr><th style="{th} font-style: italic;">{corner}</th>'
+        )
+        for j in chunk:
+            mark = " border-bottom: 2px solid #222;" if hc == j and hr is None else ""
+            out.append(f'<th style="{th}{mark}">{esc(cols[j])}</th>')
         out.append("</tr>")
-    out.append("</table>")
+        for i, r in enumerate(rows):
+            mark = " font-weight: bold; color: #000;" if hr == i else ""
+            out.append(f'<tr><th style="{th} text-align: right;{mark}">{esc(r)}</th>')
+            for j in chunk:
+                x = a[i, j]
+                bg, fg = cell_colour(x, scale, mode)
+                on = (hr is None or hr == i) and (hc is None or hc == j) and highlight is not None
+                border = "2px solid #222" if on else "1px solid white"
+                out.append(
+                    f'<td class="wt-cell" data-value="{x:.6g}" style="background: {bg}; color: {fg}; '
+                    f'border: {border}; min-width: {cell_width}px; padding: 2px 3px; text-align: right;">'
+                    f"{number(x, digits)}</td>"
+                )
+            out.append("</tr>")
+        out.append("</table>")
     return "".join(out)
 
 

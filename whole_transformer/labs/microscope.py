@@ -39,6 +39,7 @@ DEFAULT_PROMPT = "8 9 ="
 #: The sizes of the full model of notebook 01, for the same tensor in a batch of 64 inputs of 8 tokens.
 FULL_SIZES = {"B": 64, "L": 8, "L_q": 8, "L_k": 8, "d_model": 64, "h": 4, "d_k": 16, "d_ff": 128, "V": 42}
 SHOWN_AXIS = {"d_head": "d_k"}  # the trace's axis name → the name the notebooks use
+MAX_COLS = 21  # the 42 scores of a row are drawn as two tables of 21 columns, so they fit the page
 
 
 def shown_axes(axes) -> tuple[str, ...]:
@@ -238,7 +239,7 @@ class MicroscopeLab(widgets.VBox):
                '<span style="color: #999; font-family: monospace;">?</span>')
         self.tokens.value = f"{cells} → {out}"
         where = "" if stage.block is None else f'<span style="color: #777;"> in block {stage.block}</span>'
-        self.title.value = (f'<div style="font-size: 15px; margin-top: 4px;"><b>step {i} of {n - 1}: '
+        self.title.value = (f'<div style="font-size: 15px; margin-top: 4px; {_html.TEXT}"><b>step {i} of {n - 1}: '
                             f"{_html.esc(stage.name)}</b>{where}"
                             f'<span style="color: #555;"> = {_html.esc(stage.formula)}</span></div>')
         axes = shown_axes(stage.axes)
@@ -248,7 +249,7 @@ class MicroscopeLab(widgets.VBox):
         self.full.value = (f'<span style="color: #555;">full model (batch of 64):</span> '
                            f"{_html.shape_label(fshape, faxes)}{extra}")
         self.heatmap.value = self._heatmap(stage, labels)
-        self.sentence.value = (f'<div style="max-width: 720px; margin-top: 4px;">'
+        self.sentence.value = (f'<div style="max-width: 720px; margin-top: 4px; {_html.TEXT}">'
                                f"{sentence(stage, self.stages, labels, self.d_model)}</div>")
 
     def _heatmap(self, stage: Intermediate, labels: list[str]) -> str:
@@ -259,14 +260,14 @@ class MicroscopeLab(widgets.VBox):
         if stage.name == "next word":
             j = int(np.argmax(a))
             return _html.heatmap(a, row_labels=[labels[-1]], col_labels=VOCAB, col_title="V", digits=1,
-                                 highlight=(0, j), cell_width=30)
+                                 highlight=(0, j), cell_width=34, max_cols=MAX_COLS)
         if len(axes) == 2:
             cols = labels if axes[1] == "L_k" else (VOCAB if axes[1] == "V" else None)
             hl = (None, int(np.argmax(a[-1]))) if stage.name == "logits" else None
             return _html.heatmap(a, row_labels=labels, col_labels=cols, row_title=axes[0],
                                  col_title=SHOWN_AXIS.get(axes[1], axes[1]), digits=1 if axes[1] == "V" else 2,
                                  highlight=(len(labels) - 1, hl[1]) if hl else None,
-                                 cell_width=30 if axes[1] == "V" else 44)
+                                 cell_width=34 if axes[1] == "V" else 44, max_cols=MAX_COLS)
         # (h, rows, cols): one table per head
         parts = []
         mode = "sequential" if stage.name == "weights" else "diverging"
