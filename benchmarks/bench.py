@@ -1,0 +1,805 @@
+"""How fast the course is for the people who use it; writes benchmarks/results.md.
+
+Run ``make bench`` (or ``.venv/bin/python benchmarks/bench.py``). Every item is measured several
+times on this machine and its median is compared with its target (issue 7); where the target is a
+ratio, the baseline is measured in the same run, interleaved with the thing it is compared to.
+
+    group        what a user waits for
+    train-step   one training step, batch 64, the default model; the same model in x-transformers
+    train-60     the full 60-epoch training run (as the notebooks and the CLI call it); first epoch at 100/100
+    read-1000    reading all 1,000 numbers greedily: batched (read_numbers) vs one at a time (greedy_decode_slow)
+    labs         one change of each lab from Python (a slider, a step, a button, a typed value)
+    notebooks    each source notebook top to bottom in a fresh kernel, and with NBGRADER_EXECUTION=autograde
+    autograde    one complete submission; a simulated class of 25 with --jobs 1 and --jobs 2 (in a temp copy)
+    startup      a fresh kernel to the first lab of notebook 01 displayed, imports included
+
+Items whose code does not exist yet appear as "not available: <why>" rows, never as numbers.
+An item that crashes appears as "error: ..." (and the script exits 1 after writing the table).
+
+Options: ``--quick`` (one run per item, the smallest workloads; the expensive notebook and
+autograde items are run once or skipped, and say so), ``--only GROUP ...``, ``--out PATH``
+(default benchmarks/results.md), ``--list``. The whole default run takes a few minutes on
+2 cores; ``--quick`` well under a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import importlib
+import importlib.util
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+RESULTS = ROOT / "benchmarks" / "results.md"
+SOURCE = ROOT / "source" / "whole-transformer"
+NOTEBOOKS = ("01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb",
+             "04-how-it-learned.ipynb")
+CLASS_SIZE = 25
+
+
+class NotAvailable(Exception):
+    """The code this item measures does not exist (yet); the message says what is missing."""
+
+
+class Skipped(Exception):
+    """Left out on purpose in this mode (--quick)."""
+
+
+# ---------------------------------------------------------------------------------------------- rows
+@dataclass
+class Row:
+    group: str
+    item: str
+    value: float | None = None  # the median, in `unit`
+    unit: str = ""  # "ms" or "s" (or "×" for a ratio-only row)
+    runs: int = 0
+    target: str = ""  # e.g. "≤ 50 ms"
+    ok: bool | None = None  # None: no target for this row
+    baseline: str = ""  # the ratio to the baseline measured in the same run
+    note: str = ""
+    status: str = ""  # "" when measured; else "not available: …", "skipped: …", "error: …"
+
+    def median_text(self) -> str:
+        if self.status:
+            return self.status
+        if self.value is None:
+            return "—"
+        if self.unit == "ms":
+            return f"{self.value:.1f} ms" if self.value < 100 else f"{self.value:.0f} ms"
+        if self.unit == "s":
+            return f"{self.value:.2f} s" if self.value < 10 else f"{self.value:.1f} s"
+        return f"{self.value:.3g} {self.unit}".strip()
+
+    def result_text(self) -> str:
+        if self.status:
+            return "—"
+        return "—" if self.ok is None else ("pass" if self.ok else "**MISS**")
+
+
+def median(xs: list[float]) -> float:
+    return float(statistics.median(xs))
+
+
+def p90(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(0.9 * (len(s) - 1))))]
+
+
+def ms(seconds: float) -> float:
+    return 1000.0 * seconds
+
+
+class Bench:
+    def __init__(self, quick: bool, class_size: int = 25):
+        self.quick = quick
+        self.class_size = class_size
+        self.rows: list[Row] = []
+
+    def runs(self, full: int, quick: int = 1) -> int:
+        return quick if self.quick else full
+
+    def add(self, row: Row) -> Row:
+        self.rows.append(row)
+        print(f"  {row.item:58} {row.median_text():>14}  {row.result_text():8} {row.baseline}", flush=True)
+        return row
+
+
+GROUPS: dict[str, tuple[str, Callable[[Bench], None]]] = {}
+
+
+def group(name: str, title: str):
+    def register(fn):
+        GROUPS[name] = (title, fn)
+        return fn
+
+    return register
+
+
+def need_module(name: str, path_hint: str) -> None:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise NotAvailable(f"{path_hint} does not exist yet")
+
+
+# ------------------------------------------------------------------------------------ training step
+def _first_training_batch():
+    """The first batch of epoch 1 of the default run: 64 numbers in the seeded order, trimmed like train()."""
+    import torch
+
+    from whole_transformer.task import PAD, make_batch, split
+
+    train_numbers, _ = split()
+    order = torch.randperm(len(train_numbers), generator=torch.Generator().manual_seed(0))[:64]
+    x, y = make_batch([train_numbers[int(i)] for i in order])
+    width = int((x != PAD).sum(1).max())
+    return x[:, :width], y[:, :width]
+
+
+XT_OPTIONS = ("TransformerWrapper(num_tokens=42, max_seq_len=16, scaled_sinu_pos_emb=True, "
+              "attn_layers=Decoder(dim=64, depth=2, heads=4, attn_dim_head=16, ff_mult=2, "
+              "ff_custom_activation=nn.ReLU(), pre_norm=True{flash})), called with mask=(x != PAD)")
+
+
+def _x_transformers_model(flash: bool):
+    import torch.nn as nn
+    from x_transformers import Decoder, TransformerWrapper
+
+    return TransformerWrapper(
+        num_tokens=42, max_seq_len=16, scaled_sinu_pos_emb=True,
+        attn_layers=Decoder(dim=64, depth=2, heads=4, attn_dim_head=16, ff_mult=2,
+                            ff_custom_activation=nn.ReLU(), pre_norm=True, attn_flash=flash),
+    )
+
+
+@group("train-step", "training step (batch 64, default model) vs x-transformers")
+def bench_train_step(b: Bench) -> None:
+    import torch
+
+    from whole_transformer.model import ModelConfig, Transformer, count_parameters
+    from whole_transformer.task import PAD
+    from whole_transformer.train import loss_fn
+
+    try:
+        import x_transformers
+    except ImportError as e:
+        raise NotAvailable(f"x-transformers is not installed ({e}); pip install -e '.[dev]'") from None
+
+    x, y = _first_training_batch()
+    mask = x != PAD
+    threads = torch.get_num_threads()
+    torch.manual_seed(0)
+    ours = Transformer(ModelConfig())
+    ours1 = Transformer(ModelConfig())
+    ours1.load_state_dict(ours.state_dict())
+    # name: (model, loss of one batch, torch threads)
+    contenders = {"ours": (ours, lambda m: loss_fn(m(x), y), threads),
+                  "ours-1-thread": (ours1, lambda m: loss_fn(m(x), y), 1)}
+    for flash in (False, True):
+        m = _x_transformers_model(flash)
+        contenders[f"xt-flash={flash}"] = (m, lambda m: loss_fn(m(x, mask=mask), y), threads)
+    opts = {k: torch.optim.Adam(m.parameters(), lr=1e-3) for k, (m, _, _) in contenders.items()}
+
+    def step(k):
+        m, compute, _ = contenders[k]
+        loss = compute(m)
+        opts[k].zero_grad(set_to_none=True)
+        loss.backward()
+        opts[k].step()
+
+    rounds, per_round = b.runs(8, 2), b.runs(25, 5)
+    times: dict[str, list[float]] = {k: [] for k in contenders}
+    keys = list(contenders)
+    try:
+        for k in keys:  # warm up every model and its optimizer
+            torch.set_num_threads(contenders[k][2])
+            contenders[k][0].train()
+            for _ in range(10):
+                step(k)
+        for r in range(rounds):  # interleaved, each round in a rotated order, so load hits all alike
+            for k in keys[r % len(keys):] + keys[: r % len(keys)]:
+                torch.set_num_threads(contenders[k][2])
+                for _ in range(per_round):
+                    t = time.perf_counter()
+                    step(k)
+                    times[k].append(time.perf_counter() - t)
+    finally:
+        torch.set_num_threads(threads)
+    med = {k: ms(median(v)) for k, v in times.items()}
+    n = len(times["ours"])
+    base = med["xt-flash=False"]
+    ratio = base / med["ours"]
+
+    def spread(k):
+        return f"p90 {ms(p90(times[k])):.1f} ms"
+
+    b.add(Row("train-step", "training step, batch 64, default model (ours)", med["ours"], "ms", n,
+              "≥ 1.5× faster than x-transformers", ratio >= 1.5,
+              f"{ratio:.2f}× faster than x-transformers ({base:.1f} ms)",
+              f"x {tuple(x.shape)}; forward, loss, backward, Adam step; {count_parameters(ours):,} parameters; "
+              f"{threads} torch threads (the default); {spread('ours')}"))
+    r1 = base / med["ours-1-thread"]
+    b.add(Row("train-step", "training step, ours on 1 torch thread", med["ours-1-thread"], "ms", n, "", None,
+              f"{r1:.2f}× faster than x-transformers", f"torch.set_num_threads(1); {spread('ours-1-thread')}"))
+    xt_params = count_parameters(contenders["xt-flash=False"][0])
+    b.add(Row("train-step", f"training step, x-transformers {x_transformers_version()} (baseline)", base, "ms", n,
+              "", None, "1.00× (the baseline)",
+              f"{xt_params:,} parameters (no biases in LayerNorms, W_O and the output layer); its default "
+              f"attention (attn_flash=False); {threads} torch threads; {spread('xt-flash=False')}"))
+    rf = med["xt-flash=True"] / med["ours"]
+    b.add(Row("train-step", "training step, x-transformers with attn_flash=True", med["xt-flash=True"], "ms", n,
+              "", None, f"ours {rf:.2f}× faster",
+              f"PyTorch scaled_dot_product_attention; {spread('xt-flash=True')}"))
+    del x_transformers
+
+
+def x_transformers_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("x-transformers")
+    except Exception:
+        return "?"
+
+
+# ------------------------------------------------------------------------------------ full training
+@group("train-60", "full training, 60 epochs")
+def bench_train_60(b: Bench) -> None:
+    from whole_transformer.model import ModelConfig
+    from whole_transformer.train import TrainConfig, train
+
+    seconds, first = [], None
+    for _ in range(b.runs(3, 1)):
+        t = time.perf_counter()
+        run = train(ModelConfig(), TrainConfig())
+        seconds.append(time.perf_counter() - t)
+        if first is None:
+            first = run
+    hist = first.history
+    reached = next((h.epoch for h in hist if h.held_out >= 1.0), None)
+    best = max(hist, key=lambda h: h.held_out)
+    eval_s = sum(h.seconds for h in hist)
+    reach = (f"first 100/100 held out at epoch {reached}" if reached is not None
+             else f"never 100/100 (best {round(100 * best.held_out)}/100 at epoch {best.epoch})")
+    b.add(Row("train-60", "full training, 60 epochs (wall)", median(seconds), "s", len(seconds), "≤ 8 s",
+              median(seconds) <= 8.0, "",
+              f"{reach}; final {round(100 * hist[-1].held_out)}/100; loss {hist[-1].loss:.4f}; train() as the "
+              f"notebooks call it, held out evaluated after every epoch (sum of epoch times {eval_s:.2f} s)"))
+    b.add(Row("train-60", "epochs to 100/100 held out", float(reached) if reached is not None else None, "epochs",
+              1, "", None, "", reach))
+
+
+# ------------------------------------------------------------------------------------ reading
+@group("read-1000", "reading all 1,000 numbers (greedy)")
+def bench_read(b: Bench) -> None:
+    from whole_transformer.decode import greedy_decode_slow, read_numbers
+    from whole_transformer.task import answer_words, expected_answer, prompt
+    from whole_transformer.train import load_model
+
+    model = load_model("60")
+    numbers = list(range(1000))
+    read_numbers(model, numbers[:64])  # warm up
+    fast, slow = [], []
+    said_fast = said_slow = None
+    for r in range(b.runs(5, 1)):
+        t = time.perf_counter()
+        said_fast = read_numbers(model, numbers)
+        fast.append(time.perf_counter() - t)
+        if r < b.runs(3, 1):  # the slow baseline takes seconds: fewer runs, interleaved
+            t = time.perf_counter()
+            said_slow = {n: answer_words(greedy_decode_slow(model, prompt(n))[len(prompt(n)):]) for n in numbers}
+            slow.append(time.perf_counter() - t)
+    right = sum(said_fast[n] == expected_answer(n) for n in numbers)
+    differ = sum(said_fast[n] != said_slow[n] for n in numbers)
+    ratio = median(slow) / median(fast)
+    agree = "the same 1,000 answers" if not differ else f"{differ} answers DIFFER"
+    b.add(Row("read-1000", "read all 1,000 numbers, batched (read_numbers)", median(fast), "s", len(fast),
+              "≤ 0.3 s and ≥ 20× faster than one at a time", median(fast) <= 0.3 and ratio >= 20,
+              f"{ratio:.1f}× faster than one at a time",
+              f"{right}/1000 right; both ways give {agree}; p90 {p90(fast):.3f} s"))
+    b.add(Row("read-1000", "read all 1,000 numbers, one at a time (greedy_decode_slow, baseline)", median(slow),
+              "s", len(slow), "", None, "1.00× (the baseline)", "each step re-runs the whole prefix"))
+
+
+# ------------------------------------------------------------------------------------ labs
+@dataclass
+class LabChange:
+    lab: str  # name in whole_transformer.labs
+    module: str  # file under whole_transformer/labs/
+    change: str  # what one change is
+    act: Callable  # act(lab, i): make change number i (must change something)
+    before: Callable | None = None  # before(lab, i): untimed preparation (e.g. Reset at the end)
+    target_ms: float = 50.0
+    needs: tuple[str, ...] = ()  # data files the lab reads, relative to the repository
+
+
+def _cycle(values):
+    values = list(values)
+    return lambda i: values[(i + 1) % len(values)]
+
+
+def _set(attr: str, values):
+    pick = _cycle(values)
+
+    def act(lab, i):
+        getattr(lab, attr).value = pick(i)
+
+    return act
+
+
+def _toggle(attr: str):
+    def act(lab, i):
+        w = getattr(lab, attr)
+        w.value = not w.value
+
+    return act
+
+
+def _click(attr: str):
+    return lambda lab, i: getattr(lab, attr).click()
+
+
+def _microscope_next_prep(lab, i):
+    if lab.step.value >= lab.step.max:
+        lab.step.value = 0
+
+
+def _decode_prep(lab, i):
+    if lab.done:
+        lab.reset()
+
+
+def _slider_values(attr: str):
+    """Every option of a selection slider, or every integer of an int slider, walked in order."""
+
+    def act(lab, i):
+        w = getattr(lab, attr)
+        if hasattr(w, "options") and w.options:
+            opts = [o[1] if isinstance(o, tuple) else o for o in w.options]
+            w.value = opts[(opts.index(w.value) + 1) % len(opts)]
+        else:
+            w.value = w.min if w.value >= w.max else w.value + 1
+
+    return act
+
+
+def _machine_part(lab, i):
+    names = [n for n, btn in lab.buttons.items() if n in lab.part.options]
+    current = lab.part.value
+    lab.buttons[names[(names.index(current) + 1) % len(names)]].click()
+
+
+SCALE_DATA = "whole_transformer/data/scale_runs.json"
+LAB_CHANGES = [
+    LabChange("machine_lab", "machine", "d_model slider", _slider_values("d_model")),
+    LabChange("machine_lab", "machine", "blocks slider", _slider_values("blocks")),
+    LabChange("machine_lab", "machine", "click a part of the stack", _machine_part),
+    LabChange("microscope_lab", "microscope", "Next ▶ button (one stage)", _click("next"), _microscope_next_prep),
+    LabChange("microscope_lab", "microscope", "step slider", _slider_values("step")),
+    LabChange("microscope_lab", "microscope", "prompt typed (8 9 = ↔ 4 2 7 =)", _set("prompt", ["8 9 =", "4 2 7 ="])),
+    LabChange("scale_lab", "scale", "token-table std slider", _slider_values("std"), needs=(SCALE_DATA,)),
+    LabChange("scale_lab", "scale", "√d_model checkbox", _toggle("factor"), needs=(SCALE_DATA,)),
+    LabChange("decode_lab", "decode_lab", "Next step button", _click("next_button"), _decode_prep, target_ms=30.0),
+    LabChange("decode_lab", "decode_lab", "number typed (896 ↔ 427)", _set("number", ["896", "427"])),
+    LabChange("decode_lab", "decode_lab", "model dropdown (60 ↔ 2 epochs)", _set("checkpoint", ["60", "2"])),
+    LabChange("batch_lab", "batch", "numbers typed (0-63 ↔ 5, 17, 905 ↔ 0-9, 100-109)",
+              _set("numbers", ["0-63", "5, 17, 905", "0-9, 100-109"])),
+]
+
+
+def bench_training_lab(b: Bench) -> None:
+    """The training lab's one change is the Train button: a whole run, redrawn after every epoch.
+
+    Two rows: the wall time of Train (60 epochs of the main run, as a student presses it) against the
+    full-training target, and the lab's own work after each epoch (progress, status, SVG chart, table),
+    timed by wrapping the callback the lab hands to ``train.train``.
+    """
+    need_module("whole_transformer.labs.training", "whole_transformer/labs/training.py")
+    import whole_transformer.labs.training as mod
+
+    redraws: list[float] = []
+    real_train = mod.train
+
+    def timed_train(*args, callback=None, **kw):
+        def timed(log, model):
+            t = time.perf_counter()
+            callback(log, model)
+            redraws.append(time.perf_counter() - t)
+
+        return real_train(*args, callback=timed if callback else None, **kw)
+
+    lab = mod.training_lab()
+    epochs = 3 if b.quick else 60  # --quick: a short run, not compared with the target
+    seconds, held = [], []
+    mod.train = timed_train
+    try:
+        for _ in range(b.runs(2, 1)):
+            lab.run_choice.value, lab.epochs.value = "main", epochs
+            t = time.perf_counter()
+            lab.train_button.click()
+            seconds.append(time.perf_counter() - t)
+            held.append(round(100 * lab.runs["main"].history[-1].held_out))
+    finally:
+        mod.train = real_train
+    med = median(seconds)
+    full = epochs == 60
+    b.add(Row("labs", f"training_lab: Train button (main run, {epochs} epochs, redrawn each epoch)", med, "s",
+              len(seconds), "≤ 8 s (as full training)" if full else "", (med <= 8.0) if full else None, "",
+              f"held out after {epochs} epochs: {', '.join(f'{h}/100' for h in held)}; the lab trains on one torch "
+              "thread" + ("" if full else "; --quick: a short run, not compared with the 60-epoch target")))
+    m = ms(median(redraws))
+    b.add(Row("labs", "training_lab: redraw after one epoch (chart, table, status)", m, "ms", len(redraws), "≤ 50 ms",
+              m <= 50.0, "", f"p90 {ms(p90(redraws)):.1f} ms, max {ms(max(redraws)):.1f} ms"))
+
+
+# ------------------------------------------------------------------------------------ notebooks
+def _kernel_env(autograde: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    # the kernel imports whole_transformer from this checkout, installed into .venv or not
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop("NBGRADER_EXECUTION", None)
+    if autograde:
+        env["NBGRADER_EXECUTION"] = "autograde"
+    return env
+
+
+def run_notebook(nb, workdir: Path, autograde: bool = False, timeout: int = 120):
+    """Run a notebook (nbformat node) top to bottom in a fresh kernel; (seconds, cell timings, executed nb)."""
+    from nbclient import NotebookClient
+
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
+                            resources={"metadata": {"path": str(workdir)}})
+    log = workdir / "kernel-stderr.txt"  # the kernel's own warnings stay out of the bench's output
+    with open(log, "w") as err:
+        t = time.perf_counter()
+        try:
+            client.execute(env=_kernel_env(autograde), cwd=str(workdir), stderr=err)
+        except Exception as e:
+            tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+            if tail:
+                e.add_note("kernel stderr: " + " / ".join(tail))
+            raise
+        total = time.perf_counter() - t
+    cells = []
+    for i, cell in enumerate(nb.cells):
+        ex = cell.get("metadata", {}).get("execution", {})
+        if cell.cell_type == "code" and "shell.execute_reply" in ex and "iopub.execute_input" in ex:
+            dt = (_ts(ex["shell.execute_reply"]) - _ts(ex["iopub.execute_input"])).total_seconds()
+            cells.append((dt, i, cell.source.strip().splitlines()[0][:40] if cell.source.strip() else ""))
+    return total, sorted(cells, reverse=True), nb
+
+
+def _ts(text: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _slowest(cells, n=2) -> str:
+    return ", ".join(f"cell {i} `{src}` {dt:.1f} s" for dt, i, src in cells[:n])
+
+
+@group("notebooks", "each notebook top to bottom (fresh kernel; under autograding)")
+def bench_notebooks(b: Bench) -> None:
+    import nbformat
+
+    for k, name in enumerate(NOTEBOOKS):
+        path = SOURCE / name
+        for autograde in (False, True):
+            label = f"{name[:2]} {'under autograding' if autograde else 'in a fresh kernel'}"
+            how = "NBGRADER_EXECUTION=autograde" if autograde else "fresh kernel"
+            if not path.exists():
+                b.add(Row("notebooks", label, status=f"not available: source/whole-transformer/{name} "
+                                                     "does not exist yet"))
+                continue
+            if b.quick and (k > 0 or autograde):
+                b.add(Row("notebooks", label, status="skipped: --quick runs only notebook 01 in a fresh kernel"))
+                continue
+            seconds, slow_cells = [], []
+            try:
+                for _ in range(b.runs(3, 1)):
+                    with tempfile.TemporaryDirectory(prefix="wt-bench-nb-") as tmp:
+                        nb = nbformat.read(path, as_version=4)
+                        total, cells, _ = run_notebook(nb, Path(tmp), autograde)
+                    seconds.append(total)
+                    slow_cells = cells
+            except Exception as e:
+                traceback.print_exc()
+                first = str(e).strip().splitlines()
+                why = next((ln for ln in reversed(first) if ln.strip()), type(e).__name__)[:160]
+                b.add(Row("notebooks", label, status=f"error: {type(e).__name__}: {why}"))
+                continue
+            med = median(seconds)
+            b.add(Row("notebooks", label, med, "s", len(seconds), "≤ 30 s", med <= 30.0, "",
+                      f"{how}; kernel start included; slowest: {_slowest(slow_cells)}"))
+
+
+# ------------------------------------------------------------------------------------ start-up
+LAB_CALL = re.compile(r"\b(\w+_lab|block_picture)\s*\(")
+
+
+@group("startup", "start-up: fresh kernel to the first lab on screen")
+def bench_startup(b: Bench) -> None:
+    import nbformat
+
+    path = SOURCE / NOTEBOOKS[0]
+    if not path.exists():
+        raise NotAvailable(f"source/whole-transformer/{NOTEBOOKS[0]} does not exist yet")
+    nb = nbformat.read(path, as_version=4)
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    first_lab = next((i for i in code if LAB_CALL.search(nb.cells[i].source)), None)
+    if first_lab is None:
+        raise NotAvailable(f"{NOTEBOOKS[0]} has no cell that shows a lab yet")
+    lab_source = nb.cells[first_lab].source.strip().splitlines()[0][:40]
+    seconds, bare = [], []
+    for _ in range(b.runs(3, 1)):
+        part = nbformat.read(path, as_version=4)
+        part.cells = part.cells[: first_lab + 1]
+        with tempfile.TemporaryDirectory(prefix="wt-bench-start-") as tmp:
+            total, cells, done = run_notebook(part, Path(tmp))
+            empty = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
+            empty.metadata = part.metadata
+            bare.append(run_notebook(empty, Path(tmp))[0])
+        outputs = done.cells[first_lab].get("outputs", [])
+        if not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs):
+            raise RuntimeError(f"cell {first_lab} (`{lab_source}`) displayed no widget")
+        seconds.append(total)
+    med = median(seconds)
+    b.add(Row("startup", f"fresh kernel to the first lab on screen ({NOTEBOOKS[0][:2]}: `{lab_source}`)", med, "s",
+              len(seconds), "≤ 3 s", med <= 3.0, "",
+              f"kernel start + the cells before it + the lab's widget displayed (the browser's drawing is not "
+              f"included); a bare kernel takes {median(bare):.2f} s; slowest: {_slowest(cells)}"))
+
+
+# ------------------------------------------------------------------------------------ autograde
+CLASS_DIR = ROOT / "tests" / "class"  # the simulated class of the course's test suite (issue 5)
+
+
+def _class_generator():
+    """(make_course, Notebooks, write_submission, roster) from tests/class/, or NotAvailable."""
+    for need in ("minicourse.py", "simclass.py", "roster.py"):
+        if not (CLASS_DIR / need).exists():
+            raise NotAvailable(f"tests/class/{need} (the simulated-class generator) does not exist yet")
+    for p in (str(CLASS_DIR), str(ROOT / "tests")):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    from minicourse import make_course
+    from roster import roster
+    from simclass import Notebooks, write_submission
+
+    return make_course, Notebooks, write_submission, roster
+
+
+def _course_cli(root: Path, *args: str, timeout: float = 1800) -> tuple[float, str]:
+    """Run `python -m whole_transformer.course --root ROOT ARGS` as an instructor does; (seconds, output)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop("NBGRADER_EXECUTION", None)
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "whole_transformer.course", "--root", str(root), *args], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=timeout)
+    seconds = time.perf_counter() - t
+    out = (done.stdout or "") + (done.stderr or "")
+    if done.returncode != 0:
+        tail = " ".join(out.strip().splitlines()[-3:])[-300:]
+        raise RuntimeError(f"`course {' '.join(args)}` exited with {done.returncode}: {tail}")
+    return seconds, out
+
+
+def _score(out: str, student: str) -> str:
+    """The 'score / max' the autograde summary prints for a student."""
+    m = re.search(rf"^{re.escape(student)}\s+([\d.]+)\s*/\s*([\d.]+)", out, re.M)
+    return f"{m.group(1)}/{m.group(2)}" if m else "?"
+
+
+@group("autograde", "autograde: one submission; a class of 25 with JOBS=1 and JOBS=2")
+def bench_autograde(b: Bench) -> None:
+    if not (ROOT / "whole_transformer" / "course" / "__main__.py").exists():
+        raise NotAvailable("`python -m whole_transformer.course` does not exist yet "
+                           "(no whole_transformer/course/__main__.py)")
+    make_course, Notebooks, write_submission, roster = _class_generator()
+    missing = [n for n in NOTEBOOKS if not (SOURCE / n).exists()]
+    what = "4 notebooks" if not missing else f"{len(NOTEBOOKS) - len(missing)} notebooks ({', '.join(missing)} missing)"
+    if b.quick:
+        raise Skipped("--quick does not autograde (one submission takes tens of seconds)")
+    with tempfile.TemporaryDirectory(prefix="wt-bench-course-") as tmp:
+        # one course built from source/ in a temp folder; nothing of the repository is written
+        base = make_course(Path(tmp) / "base", real_source=True)
+        _course_cli(base, "release")
+        nbs = Notebooks(base)
+
+        one = Path(tmp) / "one"
+        shutil.copytree(base, one, symlinks=True)
+        write_submission(one, "full", {n: nbs.solved(n) for n in nbs.names})
+        seconds, score = [], "?"
+        for r in range(b.runs(2, 1)):
+            dt, out = _course_cli(one, "autograde", "--jobs", "1", *(["--force"] if r else []))
+            seconds.append(dt)
+            score = _score(out, "full")
+        med = median(seconds)
+        b.add(Row("autograde", f"one complete submission ({what}), JOBS=1", med, "s", len(seconds), "≤ 40 s",
+                  med <= 40.0, "", f"`python -m whole_transformer.course autograde` in a temp course, sandboxed, "
+                  f"process start included; scored {score}"))
+
+        per_jobs = {}
+        for jobs in (1, 2):
+            run_dir = Path(tmp) / f"class-j{jobs}"
+            shutil.copytree(base, run_dir, symlinks=True)
+            students = roster(Notebooks(run_dir), run_dir)  # hostile students aim at this course's own paths
+            chosen = students[: b.class_size]
+            for s in chosen:
+                write_submission(run_dir, s.name, s.notebooks, raw=s.raw, folder=s.folder)
+            hostile = sum(1 for s in chosen if not s.name.startswith(("full", "release", "partial", "impl-")))
+            who = (f"the first {len(chosen)} of the {len(students)} students of tests/class/roster.py "
+                   f"({hostile} hostile)")
+            dt, out = _course_cli(run_dir, "autograde", "--jobs", str(jobs))
+            per_jobs[jobs] = dt
+            shutil.rmtree(run_dir, ignore_errors=True)
+            speed = "" if jobs == 1 else f"{per_jobs[1] / dt:.2f}× faster than JOBS=1"
+            b.add(Row("autograde", f"a class of {len(chosen)}, JOBS={jobs}", dt, "s", 1, "", None, speed,
+                      f"{who}; {dt / len(chosen):.1f} s per student"))
+
+
+# ------------------------------------------------------------------------------------ machine
+def machine() -> list[tuple[str, str]]:
+    import numpy
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        commit += " (with uncommitted changes)" if dirty else ""
+    except (OSError, subprocess.SubprocessError):
+        commit = "?"
+    return [
+        ("CPU", cpu),
+        ("cores", f"{os.cpu_count()} (torch uses {torch.get_num_threads()} threads)"),
+        ("OS", f"{platform.system()} {platform.release()}"),
+        ("Python", platform.python_version()),
+        ("torch", torch.__version__),
+        ("numpy", numpy.__version__),
+        ("x-transformers", x_transformers_version()),
+        ("commit", commit or "?"),
+    ]
+
+
+def loadavg() -> str:
+    try:
+        return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+# ------------------------------------------------------------------------------------ results.md
+def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: datetime.datetime,
+                  load_before: str, load_after: str, wall: float, group_seconds: dict[str, float]) -> None:
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written by `benchmarks/bench.py`{' --quick' if b.quick else ''} on {started:%Y-%m-%d %H:%M} "
+        f"(local time); the whole run took {wall:.0f} s. Medians over the runs shown; a ratio compares with a "
+        "baseline measured in the same run. **MISS** marks a median beyond its target.",
+        "",
+        "| group | item | median | runs | target | result | vs baseline | notes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in b.rows:
+        cells = [r.group, r.item, r.median_text(), str(r.runs) if not r.status else "—", r.target or "—",
+                 r.result_text(), r.baseline or "—", r.note or ""]
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    lines += ["", "## Machine", "", "| | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in info]
+    lines += [f"| date | {started:%Y-%m-%d %H:%M} |",
+              f"| load average (1/5/15 min) | before {load_before}; after {load_after} |",
+              "", "Seconds per group: " + ", ".join(f"{g} {s:.0f} s" for g, s in group_seconds.items()) + ".",
+              "", "## How each item is measured", ""]
+    lines += [
+        "- **training step**: the first batch of the default run (64 numbers in the seeded order, trimmed to its "
+        "longest x, as `train()` does); one step = forward, loss (cross-entropy skipping PAD), zero_grad, "
+        "backward, Adam step (lr 1e-3). After 10 warm-up steps each, the three models take turns in rounds of "
+        "steps (the order rotated each round) and every step is timed; the median is over all of a model's steps. "
+        "The baseline is the same model written with x-transformers: "
+        + XT_OPTIONS.format(flash="") + ". Its defaults differ from ours only where the library gives no "
+        "switch: LayerNorms without a bias, W_O and the output layer without a bias, a sinusoidal position "
+        "table with one learned scale. Its default attention (`attn_flash=False`, explicit softmax like ours) is "
+        "the baseline of the ratio; `attn_flash=True` (PyTorch's fused attention) is shown beside it.",
+        "- **full training**: `train(ModelConfig(), TrainConfig())`, as the notebooks and the CLI call it "
+        "(60 epochs, held out evaluated after every epoch), wall time per run.",
+        "- **reading 1,000 numbers**: `decode.read_numbers(model, range(1000))` with the shipped read-60 model vs "
+        "`decode.greedy_decode_slow` called for each number (every step re-runs the whole prefix); the two are "
+        "checked to give the same answers.",
+        "- **labs**: each lab is built in this process (no kernel, so no front end), then one control is changed "
+        "from Python the way a student changes it (a slider value, `button.click()`, a typed value) and the time "
+        "until the lab's callbacks have returned is measured; 2 warm-up changes, then the median of the rest. "
+        "Sending the new widget state to the browser and drawing it are not included.",
+        "- **notebooks**: each `source/` notebook (solutions in) is run with nbclient top to bottom in a fresh "
+        "kernel in a temporary folder, kernel start included; then again with `NBGRADER_EXECUTION=autograde` in "
+        "the kernel's environment.",
+        "- **start-up**: notebook 01 up to and including its first cell that shows a lab, run in a fresh kernel "
+        "(kernel start, imports, the lab's widget displayed); the browser's drawing is not included.",
+        "- **autograde**: `python -m whole_transformer.course autograde --jobs N` in a temporary copy of the "
+        "course, on one complete submission and on the simulated class of the test suite; see the notes.",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------ main
+def parse(argv):
+    p = argparse.ArgumentParser(prog="benchmarks/bench.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="one run per item and the smallest workloads (smoke test)")
+    p.add_argument("--only", nargs="+", metavar="GROUP", help=f"run only these groups: {', '.join(GROUPS)}")
+    p.add_argument("--skip", nargs="+", metavar="GROUP", default=[], help="leave these groups out")
+    p.add_argument("--class-size", type=int, default=CLASS_SIZE, metavar="N",
+                   help="students in the simulated class that is autograded (default %(default)s)")
+    p.add_argument("--out", type=Path, default=RESULTS, help="where to write the table (default %(default)s)")
+    p.add_argument("--list", action="store_true", help="list the groups and exit")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    if args.list:
+        for name, (title, _) in GROUPS.items():
+            print(f"{name:12} {title}")
+        return 0
+    unknown = sorted(set(args.only or []).union(args.skip) - set(GROUPS))
+    if unknown:
+        print(f"error: unknown group(s) {unknown}: use some of {list(GROUPS)}", file=sys.stderr)
+        return 2
+    started, t0, load_before = datetime.datetime.now(), time.perf_counter(), loadavg()
+    if args.class_size < 1:
+        print(f"error: --class-size must be 1 or more, got {args.class_size}", file=sys.stderr)
+        return 2
+    b = Bench(args.quick, args.class_size)
+    group_seconds: dict[str, float] = {}
+    for name, (title, fn) in GROUPS.items():
+        if (args.only and name not in args.only) or name in args.skip:
+            continue
+        print(f"[{name}] {title}", flush=True)
+        tg = time.perf_counter()
+        try:
+            fn(b)
+        except NotAvailable as e:
+            b.add(Row(name, title, status=f"not available: {e}"))
+        except Skipped as e:
+            b.add(Row(name, title, status=f"skipped: {e}"))
+        except Exception as e:
+            traceback.print_exc()
+            b.add(Row(name, title, status=f"error: {type(e).__name__}: {e}"))
+        group_seconds[name] = time.perf_counter() - tg
+    wall = time.perf_counter() - t0
+    write_results(args.out, b, machine(), started, load_before, loadavg(), wall, group_seconds)
+    misses = [r for r in b.rows if r.ok is False and not r.status]
+    errors = [r for r in b.rows if r.status.startswith("error")]
+    print(f"wrote {args.out} in {wall:.0f} s: {len(b.rows)} rows, {len(misses)} missed, {len(errors)} errors")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
