@@ -104,7 +104,8 @@ class ScaleLab(widgets.VBox):
             "sin–cos pairs of length 1."
             + _html.bar_chart([("token row", tok), ("position row", pos)], fmt="{:.2f} long", max_value=top,
                               width=320, label_width=110, colour="rgb(33,102,172)")
-            + f'<div style="font-size: 12px; color: #555;">The 42 token rows run from {rows.min():.2f} to '
+            + '<div style="font-size: 12px; color: #555;">'
+              f"In one random draw the 42 token rows run from {rows.min():.2f} to "
               f"{rows.max():.2f} long; every position row is exactly {pos:.2f}. "
               f"Token ÷ position: <b>{ratio:.2f}</b>.</div></div>"
         )
