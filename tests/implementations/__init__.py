@@ -1,4 +1,5 @@
 """Correct and wrong implementations of the four graded exercises, one plain .py file each.
+# ruff: noqa: F821 (np and softmax are the notebook's)
 
 A file is exactly what a student could write in the exercise's solution cell: one function
 definition, using the notebook's ``np`` and ``softmax``. Its name says what it is::
@@ -95,7 +96,7 @@ def solution_cell(exercise: str) -> tuple[str, str]:
     return NOTEBOOK_OF[exercise], exercise
 
 
-def test_cells(exercise: str) -> dict[str, dict]:
+def graded_cells(exercise: str) -> dict[str, dict]:
     """The graded test cells of an exercise, by grade_id, in notebook order."""
     cells = notebook_cells(NOTEBOOK_OF[exercise])
     return {gid: c for gid, c in cells.items() if c["grade"] and gid.startswith(f"test_{exercise}")}
@@ -107,6 +108,7 @@ class Graded:
     max_points: float
     output: str  # what the cells printed (the visible check's message)
     errors: dict[str, str]  # grade_id → the error that cost the points
+    namespace: dict  # the notebook's globals afterwards
 
 
 def grade(exercise: str, solution_source: str, namespace_extra: dict | None = None) -> Graded:
@@ -127,7 +129,7 @@ def grade(exercise: str, solution_source: str, namespace_extra: dict | None = No
             exec(compile(solution_source, f"<{exercise}>", "exec"), ns)
         except Exception as e:  # a solution cell that fails leaves the function undefined
             errors[exercise] = f"{type(e).__name__}: {e}"
-        for gid, cell in test_cells(exercise).items():
+        for gid, cell in graded_cells(exercise).items():
             max_points += cell["points"]
             try:
                 exec(compile(cell["source"], f"<{gid}>", "exec"), ns)
@@ -135,4 +137,4 @@ def grade(exercise: str, solution_source: str, namespace_extra: dict | None = No
                 errors[gid] = f"{type(e).__name__}: {e}"
             else:
                 points += cell["points"]
-    return Graded(points, max_points, out.getvalue(), errors)
+    return Graded(points, max_points, out.getvalue(), errors, ns)

@@ -1,4 +1,5 @@
 # exercise: greedy_decode · verdict: wrong · mistake: break before append, so <eos> is dropped
+# ruff: noqa: F821 (np and softmax are the notebook's)
 # check says: <eos> is missing
 def greedy_decode(model, prompt, eos=1, max_new=6):
     ids = list(prompt)

@@ -1,4 +1,5 @@
 # exercise: greedy_decode · verdict: wrong · mistake: stops at id 1 whatever eos is
+# ruff: noqa: F821 (np and softmax are the notebook's)
 # check says: whatever eos is
 def greedy_decode(model, prompt, eos=1, max_new=6):
     ids = list(prompt)

@@ -1,4 +1,5 @@
 # exercise: make_xy · verdict: correct · one loop with a flag: the answer starts after '='
+# ruff: noqa: F821 (np and softmax are the notebook's)
 def make_xy(seq, eq=12, pad=0):
     x, y = [], []
     answer = False

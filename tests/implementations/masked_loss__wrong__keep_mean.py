@@ -1,4 +1,5 @@
 # exercise: masked_loss · verdict: wrong · mistake: (nll * keep).mean() divides by all N rows
+# ruff: noqa: F821 (np and softmax are the notebook's)
 # check says: divides by all N rows
 def masked_loss(logits, targets, pad=0):
     p = softmax(logits)

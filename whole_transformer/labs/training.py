@@ -214,18 +214,18 @@ class TrainingLab(widgets.VBox):
         self.progress.max, self.progress.value, self.progress.description = epochs, 0, "epoch 0"
         self.progress.bar_style = ""
         cut = f" (autograding: cut from {asked} to {epochs} epochs)" if epochs < asked else ""
-        self._set_status(f"Training '{spec.label}' for {epochs} epochs{cut}…")
+        self._set_status(f"Training {spec.label}: {epochs} epochs{cut}…")
         self._live[run] = []
         self.reads.value = ""
 
         def after_epoch(log: EpochLog, model) -> None:
             self._live[run].append(log)
-            self.progress.value = log.epoch
-            self.progress.description = f"epoch {log.epoch}"
-            self._set_status(f"'{spec.label}', epoch {log.epoch} of {epochs}: loss {log.loss:.4f}, "
+            self._set_status(f"{spec.label}, epoch {log.epoch} of {epochs}: loss {log.loss:.4f}, "
                              f"held out {100 * log.held_out:.0f} % right{cut}")
             self.chart.value = chart_svg(self._live)
             self.table.value = self._table_html(self._live[run])
+            self.progress.description = f"epoch {log.epoch}"
+            self.progress.value = log.epoch
 
         try:
             with one_thread():
@@ -236,7 +236,7 @@ class TrainingLab(widgets.VBox):
         self.runs[run] = result
         self.progress.bar_style = "success"
         last = result.history[-1]
-        self._set_status(f"'{spec.label}' after {epochs} epochs: training loss {last.loss:.4f}, "
+        self._set_status(f"{spec.label}, after {epochs} epochs: training loss {last.loss:.4f}, "
                          f"{100 * last.held_out:.0f} % of the 100 held-out numbers right{cut}.")
         self.reads.value = self._reads_html(result, spec.task)
         return result
@@ -265,9 +265,11 @@ class TrainingLab(widgets.VBox):
                         f'text-align: right;">{n}</td><td style="padding: 1px 8px;">{_esc(said[n]) or "(nothing)"}'
                         f'</td><td style="padding: 1px 8px; color: {"rgb(46,125,50)" if ok else "rgb(178,24,43)"};">'
                         f'{"✓" if ok else "✗ " + _esc(expected_answer(n, task))}</td></tr>')
+        th = "padding: 1px 8px; text-align: left; border-bottom: 1px solid #888;"
         return (f'<div style="font-size: 12px;">held-out numbers, read by this model:</div>'
                 f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
-                f'font-size: 12px;">{"".join(rows)}</table>')
+                f'font-size: 12px;"><tr><th style="{th}">number</th><th style="{th}">it says</th>'
+                f'<th style="{th}"></th></tr>{"".join(rows)}</table>')
 
 
 def training_lab(run: str = "main", epochs: int = 60) -> TrainingLab:

@@ -1,0 +1,450 @@
+"""The four graded exercises: references, visible checks, hidden tests, and the grading helpers.
+
+The central tests run the notebooks' own cells (the locked setup cells, then an implementation
+from tests/implementations/ in place of the solution cell, then the exercise's graded test cell,
+with its hidden tests) in one namespace, as nbgrader runs them in a kernel:
+
+- every correct implementation gets full points, and its visible check says "✓ Right.";
+- every wrong one gets 0 points for that exercise, and its visible check names the mistake;
+- a submission cannot win points by returning an always-equal object, by replacing builtins or
+  NumPy functions, or by reading the expected values from the notebook's globals;
+- a hidden test's failure message names kinds of cases, never expected values.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from implementations import NOTEBOOK_OF, SOURCE, grade, graded_cells, implementations, notebook_cells
+
+from whole_transformer import checks, grading, reference, task
+
+ALL = implementations()
+EXERCISES = sorted(NOTEBOOK_OF)
+HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+
+
+def right_source(exercise: str) -> str:
+    return next(i for i in ALL if i.exercise == exercise and i.correct).source
+
+
+# ------------------------------------------------------------------------------------------ references
+def test_reference_next_token_and_greedy_decode():
+    h, W, b = np.array([2.0, 0.5]), np.array([[0.5, 1.0, -1.0, 0.25], [1.0, 1.5, 2.0, -0.5]]), np.zeros(4)
+    assert reference.next_token(h, W, b) == 1
+    assert reference.next_token(np.array([1.0]), np.array([[0.0, 2.0, 2.0]]), np.zeros(3)) == 1  # first of a tie
+    assert reference.greedy_decode(reference.stand_in_model, reference.STAND_IN_PROMPT) == [3, 2, 3, 4, 5, 6, 5, 1]
+    assert reference.greedy_decode(reference.stand_in_model, [3, 2, 3, 4], max_new=2) == [3, 2, 3, 4, 5, 6]
+    prompt = [3, 2, 3, 4]
+    reference.greedy_decode(reference.stand_in_model, prompt)
+    assert prompt == [3, 2, 3, 4]
+
+
+def test_reference_greedy_decode_reads_like_the_package():
+    from whole_transformer.decode import greedy_decode_slow
+    from whole_transformer.train import load_model
+
+    model = load_model("60")
+    rows = grading.model_rows(model)
+    for n in (0, 14, 427, 896, 905):
+        assert reference.greedy_decode(rows, task.prompt(n)) == greedy_decode_slow(model, task.prompt(n))
+
+
+def test_reference_make_xy_agrees_with_the_task_on_every_number():
+    for n in range(1000):
+        for seq in (task.sequence(n), task.copy_sequence(n)):
+            assert reference.make_xy(seq) == task.make_xy(seq)
+    assert reference.make_xy(task.sequence(427)) == ([6, 4, 9, 12, 17, 41, 33, 20], [0, 0, 0, 17, 41, 33, 20, 1])
+
+
+def test_reference_masked_loss_agrees_with_torch_cross_entropy():
+    from whole_transformer.train import load_model
+
+    x, y = task.make_batch(range(64))
+    for name in ("2", "60"):
+        with torch.no_grad():
+            logits = load_model(name)(x).reshape(-1, 42)
+        theirs = F.cross_entropy(logits.double(), y.reshape(-1), ignore_index=task.PAD).item()
+        mine = reference.masked_loss(logits.numpy(), y.reshape(-1).numpy())
+        assert mine == pytest.approx(theirs, rel=1e-9)
+    big = np.random.default_rng(0).normal(size=(5, 6)) * 30 + 1000  # stable for large logits
+    assert np.isfinite(reference.masked_loss(big, np.array([1, 0, 2, 3, 5])))
+
+
+def test_the_notebook_stand_in_is_the_reference_stand_in():
+    import json
+
+    cells = json.loads((SOURCE / NOTEBOOK_OF["greedy_decode"]).read_text())["cells"]
+    src = next("".join(c["source"]) for c in cells if "def stand_in(ids)" in "".join(c["source"]))
+    ns = {"np": np}
+    exec(src, ns)
+    assert np.array_equal(ns["TOKEN"], reference.STAND_IN_TOKEN)
+    assert np.array_equal(ns["POSITION"], reference.STAND_IN_POSITION)
+    assert ns["STAND_IN_VOCAB"] == reference.STAND_IN_VOCAB
+    ids = [3, 2, 3, 4, 5, 6, 5]
+    assert np.array_equal(ns["stand_in"](ids), reference.stand_in_model(ids))
+
+
+# ------------------------------------------------------------------------------------------ implementations
+def test_every_exercise_has_correct_and_wrong_implementations_and_every_listed_mistake():
+    names = {(i.exercise, i.verdict, i.name) for i in ALL}
+    for ex in EXERCISES:
+        assert sum(1 for e, v, _ in names if e == ex and v == "correct") >= 4, ex
+    must = {  # the typical mistakes the issue lists, each a file
+        "greedy_decode": ["eos_dropped", "prompt_only", "last_token_only", "first_row", "one_too_many",
+                          "one_too_few", "returns_scores"],
+        "masked_loss": ["mean_over_all", "keep_mean", "pad_hard_coded", "sum", "sign"],
+        "make_xy": ["no_shift", "eq_target_kept", "first_word_dropped"],
+        "next_token": ["returns_score"],
+    }
+    for ex, mistakes in must.items():
+        for m in mistakes:
+            assert (ex, "wrong", m) in names, (ex, m)
+    assert all(i.check_says for i in ALL if not i.correct), "every wrong implementation says what the check says"
+
+
+@pytest.mark.parametrize("imp", [i for i in ALL if i.correct], ids=lambda i: i.id)
+def test_a_correct_implementation_gets_full_points(imp):
+    graded = grade(imp.exercise, imp.source)
+    assert graded.max_points > 0
+    assert graded.points == graded.max_points, graded.errors
+    assert "✓ Right." in graded.output, graded.output
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("imp", [i for i in ALL if not i.correct], ids=lambda i: i.id)
+def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake(imp):
+    graded = grade(imp.exercise, imp.source)
+    assert graded.points == 0, f"{imp.id} got {graded.points} of {graded.max_points}"
+    assert "✗" in graded.output and "✓" not in graded.output, graded.output
+    assert imp.check_says in graded.output, graded.output
+    # the hidden test says which kinds of case failed, and nothing else
+    (message,) = graded.errors.values()
+    assert message.startswith(f"AssertionError: {imp.exercise} is not right yet for: "), message
+    kinds = message.split(": ", 2)[2].split("; ")
+    assert set(kinds) <= hidden_kinds(imp.exercise) | {"the caller's prompt must not change",
+                                                       "the caller's sequence must not change"}, kinds
+
+
+def hidden_kinds(exercise: str) -> set[str]:
+    (cell,) = graded_cells(exercise).values()
+    return set(re.findall(r"^        \('([^']+)',", HIDDEN.search(cell["source"]).group(1), re.M))
+
+
+# ------------------------------------------------------------------------------------------ the graded cells
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_graded_cells_follow_the_convention(exercise):
+    cells = notebook_cells(NOTEBOOK_OF[exercise])
+    sol = cells[exercise]
+    assert sol["solution"] and not sol["grade"]
+    body = sol["source"].split("### BEGIN SOLUTION\n")[1]
+    assert sol["source"].lstrip().startswith(f"def {exercise}("), "the solution cell holds only the definition"
+    assert "### END SOLUTION" in body
+    tests = graded_cells(exercise)
+    assert list(tests) == [f"test_{exercise}"]
+    (cell,) = tests.values()
+    assert cell["points"] == {"next_token": 2, "greedy_decode": 3, "make_xy": 2, "masked_loss": 3}[exercise]
+    visible = cell["source"].split("### BEGIN HIDDEN TESTS")[0]
+    assert visible.strip() == f'check("{exercise}")'
+    hidden = HIDDEN.search(cell["source"]).group(1)
+    assert "reference" not in hidden and "whole_transformer.checks" not in hidden
+    assert len(hidden_kinds(exercise)) >= 6
+
+
+def test_hidden_tests_cover_the_cases_the_issue_names():
+    kinds = {ex: " | ".join(hidden_kinds(ex)) for ex in EXERCISES}
+    for needle in ["random score tables", "prompts of every length", "never picks eos", "max_new = 0",
+                   "max_new = 1", "ties", "large scores", "NumPy ints", "eos other than 1", "trained model"]:
+        assert needle in kinds["greedy_decode"], needle
+    for needle in ["pad other than 0", "large logits", "no target is PAD", "real batch"]:
+        assert needle in kinds["masked_loss"], needle
+    for needle in ["pad other than 0", "eq other than 12", "copy task", "NumPy ints"]:
+        assert needle in kinds["make_xy"], needle
+    for needle in ["tie", "bias decides", "negative", "large scores", "square W"]:
+        assert needle in kinds["next_token"], needle
+
+
+def test_the_expected_values_are_not_left_in_the_notebook_globals():
+    """The cases live inside a function that is deleted after the run: a submission cannot read them."""
+    for ex in EXERCISES:
+        graded = grade(ex, right_source(ex))
+        assert graded.points == graded.max_points
+        added = {k for k in graded.namespace if k.startswith("_") and not k.startswith("__")}
+        assert added <= {"_failed"}, added
+        assert graded.namespace["_failed"] == []
+        assert not any(k in graded.namespace for k in ("cases", "case", "want", f"_hidden_{ex}"))
+
+
+# ------------------------------------------------------------------------------------------ hostile submissions
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __hash__(self):
+        return 0
+
+
+WRONG_BUT_SHADOWING = {
+    "next_token": """
+import builtins
+abs = lambda x: 0
+len = lambda x: 0
+isinstance = lambda *a: True
+np.isclose = lambda *a, **k: True
+np.allclose = lambda *a, **k: True
+np.array_equal = lambda *a, **k: True
+def next_token(h, W, b):
+    return int(np.argmin(h @ W + b))
+""",
+    "greedy_decode": """
+abs = lambda x: 0
+len = lambda x: 0
+np.isclose = lambda *a, **k: True
+def greedy_decode(model, prompt, eos=1, max_new=6):
+    ids = list(prompt)
+    for _ in range(max_new):
+        nxt = int(np.argmax(model(ids)[-1]))
+        if nxt == eos:
+            break
+        ids.append(nxt)
+    return ids
+""",
+    "make_xy": """
+abs = lambda x: 0
+len = lambda x: 0
+sorted = lambda x: x
+np.isclose = lambda *a, **k: True
+def make_xy(seq, eq=12, pad=0):
+    return list(seq[:-1]), list(seq[1:])
+""",
+    "masked_loss": """
+abs = lambda x: 0.0
+float = lambda x: 0.0
+np.isclose = lambda *a, **k: True
+np.allclose = lambda *a, **k: True
+math_isclose = __import__("math").isclose
+__import__("math").isclose = lambda *a, **k: True
+def masked_loss(logits, targets, pad=0):
+    p = softmax(logits)
+    return -np.log(p[np.arange(len(targets)), targets]).mean()
+""",
+}
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_shadowed_builtins_and_numpy_do_not_give_points_to_a_wrong_answer(exercise):
+    import math
+
+    saved = {k: getattr(np, k) for k in ("isclose", "allclose", "array_equal")}
+    saved_math = math.isclose
+    try:
+        graded = grade(exercise, WRONG_BUT_SHADOWING[exercise])
+    finally:
+        for k, v in saved.items():
+            setattr(np, k, v)
+        math.isclose = saved_math
+    assert graded.points == 0, graded.errors
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_shadowed_builtins_and_numpy_do_not_take_points_from_a_right_answer(exercise):
+    saved = {k: getattr(np, k) for k in ("isclose", "allclose")}
+    shadow = "abs = lambda x: -1\nnp.isclose = lambda *a, **k: False\nnp.allclose = lambda *a, **k: False\n"
+    try:
+        graded = grade(exercise, shadow + right_source(exercise))
+    finally:
+        for k, v in saved.items():
+            setattr(np, k, v)
+    assert graded.points == graded.max_points, graded.errors
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_an_always_equal_return_value_gets_no_points(exercise):
+    args = {"next_token": "h, W, b", "greedy_decode": "model, prompt, eos=1, max_new=6",
+            "make_xy": "seq, eq=12, pad=0", "masked_loss": "logits, targets, pad=0"}[exercise]
+    src = f"def {exercise}({args}):\n    return AlwaysEqual()\n"
+    graded = grade(exercise, src, {"AlwaysEqual": AlwaysEqual})
+    assert graded.points == 0
+    # nor a list of them, nor a pair of them
+    src = f"def {exercise}({args}):\n    return [AlwaysEqual(), AlwaysEqual()]\n"
+    assert grade(exercise, src, {"AlwaysEqual": AlwaysEqual}).points == 0
+
+
+def test_subclasses_of_int_float_and_list_cannot_lie():
+    class LyingInt(int):
+        def __eq__(self, other):
+            return True
+
+    class LyingFloat(float):
+        def __sub__(self, other):
+            return 0.0
+
+    class LyingList(list):
+        def __eq__(self, other):
+            return True
+
+    assert not grading.same_id(LyingInt(5), 3)
+    assert not grading.close(LyingFloat(5.0), 3.0)
+    assert not grading.same_ids(LyingList([9]), [1, 2])
+    assert not grading.same_pair(LyingList([[1], [2]]), [1], [2])
+
+
+def test_a_submission_that_reads_the_notebook_globals_finds_no_expected_value():
+    src = """
+def greedy_decode(model, prompt, eos=1, max_new=6):
+    g = globals()
+    for name in ("want", "_want", "cases", "_cases", "case"):
+        if name in g:
+            v = g[name]
+            return v[-1] if name in ("case",) else v
+    return list(prompt)
+"""
+    assert grade("greedy_decode", src).points == 0
+
+
+def test_a_failing_test_cell_message_shows_no_expected_value():
+    graded = grade("greedy_decode", next(i for i in ALL if i.name == "eos_dropped").source)
+    (message,) = graded.errors.values()
+    assert not re.search(r"\[\d", message) and "want" not in message
+
+
+# ------------------------------------------------------------------------------------------ visible checks
+def test_check_reads_the_function_from_the_callers_globals(capsys):
+    ns = {"check": checks.check}
+    exec('ok = check("next_token")', ns)
+    assert ns["ok"] is False and "No function yet" in capsys.readouterr().out
+    ns["next_token"] = reference.next_token
+    exec('ok = check("next_token")', ns)
+    assert ns["ok"] is True and "✓ Right." in capsys.readouterr().out
+
+
+def test_check_on_the_release_stub_says_not_written_yet(capsys):
+    ns = {"check": checks.check}
+    exec("def make_xy(seq, eq=12, pad=0):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n", ns)
+    exec('ok = check("make_xy")', ns)
+    out = capsys.readouterr().out
+    assert ns["ok"] is False and "Not written yet" in out
+
+
+def test_check_never_raises_and_reports_errors_and_none(capsys):
+    def crashes(h, W, b):
+        raise KeyError("oops")
+
+    def nothing(logits, targets, pad=0):
+        scores = softmax_missing  # noqa: F821, F841
+
+    def forgot_return(model, prompt, eos=1, max_new=6):
+        ids = list(prompt)
+        ids.append(1)
+
+    assert checks.check("next_token", crashes) is False
+    assert "raised KeyError" in capsys.readouterr().out
+    assert checks.check("masked_loss", nothing) is False
+    assert "NameError" in capsys.readouterr().out
+    assert checks.check("greedy_decode", forgot_return) is False
+    assert "returns None" in capsys.readouterr().out
+    assert checks.check("make_xy", 42) is False
+    assert "not a function" in capsys.readouterr().out
+
+
+def test_check_stops_a_loop_that_never_ends(capsys):
+    def forever(model, prompt, eos=1, max_new=6):
+        ids = list(prompt)
+        while True:
+            ids = ids[:1] + [int(np.argmax(model(ids)[-1]))]
+
+    assert checks.check("greedy_decode", forever) is False
+    assert "does your loop stop?" in capsys.readouterr().out
+
+
+def test_check_hints_for_the_questions_of_03_and_04(capsys):
+    right = {"changes_during_inference": "B", "rows_742": 7, "counted_427": 5, "flat_shape": (320, 42),
+             "no_causal_mask": "B", "learns_nothing": "B"}
+    for qid, answer in right.items():
+        assert checks.check(qid, answer), qid
+        assert "✓ Right." in capsys.readouterr().out
+        for wrong, hint in checks.QUESTIONS[qid].hints.items():
+            assert not checks.check(qid, wrong)
+            assert hint in capsys.readouterr().out
+    assert checks.check("flat_shape", "(320, 42)") and checks.check("rows_742", "7")
+
+
+def test_check_unknown_names_raise_with_the_list():
+    with pytest.raises(ValueError, match="exercises"):
+        checks.check("greedy")
+
+
+# ------------------------------------------------------------------------------------------ grading helpers
+def test_same_id_accepts_python_and_numpy_ints_only():
+    assert grading.same_id(3, 3) and grading.same_id(np.int64(3), 3) and grading.same_id(np.int32(3), 3)
+    assert grading.same_id(np.array(3), 3) and grading.same_id(torch.tensor(3), 3)
+    for bad in (3.0, np.float64(3.0), True, [3], np.array([3]), "3", None, AlwaysEqual()):
+        assert not grading.same_id(bad, 3), bad
+    assert not grading.same_id(True, 1) and not grading.same_id(4, 3)
+
+
+def test_same_ids_accepts_lists_tuples_and_int_arrays():
+    want = [6, 4, 12, 1]
+    for ok in (want, tuple(want), np.array(want), [np.int64(v) for v in want], torch.tensor(want)):
+        assert grading.same_ids(ok, want), ok
+    for bad in ([6, 4, 12], [6, 4, 12, 1, 0], [6.0, 4, 12, 1], np.array(want, dtype=float), [6, 4, 12, True],
+                "6 4 12 1", None, [[6, 4, 12, 1]], AlwaysEqual()):
+        assert not grading.same_ids(bad, want), bad
+
+
+def test_same_pair_close_same_array_and_unchanged():
+    assert grading.same_pair(([1, 2], [0, 3]), [1, 2], [0, 3])
+    assert grading.same_pair([np.array([1, 2]), (0, 3)], [1, 2], [0, 3])
+    assert not grading.same_pair(([1, 2], [0, 3], []), [1, 2], [0, 3])
+    assert not grading.same_pair({"x": [1, 2]}, [1, 2], [0, 3])
+    assert grading.close(0.5, 0.5) and grading.close(np.float32(0.5), 0.5) and grading.close(np.array(0.5), 0.5)
+    assert grading.close(0.5 + 1e-8, 0.5) and not grading.close(0.5 + 1e-4, 0.5)
+    assert grading.close(0.50001, 0.5, rel=1e-4)
+    for bad in (float("nan"), float("inf"), np.array([0.5]), "0.5", None, True, AlwaysEqual()):
+        assert not grading.close(bad, 0.5), bad
+    assert not grading.close(0.5, float("nan"))
+    assert grading.same_array(np.eye(2), [[1.0, 0.0], [0.0, 1.0]])
+    assert grading.same_array(np.eye(2) + 1e-9, np.eye(2))
+    assert not grading.same_array(np.eye(3), np.eye(2)) and not grading.same_array(np.eye(2) * 2, np.eye(2))
+    a = [1, 2]
+    assert grading.unchanged(a, [1, 2]) and grading.unchanged(a, [np.int64(1), np.int64(2)])
+    assert not grading.unchanged([1, 2, 3], [1, 2]) and not grading.unchanged((1, 2), [1, 2])
+
+
+def test_hidden_test_data_is_made_from_private_references():
+    a = grading.random_array(5, (3, 4))
+    saved = np.random.default_rng
+    try:
+        np.random.default_rng = lambda *a, **k: None  # a submission replacing NumPy's generator
+        b = grading.random_array(5, (3, 4))
+    finally:
+        np.random.default_rng = saved
+    assert np.array_equal(a, b)
+    assert grading.array([1, 2], int).dtype == np.int64 and grading.array([1, 2]).dtype == np.float64
+    assert [type(v) for v in grading.numpy_ints([1, 2])] == [np.int64, np.int64]
+    assert grading.random_array(1, 3, dtype=np.float32).dtype == np.float32
+
+
+def test_score_model_depends_on_token_position_and_the_token_before():
+    m = grading.score_model(1, 8)
+    rows = m([2, 3, 4])
+    assert rows.shape == (3, 8)
+    assert not np.allclose(m([4])[-1], rows[-1]), "the last token alone gives another row"
+    assert not np.allclose(m([5, 3, 4])[-1], m([2, 6, 4])[-1])
+    assert np.array_equal(m(np.array([2, 3, 4])), m((2, 3, 4))) and np.array_equal(m(grading.numpy_ints([2, 3, 4])),
+                                                                                    rows)
+    never = grading.score_model(2, 6, eos=1, never_eos=True)
+    assert all(never([2, 3, 4, 5])[:, 1] < never([2, 3, 4, 5]).max(axis=1))
+    ties = grading.score_model(3, 6, ties=True)(list(range(2, 6)))
+    assert any((row == row.max()).sum() > 1 for row in ties)
+    with pytest.raises(ValueError, match="reads 1 to"):
+        m([])
+    with pytest.raises(ValueError, match="never_eos needs"):
+        grading.score_model(1, 5, never_eos=True)
