@@ -94,8 +94,8 @@ def browser():
 class Server:
     """A running JupyterLab: its root folder (where tests copy notebooks), URL and token."""
 
-    def __init__(self, root, port, token, proc, log):
-        self.root, self.port, self.token, self.proc, self.log = root, port, token, proc, log
+    def __init__(self, root, port, token, proc, log, env):
+        self.root, self.port, self.token, self.proc, self.log, self.env = root, port, token, proc, log, env
         self.url = f"http://127.0.0.1:{port}"
 
     def api(self, path, method="GET"):
@@ -151,7 +151,7 @@ def jupyter_server(tmp_path_factory):
     ]  # fmt: skip
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
-    server = Server(root, port, token, proc, log)
+    server = Server(root, port, token, proc, log, env)
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while True:
         if proc.poll() is not None:

@@ -11,16 +11,20 @@ Opening files and running commands goes through `window.jupyterapp` (exposed by 
 everything a test asserts about a lab is read from the page, as a student would see it.
 """
 
+import os
 import re
 import shutil
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-RELEASE = REPO / "release" / "whole-transformer"
-LECTURE = REPO / "notebooks"
+# The course whose built folders are tested: this checkout, unless WT_E2E_COURSE names another course folder.
+COURSE = Path(os.environ.get("WT_E2E_COURSE") or REPO).resolve()
+RELEASE = COURSE / "release" / "whole-transformer"
+LECTURE = COURSE / "notebooks"
 NOTEBOOKS = [
     "01-whole-machine.ipynb",
     "02-microscope.ipynb",
@@ -33,15 +37,14 @@ KERNEL_TIMEOUT = 60
 _FIND = "(id) => Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.id === id)"
 
 
-def require_built(folder, command):
+def require_built(folder, command, names=NOTEBOOKS):
     """Fail (never skip) when a built folder is missing: the browser tests test what was built."""
+    shown = folder.relative_to(COURSE) if folder.is_relative_to(COURSE) else folder
     if not folder.is_dir():
-        pytest.fail(f"{folder.relative_to(REPO)}/ does not exist: run `{command}` first", pytrace=False)
-    missing = [name for name in NOTEBOOKS if not (folder / name).is_file()]
+        pytest.fail(f"{shown}/ does not exist: run `{command}` first", pytrace=False)
+    missing = [name for name in names if not (folder / name).is_file()]
     if missing:
-        pytest.fail(
-            f"{folder.relative_to(REPO)}/ lacks {', '.join(missing)}: run `{command}` to rebuild it", pytrace=False
-        )
+        pytest.fail(f"{shown}/ lacks {', '.join(missing)}: run `{command}` to rebuild it", pytrace=False)
 
 
 def copy_into(server, src, dest_name):
@@ -129,10 +132,10 @@ class Lab:
         nb.wait_kernel("Idle")
         return nb
 
-    def run(self, folder, name, edition, command):
+    def run(self, folder, name, edition, command, before_run=None, trust=False):
         """The notebook `folder/name`, copied to `<edition>/name` under the server root, opened and run; it stays
         open (with its kernel) until a test runs another notebook, so the tests of one notebook share one run."""
-        require_built(folder, command)
+        require_built(folder, command, [name])
         path = f"{edition}/{name}"
         done = self.runs.get(path)
         if isinstance(done, str):
@@ -142,10 +145,18 @@ class Lab:
             return done
         self.close_everything()  # one notebook and one kernel at a time: 2 shared cores
         if edition not in self.copied:
-            copy_into(self.server, folder, edition)
+            copied = copy_into(self.server, folder, edition)
+            if trust:  # what `jupyter trust` does, in this server's own data folder
+                from nbformat.sign import NotebookNotary
+
+                notary = NotebookNotary(data_dir=self.server.env["JUPYTER_DATA_DIR"])
+                for file in copied.glob("*.ipynb"):
+                    notary.sign(nbformat.read(file, as_version=4))
             self.copied.add(edition)
         self.runs[path] = "it did not open or run"
         nb = self.open(path)
+        if before_run is not None:
+            before_run(nb)  # e.g. look at what the notebook shows before it runs
         seconds = nb.run_all()
         self.runs[path] = Run(nb, seconds, nb.code_cells())
         return self.runs[path]
@@ -220,8 +231,31 @@ class Notebook:
         )
         if finished != "done":
             pytest.fail(f"{self.path}: Run All Cells did not finish within {timeout} s")
-        self.wait_kernel("Idle")
+        self.wait_settled(deadline=start + timeout)
         return time.monotonic() - start
+
+    def busy_cells(self):
+        """Code cells still queued or running (prompt [*])."""
+        return self.page.evaluate(
+            f"""(id) => ({_FIND})(id).content.widgets.filter(c => c.model.type === 'code' &&
+                (c.model.executionState === 'running' ||
+                 (c.node.querySelector('.jp-InputPrompt')?.textContent || '').includes('*'))).length""",
+            self.id,
+        )
+
+    def wait_settled(self, deadline, calm=3):
+        """Wait until no cell is queued or running and the status bar says Idle, `calm` polls in a row (the kernel
+        is briefly idle between two cells, and the run command may resolve before the last reply is shown)."""
+        quiet = 0
+        while quiet < calm:
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"{self.path}: still running after Run All: {self.busy_cells()} cells busy, "
+                    f"status bar {self.kernel_status()!r}"
+                )
+            busy = self.busy_cells() or not self.kernel_status().strip().endswith("| Idle")
+            quiet = 0 if busy else quiet + 1
+            self.page.wait_for_timeout(250)
 
     def code_cells(self):
         return self.page.evaluate(
@@ -289,16 +323,20 @@ def set_slider(slider, value, max_presses=64):
 
 
 def wait_text(locator, text, timeout=10):
-    """Wait until `locator` shows `text`; fail with what it shows instead."""
+    """Wait until `locator` shows `text` (a string it contains, or a compiled regex it matches somewhere);
+    fail with what it shows instead."""
     deadline = time.monotonic() + timeout
     while True:
         shown = locator.inner_text()
-        if text in shown:
+        if text.search(shown) if isinstance(text, re.Pattern) else text in shown:
             return shown
         if time.monotonic() > deadline:
             pytest.fail(f"expected {text!r} on screen within {timeout} s; it shows {shown!r}", pytrace=False)
         locator.page.wait_for_timeout(50)
 
 
-def dropdown_select(dropdown, label):
-    dropdown.locator("select").select_option(label=label)
+def type_into(field, text):
+    """Type into a text box (or an editable slider readout) as a student does: replace its text, press Enter."""
+    field.click()
+    field.fill(text)
+    field.press("Enter")

@@ -1,42 +1,49 @@
 """The release notebooks as a student gets them: each runs top to bottom in JupyterLab, only the unanswered stubs
-raise (NotImplementedError), and every lab answers a student's clicks and slides on screen.
+raise (NotImplementedError), and every lab answers a student's clicks, slides and typing on screen.
 
 The tests of one notebook follow each other and share one run of it (see Lab.run). Screenshots of every lab
-before and after the interaction go to artifacts/e2e/.
+before and after the interaction go to artifacts/e2e/<notebook>-release-<lab>-{before,after}.png.
+The `exercise_*` functions are used by the lecture tests too.
 """
 
-import pytest
-from e2e_lab import NOTEBOOKS, RELEASE, by_description, set_slider, slider_value, wait_text
+import functools
+import re
 
-from whole_transformer.model import ModelConfig, parameter_counts
+import pytest
+from e2e_lab import NOTEBOOKS, RELEASE, by_description, set_slider, slider_value, type_into, wait_text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
-LABS = {  # the labs each notebook shows (the wt-<name> class of each lab's root)
+LABS = {  # the labs each notebook shows: the wt-<name> class of each lab's root
     "01-whole-machine.ipynb": ["machine"],
     "02-microscope.ipynb": ["microscope", "block", "scale"],
     "03-one-word-at-a-time.ipynb": ["decode"],
     "04-how-it-learned.ipynb": ["batch", "training"],
 }
+N01, N02, N03, N04 = NOTEBOOKS
 
 
 def run(lab, name):
     return lab.run(RELEASE, name, "release", "make release")
 
 
+def check_labs_shown(nb, name):
+    for kind in LABS[name]:
+        nb.lab_widget(kind)
+    assert not nb.widget_errors(), f"{name}: a widget failed to display: {nb.widget_errors()}"
+
+
 def check_release_run(lab, name):
     done = run(lab, name)
-    not_run = done.not_run()
-    assert not not_run, f"{name}: Run All stopped; these cells never ran: {not_run[:5]}"
     wrong = [(i, ename, evalue, line) for i, ename, evalue, line, _ in done.errors() if ename != "NotImplementedError"]
+    not_run = done.not_run()
+    assert not not_run, f"{name}: Run All stopped at an error {done.errors()[-1][:4]}; never ran: {not_run[:3]}…"
     assert not wrong, f"{name}: cells raised something other than an unanswered stub's NotImplementedError: {wrong}"
     for i, _, _, line, cell in done.errors():
         assert "raises-exception" in cell["tags"], (
             f"{name}: cell {i} ({line!r}) raises NotImplementedError without the raises-exception tag"
         )
-    for kind in LABS[name]:
-        done.nb.lab_widget(kind)
-    assert not done.nb.widget_errors(), f"{name}: a widget failed to display: {done.nb.widget_errors()}"
+    check_labs_shown(done.nb, name)
     return done
 
 
@@ -45,21 +52,22 @@ def machine_total(machine):
     return int(machine.locator(".wt-machine-total").get_attribute("data-total"))
 
 
-def machine_sizes(machine):
-    read = {k: slider_value(by_description(machine, "slider", k)) for k in ("d_model", "heads", "blocks", "d_ff")}
-    return ModelConfig(
-        d_model=int(read["d_model"]), n_heads=int(read["heads"]), n_layers=int(read["blocks"]), d_ff=int(read["d_ff"])
-    )
+def machine_config(machine):
+    from whole_transformer.model import ModelConfig
+
+    read = {k: int(slider_value(by_description(machine, "slider", k))) for k in ("d_model", "heads", "blocks", "d_ff")}
+    return ModelConfig(d_model=read["d_model"], n_heads=read["heads"], n_layers=read["blocks"], d_ff=read["d_ff"])
 
 
 def exercise_machine(lab, nb, prefix):
+    """Heads change nothing in the total; d_model changes it to the model's own count."""
+    from whole_transformer.model import parameter_counts
+
     machine = nb.lab_widget("machine").first
-    machine.scroll_into_view_if_needed()
     lab.shot(machine, f"{prefix}-machine-before")
     total = machine_total(machine)
-    assert total == parameter_counts(machine_sizes(machine))["total"], "the shown total is not the model's count"
+    assert total == parameter_counts(machine_config(machine))["total"], "the shown total is not the model's count"
 
-    # heads: the picture says how the work is split, the total stays exactly the same
     heads = by_description(machine, "slider", "heads")
     h_before = slider_value(heads)
     h_after = "8" if h_before != "8" else "2"
@@ -69,29 +77,218 @@ def exercise_machine(lab, nb, prefix):
     assert "unchanged" in change.inner_text()
     assert machine_total(machine) == total, "moving heads changed the total parameter count"
 
-    # d_model: the total follows at once, and heads keep their value where it still divides d_model
     d_model = by_description(machine, "slider", "d_model")
     d_before = slider_value(d_model)
     d_after = "128" if d_before != "128" else "32"
     set_slider(d_model, d_after)
-    expected = parameter_counts(machine_sizes(machine))["total"]
+    expected = parameter_counts(machine_config(machine))["total"]
     assert expected != total
     machine.locator(f'.wt-machine-total[data-total="{expected}"]').wait_for()
     assert f"{expected:,}" in machine.locator(".wt-machine-total").inner_text()
-    lab.page.wait_for_timeout(300)  # let any late message from the page arrive before reading the sliders again
+    lab.shot(machine, f"{prefix}-machine-after")
+    lab.page.wait_for_timeout(300)  # let a late message from the page arrive before reading the sliders again
     assert slider_value(heads) == h_after, (
         f"heads changed from {h_after} to {slider_value(heads)} when only d_model moved ({d_before} → {d_after}), "
         f"though {h_after} divides every d_model on the way; the lab says: {change.inner_text()!r}"
     )
     wait_text(change, f"→ {d_after}: total")
-    assert machine_total(machine) == parameter_counts(machine_sizes(machine))["total"]
-    lab.shot(machine, f"{prefix}-machine-after")
+    assert machine_total(machine) == parameter_counts(machine_config(machine))["total"]
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS[:1])
-def test_release_runs_01(lab, name):
-    check_release_run(lab, name)
+# ---------------------------------------------------------------------------------------------- 02
+def microscope_view(micro):
+    return (
+        micro.locator(".wt-microscope-title").inner_text(),
+        micro.locator(".wt-microscope-shape").inner_text(),
+        micro.locator(".wt-microscope-heatmap table.wt-heatmap").first.get_attribute("data-shape"),
+        micro.locator(".wt-microscope-heatmap").inner_text(),
+    )
 
 
-def test_machine_lab(lab):
-    exercise_machine(lab, run(lab, NOTEBOOKS[0]).nb, "01-release")
+def exercise_microscope(lab, nb, prefix):
+    """Next steps through the intermediates (shape label and heatmap change); Previous goes back."""
+    micro = nb.lab_widget("microscope").first
+    lab.shot(micro, f"{prefix}-microscope-before")
+    step = by_description(micro, "slider", "step")
+    views = [microscope_view(micro)]
+    start = int(slider_value(step))
+    nxt, prev = micro.locator("button.wt-microscope-next"), micro.locator("button.wt-microscope-prev")
+    # Step forward until the shape label and the heatmap's shape have both changed (a few steps at most).
+    for k in range(1, 8):
+        nxt.click()
+        step.locator(".widget-readout", has_text=str(start + k)).wait_for()
+        micro.locator(".wt-microscope-title", has_text=f"step {start + k} of").wait_for()
+        views.append(microscope_view(micro))
+        if views[-1][1] != views[0][1] and views[-1][2] != views[0][2]:
+            break
+    first, last = views[0], views[-1]
+    assert last[1] != first[1], f"the shape label never changed in {len(views) - 1} steps: {first[1]!r}"
+    assert last[2] != first[2], f"the heatmap kept its shape {first[2]} for {len(views) - 1} steps"
+    assert all(a[3] != b[3] for a, b in zip(views, views[1:], strict=False)), "a step left the heatmap as it was"
+    lab.shot(micro, f"{prefix}-microscope-after")
+    prev.click()
+    micro.locator(".wt-microscope-title", has_text=f"step {start + len(views) - 2} of").wait_for()
+    assert microscope_view(micro) == views[-2], "Previous did not bring back the step before"
+
+
+def exercise_block(lab, nb, prefix):
+    """The block picture is a static drawing: it is shown, as an image that loaded."""
+    block = nb.lab_widget("block").first
+    image = block.locator(".wt-block-image img, img.wt-block-image").first
+    image.wait_for()
+    assert image.evaluate("img => img.complete && img.naturalWidth > 200"), "the block picture did not load"
+    lab.shot(block, f"{prefix}-block")
+
+
+def exercise_scale(lab, nb, prefix):
+    """Switching the √d_model factor off shrinks the token rows against the position rows (the ratio drops 8×)."""
+    scale = nb.lab_widget("scale").first
+    lab.shot(scale, f"{prefix}-scale-before")
+    lengths = scale.locator(".wt-scale-lengths [data-ratio]").first
+    ratio = float(lengths.get_attribute("data-ratio"))
+    box = scale.locator(".wt-scale-factor input[type=checkbox]")
+    on = box.is_checked()
+    box.click()
+    scale.locator(
+        f'.wt-scale-lengths [data-ratio]:not([data-ratio="{lengths.get_attribute("data-ratio")}"])'
+    ).wait_for()
+    new = float(scale.locator(".wt-scale-lengths [data-ratio]").first.get_attribute("data-ratio"))
+    factor = ratio / new if on else new / ratio
+    assert factor == pytest.approx(8, rel=0.01), f"the factor √64 = 8 should scale the ratio 8×: {ratio} → {new}"
+    lab.shot(scale, f"{prefix}-scale-after")
+
+
+# ---------------------------------------------------------------------------------------------- 03
+@functools.cache
+def greedy_words(checkpoint, number):
+    """What the shipped model says, computed here (outside the browser) to compare with the page."""
+    from whole_transformer.decode import greedy_trace
+    from whole_transformer.task import VOCAB, prompt
+    from whole_transformer.train import load_model
+
+    trace = greedy_trace(load_model(checkpoint), prompt(number), max_new=6)
+    return [VOCAB[i] for i in trace.ids[len(trace.prompt) :]]
+
+
+def read_aloud(lab, decode, checkpoint_label, number):
+    """Pick the model, type the number, press Next step until the lab says the reading ended; the picked words."""
+    decode.locator(".wt-decode-checkpoint select").select_option(label=checkpoint_label)
+    type_into(decode.locator(".wt-decode-number input"), str(number))
+    status = decode.locator(".wt-decode-status")
+    wait_text(status, f"The prompt of {number} has")
+    words = []
+    for k in range(1, 9):
+        decode.locator("button.wt-decode-next").click()
+        wait_text(status, re.compile(rf"Step {k} of|Done after {k} steps"))
+        wait_text(decode.locator(".wt-decode-view"), f"step {k}:")
+        words.append(decode.locator(".wt-decode-picked").inner_text().strip())
+        bars = decode.locator(".wt-decode-att")
+        tokens = decode.locator(".wt-decode-rows .wt-decode-token")
+        assert bars.count() == tokens.count() == len(str(number)) + k, (  # the prompt (digits, =) and the words
+            f"step {k}: {bars.count()} attention bars for {tokens.count()} input tokens"
+        )
+        heights = [b.bounding_box()["height"] for b in bars.all()]
+        assert sum(heights) > 20, f"step {k}: the attention bars are not drawn (heights {heights})"
+        if status.locator(".wt-decode-right, .wt-decode-wrong").count():
+            return words
+    pytest.fail(f"reading {number} never ended; the words so far: {words}")
+
+
+def exercise_decode(lab, nb, prefix):
+    decode = nb.lab_widget("decode").first
+    lab.shot(decode, f"{prefix}-decode-before")
+    words = read_aloud(lab, decode, "after 60 epochs", 427)
+    assert words == ["four", "hundred", "twenty", "seven", "<eos>"] == greedy_words("60", 427)
+    assert decode.locator(".wt-decode-status .wt-decode-right").count() == 1
+    assert "four hundred twenty seven" in decode.locator(".wt-decode-status").inner_text()
+    lab.shot(decode, f"{prefix}-decode-after-427")
+
+    words = read_aloud(lab, decode, "after 2 epochs", 14)
+    assert words == greedy_words("2", 14), "the page does not show what the 2-epoch model says"
+    assert decode.locator(".wt-decode-status .wt-decode-wrong").count() == 1, "the 2-epoch model read 14 right?"
+    lab.shot(decode, f"{prefix}-decode-after-14")
+
+
+# ---------------------------------------------------------------------------------------------- 04
+def exercise_batch(lab, nb, prefix):
+    """Typing other numbers changes the shapes and the target counts to those of task.batch_counts."""
+    from whole_transformer.task import batch_counts
+
+    batch = nb.lab_widget("batch").first
+    lab.shot(batch, f"{prefix}-batch-before")
+    numbers = [5, 17, 905]
+    type_into(batch.locator(".wt-batch-numbers input"), ", ".join(map(str, numbers)))
+    want = batch_counts(numbers)
+    B, L = want["x_shape"]
+    batch.locator(f'.wt-batch-summary [data-name="x"][data-shape="{B}x{L}"]').wait_for()
+    for kind in ("targets", "counted", "prompt", "padding"):
+        shown = batch.locator(f'.wt-batch-count[data-kind="{kind}"]').get_attribute("data-value")
+        assert int(shown) == want[kind], f"{kind}: the lab shows {shown}, batch_counts says {want[kind]}"
+    assert batch.locator(".wt-batch-grid .wt-target").count() == want["targets"]
+    lab.shot(batch, f"{prefix}-batch-after")
+
+
+def exercise_training(lab, nb, prefix):
+    """One epoch of the copy task: the progress bar fills, its loss curve appears, the model reads numbers."""
+    train = nb.lab_widget("training").first
+    lab.shot(train, f"{prefix}-training-before")
+    train.locator(".wt-training-run select").select_option(label="copy task")
+    epochs = by_description(train, "slider", "epochs")
+    type_into(epochs.locator(".widget-readout"), "1")
+    epochs.locator(".widget-readout", has_text="1").wait_for()
+    line = train.locator('.wt-training-chart .wt-loss-line[data-run="copy"][data-points="1"]')
+    assert line.count() == 0, "a one-epoch copy-task curve is on the chart before training it"
+    train.locator("button.wt-training-train").click()
+    line.wait_for(state="attached", timeout=60_000)
+    status = train.locator(".wt-training-status")
+    wait_text(status, "after 1 epochs", timeout=60)
+    progress = train.locator(".wt-training-progress")
+    assert "epoch 1" in progress.inner_text()
+    fill = progress.locator(".progress-bar").first.bounding_box()["width"]
+    track = progress.locator(".progress").first.bounding_box()["width"]
+    assert fill == pytest.approx(track, abs=2), f"the progress bar is {fill:.0f} of {track:.0f} px after the run"
+    train.locator(".wt-training-reads .wt-read").first.wait_for()
+    lab.shot(train, f"{prefix}-training-after")
+
+
+# ---------------------------------------------------------------------------------------------- tests
+def test_release_01_runs(lab):
+    check_release_run(lab, N01)
+
+
+def test_release_01_machine_lab(lab):
+    exercise_machine(lab, run(lab, N01).nb, "01-release")
+
+
+def test_release_02_runs(lab):
+    check_release_run(lab, N02)
+
+
+def test_release_02_microscope_lab(lab):
+    exercise_microscope(lab, run(lab, N02).nb, "02-release")
+
+
+def test_release_02_block_and_scale_labs(lab):
+    nb = run(lab, N02).nb
+    exercise_block(lab, nb, "02-release")
+    exercise_scale(lab, nb, "02-release")
+
+
+def test_release_03_runs(lab):
+    check_release_run(lab, N03)
+
+
+def test_release_03_decode_lab(lab):
+    exercise_decode(lab, run(lab, N03).nb, "03-release")
+
+
+def test_release_04_runs(lab):
+    check_release_run(lab, N04)
+
+
+def test_release_04_batch_lab(lab):
+    exercise_batch(lab, run(lab, N04).nb, "04-release")
+
+
+def test_release_04_training_lab(lab):
+    exercise_training(lab, run(lab, N04).nb, "04-release")
