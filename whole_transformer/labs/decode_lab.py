@@ -26,6 +26,10 @@ picture (``wt-decode-right`` / ``wt-decode-wrong`` inside it when the reading ha
 ``wt-decode-rows`` the input tokens, each a ``wt-decode-token`` with ``data-weight`` and an
 attention bar ``wt-decode-att``; ``wt-decode-picked`` the appended token; ``wt-decode-top`` the
 bar chart of the top scores, each bar ``wt-decode-score`` with ``data-token`` and ``data-score``.
+
+``held_out_table(numbers, {label: model})`` reads numbers with several models and shows what each
+says, as words, with ✓/✗ and a count (notebook 03 shows the 100 held-out numbers after 60 and
+after 2 epochs). CSS classes: ``wt-heldout``; each answer ``wt-heldout-right`` / ``wt-heldout-wrong``.
 """
 
 from __future__ import annotations
