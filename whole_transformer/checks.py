@@ -145,6 +145,7 @@ _q("rows_742", "int", "3ecde306b93ccfcf", {
     3: "The model reads everything so far: the prompt too, not only the words.",
     6: "Did you count the '=' sign? It goes in with the digits.",
     1: "Training sees one row per token, and so does inference: the whole prefix goes in again.",
+    4: "That is the prompt alone (7 4 2 =). The words already written go in too.",
 }, "Count the tokens so far: the digits, '=', and the words already written.")
 
 # ---------------------------------------------------------------- notebook 04
@@ -158,6 +159,7 @@ _q("flat_shape", "shape", "2d7d8513c48041d7", {
     (320,): "Each row keeps its 42 scores: flatten the batch and position axes only.",
     (64, 210): "Flatten batch and positions, not positions and scores: the loss wants one row of scores per guess.",
     (42, 320): "One row per guess: the guesses go first, then the 42 scores.",
+    (64, 5, 42): "That is the shape before flattening: merge the batch and position axes into one.",
 }, "Every position of every sequence becomes one row of 42 scores.")
 _q("no_causal_mask", "choice", "9977dac71882d171", {
     "A": "Without the mask each position can see the very token it must guess: the loss falls fast.",
