@@ -97,7 +97,7 @@ def encode(tokens: str | Sequence[str]) -> list[int]:
     """Token strings (or one space-separated string) to ids.
 
     >>> encode("4 2 7 = four hundred twenty seven <eos>")
-    [6, 4, 9, 12, 17, 41, 34, 20, 1]
+    [6, 4, 9, 12, 17, 41, 33, 20, 1]
     """
     ids = []
     for tok in tokenize(tokens):
@@ -114,10 +114,11 @@ def decode(ids: Iterable[int]) -> list[str]:
     """Ids to token strings. Accepts Python or NumPy ints and 1-D arrays or tensors."""
     out = []
     for i in ids:
-        i = int(i) if isinstance(i, numbers.Integral) or hasattr(i, "item") else i
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < VOCAB_SIZE:
+        if hasattr(i, "item") and getattr(i, "ndim", 0) == 0:  # a NumPy or torch scalar
+            i = i.item()
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < VOCAB_SIZE:
             raise ValueError(f"unknown token id {i!r}: ids run from 0 to {VOCAB_SIZE - 1}")
-        out.append(VOCAB[i])
+        out.append(VOCAB[int(i)])
     return out
 
 
