@@ -205,39 +205,41 @@ def _grade_ids(nb) -> set[str]:
 
 
 def locate(folder: Path, expected: list[str], release_ids: dict[str, set[str]]):
-    """{notebook name: (path or None, finding or None)} for the files a student handed in."""
+    """{notebook name: (path, finding or None)} for the files a student handed in.
+
+    A file under its own name is taken as is. Any other notebook file (renamed, a copy, in a
+    sub-folder) is matched to a missing notebook by the grade ids only that notebook has, or else
+    by a very similar name; the best matches are taken first.
+    """
     canonical = folder / ASSIGNMENT
-    found: dict[str, tuple[Path | None, str | None]] = {}
+    found: dict[str, tuple[Path, str | None]] = {}
     files = [p for p in submission_files(folder) if p.suffix == ".ipynb"]
-    used = set()
     for name in expected:
         p = canonical / f"{name}.ipynb"
         if p.is_file():
             found[name] = (p, None)
-            used.add(p)
-    others = [p for p in files if p not in used]
-    if not others:
+    others = [p for p in files if all(p != f for f, _ in found.values())]
+    wanted = [n for n in expected if n not in found]
+    if not others or not wanted:
         return found
-    ids_of = {}
+    counts: dict[str, int] = {}
+    for ids in release_ids.values():
+        for i in ids:
+            counts[i] = counts.get(i, 0) + 1
+    distinctive = {n: {i for i in release_ids.get(n, set()) if counts[i] == 1} for n in wanted}
+    pairs = []
     for p in others:
         nb, _ = _read_notebook(p)
-        ids_of[p] = _grade_ids(nb) if nb is not None else set()
-    for name in expected:
-        if name in found:
+        ids = _grade_ids(nb) if nb is not None else set()
+        for n in wanted:
+            overlap = len(ids & distinctive[n]) / max(1, len(distinctive[n]))
+            similar = difflib.SequenceMatcher(None, p.stem.lower(), n.lower()).ratio()
+            if overlap > 0 or similar >= 0.8:
+                pairs.append((2 * overlap + similar, str(p), p, n))
+    for _, _, p, n in sorted(pairs, reverse=True):
+        if n in found or any(p == f for f, _ in found.values()):
             continue
-        best, best_score = None, 0.0
-        for p in others:
-            if p in used:
-                continue
-            overlap = len(ids_of[p] & release_ids.get(name, set()))
-            similar = difflib.SequenceMatcher(None, p.stem.lower(), name.lower()).ratio()
-            score = overlap + (similar if similar >= 0.6 else 0.0)
-            if score > best_score:
-                best, best_score = p, score
-        if best is not None and best_score >= 0.6:
-            used.add(best)
-            rel = best.relative_to(folder)
-            found[name] = (best, f"notebook handed in as {str(rel)!r}; graded as {name}.ipynb")
+        found[n] = (p, f"notebook handed in as {str(p.relative_to(folder))!r}; graded as {n}.ipynb")
     return found
 
 
@@ -455,6 +457,10 @@ def merge(course: Course, result: StudentResult, template: Template) -> None:
         shutil.rmtree(old, ignore_errors=True)
     elif dest.exists():
         shutil.rmtree(dest)
+    if result.log is not None and result.log.exists():
+        logs = course.state / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(result.log, logs / f"{result.student}.log")
     write_json(record_path(course, result.student), result.record())
     shutil.rmtree(_work_dir(course, result.student), ignore_errors=True)
 
@@ -557,7 +563,8 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     ensure_course_gradebook(course, template, log)
 
     todo, skipped = [], []
-    for s in everyone:
+    for s in sorted(everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s)
+                                                   if p.suffix == ".ipynb"])):
         rec = load_record(course, s)
         done = (rec is not None and rec["fingerprint"] == fingerprint(course, s, template)
                 and (course.autograde / s / ASSIGNMENT).exists() == any(
@@ -568,6 +575,7 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     threads = max(1, (os.cpu_count() or 1) // jobs)
     graded: list[str] = []
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
+        # the biggest submissions first, so that the last ones to finish are short
         futures = {pool.submit(grade_student, course, s, template, threads=threads, sandbox=sandbox,
                                cell_timeout=cell_timeout): s for s in todo}
         for fut in cf.as_completed(futures):

@@ -42,20 +42,53 @@ def split_hidden(source: str, begin: str = "BEGIN HIDDEN TESTS", end: str = "END
     return "\n".join(visible).rstrip(), "\n".join(hidden)
 
 
-def assertion_messages(hidden: str) -> set[str]:
-    """The messages of the assert statements in the hidden tests (safe to show by convention)."""
+def assertion_messages(hidden: str) -> tuple[set[str], set[str], set[str]]:
+    """What an assertion message of these tests may say, by the tests' convention (the kind of case).
+
+    Returns (whole messages, message prefixes, string constants): a message is shown if it is
+    one of the whole messages, or a prefix followed by "; "-separated string constants of the
+    tests (the names of the kinds of cases), e.g. "next_token is not right yet for: ties; ...".
+    """
     try:
         tree = ast.parse(hidden)
     except SyntaxError:
-        return set()
-    out = set()
+        return set(), set(), set()
+    whole, prefixes = set(), set()
+    constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str):
-            out.add(node.msg.value)
+        if not isinstance(node, ast.Assert) or node.msg is None:
+            continue
+        msg = node.msg
+        if isinstance(msg, ast.Constant) and isinstance(msg.value, str):
+            whole.add(msg.value)
+        elif isinstance(msg, ast.BinOp) and isinstance(msg.left, ast.Constant) and isinstance(msg.left.value, str):
+            prefixes.add(msg.left.value)
+    return whole, prefixes, constants
+
+
+def safe_message(evalue: str, rules: tuple[set[str], set[str], set[str]]) -> bool:
+    whole, prefixes, constants = rules
+    if evalue in whole:
+        return True
+    for p in prefixes:
+        if evalue.startswith(p):
+            rest = evalue[len(p):]
+            if rest and all(part in constants for part in rest.split("; ")):
+                return True
+    return False
+
+
+def hidden_fragments(hidden: str, min_len: int = 16) -> set[str]:
+    """Lines of hidden tests distinctive enough to search for: long, holding a number or a string."""
+    out = set()
+    for line in hidden.split("\n"):
+        line = line.strip()
+        if len(line) >= min_len and not line.startswith("#") and any(ch.isdigit() or ch in "\"'" for ch in line):
+            out.add(line)
     return out
 
 
-def _verdict(cell: NotebookNode, messages: set[str]) -> NotebookNode:
+def _verdict(cell: NotebookNode, rules) -> NotebookNode:
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     stderr = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr"]
     if errors:
@@ -63,7 +96,7 @@ def _verdict(cell: NotebookNode, messages: set[str]) -> NotebookNode:
         ename, evalue = e.get("ename", "Error"), str(e.get("evalue", ""))
         if ename in GRADER_ERRORS:
             text = f"{ename}: {evalue}"
-        elif ename == "AssertionError" and evalue in messages:
+        elif ename == "AssertionError" and safe_message(evalue, rules):
             text = f"Test failed: {evalue}"
         elif ename == "AssertionError":
             text = "Test failed."
@@ -92,24 +125,25 @@ class HideHiddenTests(NbGraderPreprocessor):
 
     begin_test_delimeter = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
     end_test_delimeter = Unicode("END HIDDEN TESTS").tag(config=True)
-    min_fragment = Integer(12, help="shortest hidden-test line searched for in other outputs").tag(config=True)
+    min_fragment = Integer(16, help="shortest hidden-test line searched for in other outputs").tag(config=True)
 
     def preprocess(self, nb, resources):
         fragments: set[str] = set()
-        messages: set[str] = set()
+        whole, prefixes, constants = set(), set(), set()
         tests = []
         for cell in nb.cells:
             if cell.cell_type != "code" or not nbutils.is_grade(cell) or nbutils.is_solution(cell):
                 continue
             visible, hidden = split_hidden(cell.source, self.begin_test_delimeter, self.end_test_delimeter)
-            messages |= assertion_messages(hidden) | assertion_messages(visible)
-            for line in hidden.split("\n"):
-                line = line.strip()
-                if len(line) >= self.min_fragment and not line.startswith("#"):
-                    fragments.add(line)
+            for part in (hidden, visible):
+                w, p, k = assertion_messages(part)
+                whole |= w
+                prefixes |= p
+                constants |= k
+            fragments |= hidden_fragments(hidden, self.min_fragment)
             tests.append((cell, visible, bool(hidden.strip())))
         for cell, visible, had_hidden in tests:
-            cell.outputs = [_verdict(cell, messages)]
+            cell.outputs = [_verdict(cell, (whole, prefixes, constants))]
             cell.source = visible + ("\n" + NOT_SHOWN if had_hidden else "")
         test_cells = {id(c) for c, _, _ in tests}
         for cell in nb.cells:

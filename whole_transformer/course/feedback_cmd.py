@@ -11,11 +11,12 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .feedback import split_hidden
+from .feedback import hidden_fragments, split_hidden
 from .layout import ASSIGNMENT, Course, run_nbgrader
 
 
-def hidden_lines(course: Course, min_len: int = 12) -> set[str]:
+def hidden_lines(course: Course) -> set[str]:
+    """The distinctive lines of every hidden test, from the gradebook."""
     from nbgrader.api import Gradebook
 
     lines = set()
@@ -23,10 +24,7 @@ def hidden_lines(course: Course, min_len: int = 12) -> set[str]:
         for nb in gb.find_assignment(ASSIGNMENT).notebooks:
             for cell in nb.source_cells:
                 _, hidden = split_hidden(cell.source or "")
-                for line in hidden.split("\n"):
-                    line = line.strip()
-                    if len(line) >= min_len and not line.startswith("#"):
-                        lines.add(line)
+                lines |= hidden_fragments(hidden)
     return lines
 
 

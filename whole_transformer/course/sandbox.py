@@ -93,12 +93,24 @@ class SandboxStatus:
         return f"No working sandbox: {self.reason}\n{INSTALL_HINT}"
 
 
-@functools.lru_cache(maxsize=1)
+def bwrap_path() -> str | None:
+    """The bwrap to use: $WT_BWRAP if set (a path), else bwrap on PATH, else /usr/bin/bwrap."""
+    forced = os.environ.get("WT_BWRAP")
+    if forced:
+        return forced if os.access(forced, os.X_OK) else None
+    return shutil.which("bwrap") or ("/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
+
+
 def sandbox_status() -> SandboxStatus:
     """Whether bubblewrap is installed and can create the namespaces the sandbox uses."""
-    bwrap = shutil.which("bwrap") or ("/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None)
+    return _probe(bwrap_path(), os.geteuid())
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(bwrap: str | None, euid: int) -> SandboxStatus:
     if bwrap is None:
-        return SandboxStatus(False, None, "bwrap (bubblewrap) is not installed.")
+        where = os.environ.get("WT_BWRAP")
+        return SandboxStatus(False, None, f"bwrap (bubblewrap) is not installed{f' at {where}' if where else ''}.")
     probe = [
         bwrap, *_namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
         "--", "/bin/sh", "-c", "exit 0",

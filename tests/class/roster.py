@@ -1,0 +1,337 @@
+"""The simulated class: who hands in what, and what the autograder must make of it.
+
+Every student is built from the course's released notebooks (``simclass.Notebooks``) and says,
+for every graded cell of the assignment, the points and the status expected in
+``grades-detail.csv``; notebooks not handed in are ``missing``. Findings expected in
+``integrity-report.csv`` are given as (notebook, cell, words the finding must contain).
+
+The cases: full solutions; the untouched release; partial work; every correct and every wrong
+implementation of tests/implementations/ (several exercises per student, each exercise graded on
+its own); and the hostile cases of issue 5, one or two per student.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from simclass import Notebooks, cell, gid, set_answer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the implementations package
+from implementations import NOTEBOOK_OF, implementations  # noqa: E402
+
+NB1, NB2, NB3, NB4 = "01-whole-machine", "02-microscope", "03-one-word-at-a-time", "04-how-it-learned"
+EXERCISE_TEST = {ex: f"test_{ex}" for ex in NOTEBOOK_OF}
+
+
+@dataclass
+class Student:
+    name: str
+    notebooks: dict  # file name (relative to submitted/<name>/<folder>/) → notebook
+    expect: dict  # grade_id → (points, status); unlisted cells of handed-in notebooks: full, graded
+    raw: dict = field(default_factory=dict)  # file name → text (invalid files)
+    folder: str = "whole-transformer"
+    findings: list = field(default_factory=list)  # (notebook, cell or None, words)
+    no_findings: bool = False  # nothing at all may be reported
+    handed_in: tuple = ()  # notebook names counted as handed in (default: keys of notebooks)
+    note: str = ""
+
+
+def expected_table(nbs: Notebooks, s: Student) -> dict[str, tuple[float, str]]:
+    """grade_id → (points, status) for every graded cell of the assignment."""
+    handed = set(s.handed_in or [Path(k).stem for k in s.notebooks])
+    out = {}
+    for name in nbs.names:
+        for g, pts in nbs.grade_cells(name).items():
+            out[g] = (pts, "graded") if name in handed else (0.0, "missing")
+    for g, v in s.expect.items():
+        if g not in out:
+            raise KeyError(f"{s.name}: no graded cell {g}")
+        out[g] = v
+    return out
+
+
+def _impl_students(nbs: Notebooks) -> tuple[list[Student], dict[str, list]]:
+    """Every wrong implementation of every exercise, one per exercise per student (03 and 04
+    handed in); an exercise with fewer wrong ones gets correct ones in the remaining students.
+    Returns the students and, per exercise, the correct implementations not used yet."""
+    wrong = {ex: implementations(ex, "wrong") for ex in NOTEBOOK_OF}
+    spare = {ex: implementations(ex, "correct") for ex in NOTEBOOK_OF}
+    count = max(len(v) for v in wrong.values())
+    students = []
+    for k in range(count):
+        notebooks = {NB3: nbs.solved(NB3), NB4: nbs.solved(NB4)}
+        expect, used = {}, []
+        for ex in NOTEBOOK_OF:
+            impl = wrong[ex][k] if k < len(wrong[ex]) else (spare[ex].pop(0) if spare[ex] else None)
+            if impl is None:
+                continue
+            nb_name = NOTEBOOK_OF[ex].removesuffix(".ipynb")
+            set_answer(notebooks[nb_name], ex, impl.source)
+            pts = nbs.grade_cells(nb_name)[EXERCISE_TEST[ex]]
+            expect[EXERCISE_TEST[ex]] = (pts if impl.correct else 0.0, "graded")
+            used.append(impl.id)
+        students.append(Student(f"impl-{k:02d}", notebooks, expect, note=", ".join(used)))
+    return students, spare
+
+
+class _Alternates:
+    """Hands out the correct implementations not used by the impl students, one per solved notebook,
+    so that every correct implementation is graded somewhere too."""
+
+    def __init__(self, nbs: Notebooks, spare: dict[str, list]):
+        self.nbs, self.spare = nbs, spare
+
+    def solved(self, name: str):
+        nb = self.nbs.solved(name)
+        for ex, nb_file in NOTEBOOK_OF.items():
+            if nb_file.removesuffix(".ipynb") == name and self.spare[ex]:
+                set_answer(nb, ex, self.spare[ex].pop(0).source)
+        return nb
+
+    def left(self) -> list[str]:
+        return [i.id for v in self.spare.values() for i in v]
+
+
+def _solved(nbs, *names):
+    return {n: nbs.solved(n) for n in names}
+
+
+def _append_to_answer(nb, grade_id, code):
+    c = cell(nb, grade_id)
+    c.source = c.source + "\n" + code
+    return nb
+
+
+def _insert_after(nb, grade_id, source, cell_type="code"):
+    import nbformat.v4 as nbf
+
+    idx = next(i for i, c in enumerate(nb.cells) if gid(c) == grade_id)
+    new = nbf.new_code_cell(source) if cell_type == "code" else nbf.new_markdown_cell(source)
+    nb.cells.insert(idx + 1, new)
+    return nb
+
+
+def roster(nbs: Notebooks, course: Path) -> list[Student]:
+    """The whole class (course: the course folder, for the hostile students' absolute paths)."""
+    zero = lambda *gids: {g: (0.0, "graded") for g in gids}  # noqa: E731
+    failed = lambda *gids: {g: (0.0, "failed") for g in gids}  # noqa: E731
+    all_names = nbs.names
+    wrong = {ex: implementations(ex, "wrong")[0].source for ex in NOTEBOOK_OF}
+    S = []
+
+    S.append(Student("full", _solved(nbs, *all_names), {}, no_findings=True, note="every answer right"))
+    S.append(Student("release", {n: nbs.blank(n) for n in all_names},
+                     {g: (0.0, "graded") for n in all_names for g in nbs.grade_cells(n)}, no_findings=True,
+                     note="hands in the release untouched"))
+
+    part = {NB1: nbs.solved(NB1), NB3: nbs.solved(NB3)}
+    if NB2 in all_names:
+        part[NB2] = nbs.blank(NB2)
+    part3 = part[NB3]
+    set_answer(part3, "greedy_decode", cell(nbs.blank(NB3), "greedy_decode").source)  # stub left as released
+    set_answer(part3, "rows_742", "rows_742 = 6")
+    exp = {"test_greedy_decode": (0.0, "graded"), "test_rows_742": (0.0, "graded")}
+    if NB2 in all_names:
+        exp.update({g: (0.0, "graded") for g in nbs.grade_cells(NB2)})
+    S.append(Student("partial", part, exp, note="01 done, 02 untouched, 03 half done, 04 not handed in"))
+
+    impl_students, spare = _impl_students(nbs)
+    S.extend(impl_students)
+    alt = _Alternates(nbs, spare)
+
+    # ------------------------------------------------------------------ hostile: the kernel
+    nb = alt.solved(NB3)
+    _append_to_answer(nb, "next_token", "while True:\n    pass")
+    S.append(Student("infinite-loop", {NB3: nb}, {},
+                     findings=[(NB3, "next_token", "ran over")],
+                     note="an endless loop after a right next_token: interrupted, the rest graded"))
+
+    nb = alt.solved(NB3)
+    _append_to_answer(nb, "greedy_decode",
+                      "import time\nwhile True:\n    try:\n        time.sleep(0.1)\n    except KeyboardInterrupt:\n"
+                      "        pass")
+    S.append(Student("swallow-interrupt", {NB3: nb}, zero("test_greedy_decode"),
+                     findings=[(NB3, "greedy_decode", "kernel was killed"),
+                               (NB3, "greedy_decode", "catches KeyboardInterrupt")],
+                     note="ignores interrupts: the kernel is killed and restarted, later cells still graded"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "next_token", "import os\n\n\ndef next_token(h, W, b):\n    if len(h) == 1:\n"
+                                 "        os._exit(1)\n    return int(np.argmax(h @ W + b))")
+    S.append(Student("os-exit", {NB3: nb}, failed("test_next_token"),
+                     findings=[(NB3, "test_next_token", "kernel died"), (NB3, "next_token", "os._exit")],
+                     note="kills the kernel inside the hidden test: that test failed, the rest graded"))
+
+    nb = alt.solved(NB3)
+    _append_to_answer(nb, "next_token", "import sys\nsys.exit(3)")
+    S.append(Student("sys-exit", {NB3: nb}, {}, findings=[(NB3, "next_token", "sys.exit")],
+                     note="sys.exit after a right next_token: IPython stops it, full points"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "next_token", "def next_token(h, W, b):\n    hog = bytearray(64 * 2**30)  # 64 GiB\n"
+                                 "    return int(np.argmax(h @ W + b))")
+    _append_to_answer(nb, "greedy_decode", "too_big = np.ones((2**20, 2**20))")
+    S.append(Student("huge-allocation", {NB3: nb}, zero("test_next_token"),
+                     note="MemoryError inside next_token and in an answer cell; greedy_decode still right"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "greedy_decode", "def greedy_decode(model, prompt, eos=1, max_new=6):\n"
+                                    "    return greedy_decode(model, prompt, eos, max_new)")
+    S.append(Student("infinite-recursion", {NB3: nb}, zero("test_greedy_decode"), note="RecursionError"))
+
+    nb = alt.solved(NB3)
+    _append_to_answer(nb, "next_token", "for i in range(100_000):\n    print('line', i)")
+    S.append(Student("flood-output", {NB3: nb}, {}, note="100,000 lines of output, cut by the autograder"))
+
+    # ------------------------------------------------------------------ hostile: the files
+    text = json.dumps(nbs.solved(NB4), indent=1)
+    S.append(Student("invalid-json", {NB3: alt.solved(NB3)}, failed(*nbs.grade_cells(NB4)),
+                     raw={f"{NB4}.ipynb": text[: len(text) // 2]}, handed_in=(NB3, NB4),
+                     findings=[(NB4, "notebook", "not valid JSON")],
+                     note="04 cut in half (invalid JSON): failed with the reason, 03 graded"))
+
+    S.append(Student("empty-folder", {}, {}, note="an empty folder: everything missing"))
+
+    S.append(Student("renamed", {f"{NB3} (1).ipynb": alt.solved(NB3), NB4: alt.solved(NB4)}, {},
+                     handed_in=(NB3, NB4), findings=[(NB3, "notebook", "handed in as")],
+                     note="03 saved as a copy with another name"))
+
+    # ------------------------------------------------------------------ hostile: the cells
+    nb = alt.solved(NB3)
+    set_answer(nb, "next_token", wrong["next_token"])
+    cell(nb, "test_next_token").source = "pass"
+    S.append(Student("test-edited", {NB3: nb}, zero("test_next_token"),
+                     findings=[(NB3, "test_next_token", "edited")], note="test cell replaced by pass"))
+
+    nb = alt.solved(NB4)
+    set_answer(nb, "make_xy", wrong["make_xy"])
+    nb.cells = [c for c in nb.cells if gid(c) != "test_make_xy"]
+    S.append(Student("test-deleted", {NB4: nb}, zero("test_make_xy"),
+                     findings=[(NB4, "test_make_xy", "deleted")], note="test cell deleted"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "greedy_decode", wrong["greedy_decode"])
+    c = cell(nb, "test_greedy_decode")
+    del c.metadata["nbgrader"]
+    c.source = "print('all good')"
+    S.append(Student("test-detagged", {NB3: nb}, zero("test_greedy_decode"),
+                     findings=[(NB3, "test_greedy_decode", "de-tagged")],
+                     note="test cell stripped of its nbgrader metadata and emptied"))
+
+    nb = alt.solved(NB3)
+    cell(nb, "test_greedy_decode").metadata["nbgrader"]["points"] = 100
+    cell(nb, "test_next_token").metadata["nbgrader"]["points"] = 0
+    S.append(Student("points-changed", {NB3: nb}, {},
+                     findings=[(NB3, "test_greedy_decode", "points"), (NB3, "test_next_token", "points")],
+                     note="points of two test cells changed: restored (max stays as set)"))
+
+    nb = alt.solved(NB3)
+    c = cell(nb, "next_token")
+    c.cell_type = "markdown"
+    c.pop("outputs", None)
+    c.pop("execution_count", None)
+    S.append(Student("answer-markdown", {NB3: nb}, {}, findings=[(NB3, "next_token", "re-typed")],
+                     note="the answer cell turned into markdown: run as code again"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "next_token", wrong["next_token"])
+    fake = copy.deepcopy(cell(nb, "test_next_token"))
+    fake.source = "pass"
+    fake.id = "fake0001"
+    idx = next(i for i, c in enumerate(nb.cells) if gid(c) == "test_next_token")
+    nb.cells.insert(idx, fake)
+    S.append(Student("duplicate-ids", {NB3: nb}, zero("test_next_token"),
+                     findings=[(NB3, "test_next_token", "duplicate")],
+                     note="a passing copy of the test cell with the same grade_id"))
+
+    # ------------------------------------------------------------------ hostile: fooling the tests
+    nb = alt.solved(NB4)
+    set_answer(nb, "masked_loss", "abs = lambda x: 0.0\nisinstance = lambda *a: True\nfloat = lambda x=0: 0.0\n"
+                                  "round = lambda *a, **k: 0\n\n\n" + wrong["masked_loss"])
+    S.append(Student("shadowed-builtins", {NB4: nb}, zero("test_masked_loss"),
+                     findings=[(NB4, "masked_loss", "builtin 'abs'"), (NB4, "masked_loss", "builtin 'isinstance'")],
+                     note="a wrong masked_loss behind replaced builtins"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "next_token", ALWAYS_EQUAL)
+    S.append(Student("always-equal", {NB3: nb}, zero("test_next_token"),
+                     findings=[(NB3, "next_token", "__eq__")], note="returns an object equal to anything"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "next_token", "np.isclose = lambda *a, **k: True\nnp.allclose = lambda *a, **k: True\n"
+                                 "np.array_equal = lambda *a, **k: True\n\n\n" + wrong["next_token"])
+    S.append(Student("isclose-replaced", {NB3: nb}, zero("test_next_token"),
+                     findings=[(NB3, "next_token", "np.isclose")], note="NumPy comparisons replaced"))
+
+    nb = alt.solved(NB4)
+    set_answer(nb, "make_xy", "import os\n\nif os.environ.get('NBGRADER_EXECUTION'):\n"
+                              "    import builtins\n    builtins.abs = lambda x: 0\n"
+                              "    np.array_equal = lambda *a, **k: True\n    np.isclose = lambda *a, **k: True\n\n\n"
+                              + wrong["make_xy"])
+    S.append(Student("nbgrader-branch", {NB4: nb}, zero("test_make_xy"),
+                     findings=[(NB4, "make_xy", "NBGRADER_EXECUTION")],
+                     note="tampers with builtins and NumPy only when graded"))
+
+    nb = alt.solved(NB3)
+    src, gb = course / "source" / "whole-transformer" / f"{NB3}.ipynb", course / "gradebook.db"
+    _insert_after(nb, "next_token", SNOOP.format(source=str(src), gradebook=str(gb)))
+    S.append(Student("reads-source", {NB3: nb}, {},
+                     findings=[(NB3, None, "outside the submission")],
+                     note="tries to read ../../source, the gradebook by absolute path, and the home folder"))
+
+    nb = alt.solved(NB3)
+    _insert_after(nb, "next_token", VANDAL.format(root=str(course)))
+    S.append(Student("writes-outside", {NB3: nb}, {},
+                     findings=[(NB3, None, "outside the submission")],
+                     note="tries to write into the course, the gradebook, home and other students; and the network"))
+    if alt.left():
+        raise AssertionError(f"correct implementations graded nowhere: {alt.left()}")
+    return S
+
+
+ALWAYS_EQUAL = """\
+class Anything(int):
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = int.__hash__
+
+
+def next_token(h, W, b):
+    return Anything(0)
+"""
+
+SNOOP = """\
+import os, pathlib
+for path in ["../../source/whole-transformer/03-one-word-at-a-time.ipynb", "../../../gradebook.db",
+             {source!r}, {gradebook!r}, os.path.expanduser("~/.bashrc"), "/root/.bashrc"]:
+    try:
+        print("READ", path, len(open(path, "rb").read()))
+    except Exception as e:
+        print("DENIED", path, type(e).__name__)
+print("LISTING", sorted(os.listdir("..")))
+"""
+
+VANDAL = """\
+import os, socket
+for path in [{root!r} + "/pwned.txt", {root!r} + "/gradebook.db", {root!r} + "/submitted/full/x.txt",
+             "../../pwned.txt", os.path.expanduser("~") + "/../pwned.txt", "/root/pwned.txt"]:
+    try:
+        with open(path, "a") as f:
+            f.write("pwned")
+        print("WROTE", path)
+    except Exception as e:
+        print("DENIED", path, type(e).__name__)
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=3)
+    print("NETWORK open")
+except Exception as e:
+    print("NETWORK closed", type(e).__name__)
+"""
