@@ -127,6 +127,8 @@ def jupyter_server(tmp_path_factory):
         env[var] = str(base / sub)
     # Kernels import this checkout's package, even where it is not pip-installed (editable) into the venv.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    # This environment's commands first, as in an activated venv: the formgrader runs `alembic` from PATH.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env.pop("JUPYTER_PATH", None)
     env.pop("JUPYTER_CONFIG_PATH", None)
     for name, values in LAB_SETTINGS.items():
@@ -142,7 +144,8 @@ def jupyter_server(tmp_path_factory):
             shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
 
     port, token = _free_port(), "e2e-" + os.urandom(8).hex()
-    log = base / "jupyterlab.log"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log = ARTIFACTS / "jupyterlab.log"  # kept after the run, for a failure's story
     cmd = [
         sys.executable, "-m", "jupyterlab", "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",

@@ -12,8 +12,7 @@ Screenshots: artifacts/e2e/<notebook>-lecture-<lab>-saved.png (opened, not run),
 import json
 
 import pytest
-from e2e_lab import COURSE, LECTURE, NOTEBOOKS, require_built
-from test_e2e_release import LABS
+from e2e_lab import COURSE, LABS, LECTURE, NOTEBOOKS, require_built
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
