@@ -83,6 +83,8 @@ def train(
     ``callback(log, model)`` is called after every epoch (the notebooks draw live plots with it);
     ``snapshots[epoch](run)`` after that epoch (the CLI writes checkpoints with it).
     """
+    if isinstance(evaluate_every, bool) or not isinstance(evaluate_every, int) or evaluate_every < 0:
+        raise ValueError(f"evaluate_every must be a whole number of epochs (0: never), got {evaluate_every!r}")
     with single_thread():  # see model.single_thread: faster here, and the same numbers on any machine
         return _train(model_config or ModelConfig(), train_config or TrainConfig(), callback, progress, snapshots,
                       evaluate_every)

@@ -1,0 +1,307 @@
+"""Training: settings, the loss, a short run, reproducing the shipped checkpoints, the CLI."""
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from whole_transformer import train as tr
+from whole_transformer.decode import evaluate
+from whole_transformer.model import ModelConfig, Transformer, count_parameters
+from whole_transformer.task import PAD, make_batch, split
+from whole_transformer.train import (
+    CHECKPOINTS,
+    MAIN_RUN,
+    MICROSCOPE_CONFIG,
+    MICROSCOPE_RUN,
+    EpochLog,
+    TrainConfig,
+    load_checkpoint,
+    load_model,
+    loss_fn,
+    save_checkpoint,
+    train,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _same_weights(a: torch.nn.Module, b: torch.nn.Module, atol=0.0) -> bool:
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.allclose(sa[k], sb[k], rtol=0, atol=atol) for k in sa)
+
+
+# ------------------------------------------------------------------ settings
+
+
+def test_defaults_are_the_course_settings():
+    tc = TrainConfig()
+    assert (tc.epochs, tc.batch_size, tc.lr, tc.seed, tc.task) == (60, 64, 1e-3, 0, "read")
+    assert MAIN_RUN == TrainConfig(epochs=60, seed=0)
+    assert MICROSCOPE_CONFIG == ModelConfig(d_model=6, n_heads=1, n_layers=1, d_ff=12)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"task": "sing"}, "unknown task 'sing': use 'read' or 'copy'"),
+    ({"epochs": -1}, r"epochs must be a whole number \(0 or more\), got -1"),
+    ({"epochs": 2.5}, r"epochs must be a whole number \(0 or more\), got 2.5"),
+    ({"epochs": True}, r"epochs must be a whole number"),
+    ({"batch_size": 0}, r"batch_size must be a whole number \(1 or more\), got 0"),
+    ({"batch_size": "64"}, r"batch_size must be a whole number"),
+    ({"lr": 0}, "lr must be a positive number, got 0"),
+    ({"lr": -1e-3}, "lr must be a positive number"),
+    ({"lr": float("nan")}, "lr must be a positive number"),
+    ({"lr": float("inf")}, "lr must be a positive number"),
+    ({"lr": "fast"}, "lr must be a positive number"),
+])
+def test_bad_train_configs_raise(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**kwargs)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True])
+def test_bad_evaluate_every_raises(bad):
+    with pytest.raises(ValueError, match="evaluate_every must be a whole number of epochs"):
+        train(MICROSCOPE_CONFIG, TrainConfig(epochs=1), evaluate_every=bad)
+
+
+# ------------------------------------------------------------------ the loss
+
+
+def test_loss_is_the_mean_cross_entropy_over_counted_targets():
+    torch.manual_seed(0)
+    logits = torch.randn(64, 5, 42)
+    _, y = make_batch(range(64))
+    logp = torch.log_softmax(logits, -1)
+    picked = logp.gather(-1, y[..., None])[..., 0]  # (64, 5)
+    counts = y != PAD
+    by_hand = -(picked[counts]).sum() / counts.sum()
+    assert torch.allclose(loss_fn(logits, y), by_hand, atol=1e-6)
+    assert int(counts.sum()) == 167
+
+
+# ------------------------------------------------------------------ a short run
+
+
+def test_three_seeded_epochs_lower_the_loss_as_measured():
+    run = train(ModelConfig(), TrainConfig(epochs=3), evaluate_every=0)
+    losses = [h.loss for h in run.history]
+    # measured: 2.992, 1.976, 1.504 (seeds 1 and 2 end at 1.55 and 1.58)
+    assert 2.8 < losses[0] < 3.2
+    assert losses[0] > losses[1] > losses[2]
+    assert losses[0] - losses[2] > 1.3
+    assert losses[2] < 1.65
+    assert all(math.isnan(h.held_out) for h in run.history)  # evaluate_every=0: never evaluated
+    assert not run.model.training
+
+
+def test_training_is_deterministic_and_the_seed_matters():
+    a = train(MICROSCOPE_CONFIG, TrainConfig(epochs=1), evaluate_every=0)
+    b = train(MICROSCOPE_CONFIG, TrainConfig(epochs=1), evaluate_every=0)
+    c = train(MICROSCOPE_CONFIG, TrainConfig(epochs=1, seed=1), evaluate_every=0)
+    assert _same_weights(a.model, b.model) and a.history[0].loss == b.history[0].loss
+    assert not _same_weights(a.model, c.model)
+
+
+def test_training_gives_the_same_numbers_whatever_the_thread_count():
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        two = train(ModelConfig(), TrainConfig(epochs=1), evaluate_every=0)
+        assert torch.get_num_threads() == 2  # restored afterwards
+        torch.set_num_threads(1)
+        one = train(ModelConfig(), TrainConfig(epochs=1), evaluate_every=0)
+    finally:
+        torch.set_num_threads(before)
+    assert _same_weights(one.model, two.model)
+
+
+def test_callback_snapshots_and_evaluate_every():
+    logs, snaps = [], []
+    run = train(
+        MICROSCOPE_CONFIG,
+        TrainConfig(epochs=3),
+        callback=lambda log, model: logs.append((log, model)),
+        snapshots={2: lambda r: snaps.append(len(r.history))},
+        evaluate_every=2,
+    )
+    assert [log.epoch for log, _ in logs] == [1, 2, 3]
+    assert all(isinstance(log, EpochLog) and model is run.model for log, model in logs)
+    assert snaps == [2]
+    held = [h.held_out for h in run.history]
+    assert math.isnan(held[0]) and 0 <= held[1] <= 1 and 0 <= held[2] <= 1  # epoch 2, and the last
+    assert all(h.seconds > 0 and h.loss > 0 for h in run.history)
+
+
+def test_progress_bar_shows_loss_and_held_out(capsys):
+    train(MICROSCOPE_CONFIG, TrainConfig(epochs=2), progress=True)
+    err = capsys.readouterr().err
+    assert "training (read)" in err and "loss=" in err and "held_out=" in err
+
+
+def test_zero_epochs_give_the_untrained_model():
+    run = train(MICROSCOPE_CONFIG, TrainConfig(epochs=0))
+    assert run.history == []
+    torch.manual_seed(0)
+    assert _same_weights(run.model, Transformer(MICROSCOPE_CONFIG))
+
+
+def test_the_copy_task_is_learned():
+    # the debugging habit: any correct model learns to copy within a few epochs
+    run = train(ModelConfig(), TrainConfig(epochs=10, task="copy"))
+    assert run.history[-1].held_out >= 0.95  # measured 0.99
+    assert evaluate(run.model, [123, 45, 6], task="copy").correct == 3
+
+
+# ------------------------------------------------------------------ checkpoints
+
+
+def test_shipped_checkpoints_hold_their_settings():
+    for name, epochs in [("2", 2), ("60", 60), ("microscope", MICROSCOPE_RUN.epochs)]:
+        path = tr.checkpoint_path(name)
+        assert path.name == CHECKPOINTS[name] and path.exists()
+        assert path.stat().st_size < 400_000  # small files
+        model, meta = load_checkpoint(name)
+        assert not model.training
+        assert meta["epochs_trained"] == epochs == len(meta["history"])
+        assert meta["torch_version"].startswith("2.13.0")
+    assert load_checkpoint("60")[1]["train_config"] == {"epochs": 60, "batch_size": 64, "lr": 1e-3, "seed": 0,
+                                                         "task": "read"}
+    micro, meta = load_checkpoint("microscope")
+    assert ModelConfig.from_dict(meta["model_config"]) == MICROSCOPE_CONFIG
+    assert count_parameters(micro) == 1 * 6 * 42 + 1 * (4 * 36 + 6 + 6 * 12 + 12 + 12 * 6 + 6 + 24) + 12 + 6 * 42 + 42
+    assert load_checkpoint(60)[0].cfg == ModelConfig()  # a number works as a name too
+
+
+def test_shipped_history_records_the_course_results():
+    history = load_checkpoint("60")[1]["history"]
+    assert history[-1]["held_out"] == 1.0
+    assert [h["held_out"] for h in load_checkpoint("2")[1]["history"]] == [0.0, 0.0]
+
+
+def test_save_and_load_round_trip(tmp_path):
+    run = train(MICROSCOPE_CONFIG, TrainConfig(epochs=1, seed=4), evaluate_every=0)
+    path = save_checkpoint(run, tmp_path / "sub" / "mine.pt")
+    model, meta = load_checkpoint(str(path))
+    assert _same_weights(model, run.model)
+    assert meta["train_config"]["seed"] == 4 and meta["epochs_trained"] == 1
+    assert load_model(path).cfg == MICROSCOPE_CONFIG
+
+
+def test_unknown_and_missing_checkpoints_raise(tmp_path):
+    with pytest.raises(ValueError, match=r"unknown checkpoint '5': use one of \['2', '60', 'microscope'\] or a path"):
+        load_checkpoint("5")
+    with pytest.raises(ValueError, match="unknown checkpoint"):
+        load_model("weights.bin")
+    with pytest.raises(ValueError, match="no checkpoint at .*nothing.pt: run `python -m whole_transformer.train"):
+        load_checkpoint(tmp_path / "nothing.pt")
+
+
+def test_retraining_with_the_recorded_seed_reproduces_the_2_epoch_checkpoint(model2):
+    meta = load_checkpoint("2")[1]
+    settings = TrainConfig(**{**meta["train_config"], "epochs": 2})
+    run = train(ModelConfig.from_dict(meta["model_config"]), settings)
+    assert _same_weights(run.model, model2, atol=1e-6)
+    assert [h.loss for h in run.history] == pytest.approx([h["loss"] for h in meta["history"]], abs=1e-6)
+    assert evaluate(run.model, [14]).mistakes == [(14, "one hundred forty hundred forty")]
+
+
+@pytest.mark.slow
+def test_retraining_reproduces_the_60_epoch_checkpoint_and_its_score(model60):
+    meta = load_checkpoint("60")[1]
+    run = train(ModelConfig.from_dict(meta["model_config"]), TrainConfig(**meta["train_config"]), evaluate_every=60)
+    assert evaluate(run.model, split()[1]).correct == 100
+    assert _same_weights(run.model, model60, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_retraining_reproduces_the_microscope_checkpoint(microscope):
+    meta = load_checkpoint("microscope")[1]
+    run = train(MICROSCOPE_CONFIG, TrainConfig(**meta["train_config"]), evaluate_every=0)
+    assert _same_weights(run.model, microscope, atol=1e-5)
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def _cli(*args, cwd):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "whole_transformer.train", *args], cwd=cwd, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.xdist_group("train_cli")
+def test_cli_trains_saves_and_refuses_to_overwrite(tmp_path):
+    out = _cli("--epochs", "2", "--save", "tmp.pt", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "2 epochs in" in out.stdout and "held out: 0/100 right" in out.stdout
+    assert "reads" in out.stdout  # the mistakes are listed
+    saved = tmp_path / "tmp.pt"
+    assert load_checkpoint(saved)[1]["epochs_trained"] == 2
+    before = saved.read_bytes()
+
+    again = _cli("--epochs", "2", "--save", "tmp.pt", cwd=tmp_path)  # stdin is not a tty
+    assert again.returncode == 1
+    assert "refusing to replace tmp.pt: pass --force" in again.stderr
+    assert saved.read_bytes() == before
+
+    assert tr.main(["--epochs", "1", "--save", str(saved), "--force"]) == 0  # in this process, to save a start-up
+    assert load_checkpoint(saved)[1]["epochs_trained"] == 1
+
+
+def test_cli_write_checkpoints_refuses_to_replace_without_force(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False, raising=False)
+    for f in CHECKPOINTS.values():
+        (tmp_path / f).write_text("old")
+    assert tr.main(["--write-checkpoints", "--out", str(tmp_path)]) == 1
+    assert "refusing to replace" in capsys.readouterr().err
+    assert all((tmp_path / f).read_text() == "old" for f in CHECKPOINTS.values())
+
+
+def test_cli_asks_on_a_tty(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "m.pt"
+    target.write_text("old")
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr("builtins.input", lambda question: "n")
+    assert tr.main(["--epochs", "0", "--save", str(target)]) == 1
+    assert target.read_text() == "old"
+    monkeypatch.setattr("builtins.input", lambda question: "y")
+    assert tr.main(["--epochs", "0", "--save", str(target)]) == 0
+    assert load_checkpoint(target)[1]["epochs_trained"] == 0
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_reports_bad_settings(capsys):
+    assert tr.main(["--epochs", "-1"]) == 2
+    assert "error: epochs must be a whole number (0 or more), got -1" in capsys.readouterr().err
+    assert tr.main(["--lr", "0"]) == 2
+    assert "error: lr must be a positive number" in capsys.readouterr().err
+    assert tr.main(["--emb-std", "-2"]) == 2
+    assert "error: emb_std must be a positive number" in capsys.readouterr().err
+
+
+def test_cli_ablation_switches_reach_the_model(monkeypatch):
+    seen = {}
+
+    def fake_train(mc, tc, **kwargs):
+        seen["mc"], seen["tc"] = mc, tc
+        return tr.Run(Transformer(mc), mc, tc)
+
+    monkeypatch.setattr(tr, "train", fake_train)
+    assert tr.main(["--epochs", "0", "--emb-std", "1", "--no-scale", "--no-causal", "--task", "copy",
+                    "--seed", "3", "--lr", "0.01"]) == 0
+    assert seen["mc"] == ModelConfig(emb_std=1.0, scale_embedding=False, causal=False)
+    assert seen["tc"] == TrainConfig(epochs=0, seed=3, lr=0.01, task="copy")
+
+
+def test_loss_used_in_training_equals_loss_fn():
+    torch.manual_seed(1)
+    model = Transformer()
+    x, y = make_batch(range(200, 264))
+    counts = y != PAD
+    assert torch.allclose(F.cross_entropy(model.logits_at(x, counts), y[counts]), loss_fn(model(x), y), atol=1e-6)
