@@ -5,6 +5,12 @@ its own references to every builtin and NumPy function it uses, so a student cel
 replaces ``abs``, ``len``, ``isinstance`` or ``np.isclose`` changes nothing here, and a
 returned object whose ``==`` always says True is never asked: values are first turned into
 plain Python numbers, strings and tuples by their exact type, then compared.
+
+Questions use ``same``, ``same_shape`` and ``choice``. Exercises use ``same_id`` (a token id),
+``same_ids`` (a list of ids), ``same_pair`` (x and y), ``close`` (a float loss), ``same_array``
+and ``unchanged`` (the caller's list was not modified). Their inputs are literals or are made
+from seeds by ``array``, ``numpy_ints``, ``random_array``, ``random_ids``, ``score_model`` (a
+model for greedy decoding) and ``model_rows`` (a trained torch model as ids → rows of scores).
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ A correct implementation must get every point of its exercise; a wrong one must 
 (the exercise has one graded test cell). The tests here run the notebook's own cells with each
 file in place of the solution (``grade``); the simulated class of the autograder tests builds
 submissions from the same files (``solution_cell`` tells which cell to replace).
+
+``hidden_tests.py`` generates the hidden part of each exercise's test cell, with every expected
+value worked out by the reference and written as a literal (``--write`` updates the notebooks).
 """
 
 from __future__ import annotations
