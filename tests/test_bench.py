@@ -57,7 +57,7 @@ def test_quick_run_writes_every_row(quick_run):
     groups = {r[0] for r in rows}
     assert groups == set(bench.GROUPS), f"groups without a row: {set(bench.GROUPS) - groups}"
 
-    expected = ["training step, batch 64, default model (ours)", "training step, ours on 1 torch thread",
+    expected = ["training step, batch 64, default model (ours)", "training step, ours on 2 torch threads",
                 "training step, x-transformers with attn_flash=True", "full training, 60 epochs (wall)",
                 "epochs to 100/100 held out", "read all 1,000 numbers, batched (read_numbers)",
                 "read all 1,000 numbers, one at a time (greedy_decode_slow, baseline)",
