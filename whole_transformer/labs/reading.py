@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import html
-import sys
 import time
-import types
 
 import ipywidgets as widgets
 import numpy as np
@@ -372,15 +370,3 @@ class HeldOutTable:
 def held_out_table(numbers, models: dict[str, torch.nn.Module]) -> HeldOutTable:
     """What each model says for each number, as words, with ✓/✗ and a count of the right ones."""
     return HeldOutTable(numbers, models)
-
-
-class _CallableModule(types.ModuleType):
-    """This module has the name of its lab. Once it is imported, ``from whole_transformer.labs import
-    decode_lab`` can give the module instead of the function (Python sets the package attribute to
-    the submodule), so calling the module calls the lab."""
-
-    def __call__(self, *args, **kwargs) -> DecodeLab:
-        return decode_lab(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
