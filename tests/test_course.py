@@ -13,6 +13,7 @@ import copy
 import csv
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -329,9 +330,18 @@ def test_execute_gives_up_after_too_many_restarts_and_says_so():
 
 
 # ------------------------------------------------------------------------------ autograding a small class
-def _mini_release(root: Path) -> nbformat.NotebookNode:
+@pytest.fixture(scope="module")
+def mini_built(tmp_path_factory):
+    """The small course, released once (release/ and gradebook.db); tests copy it."""
+    root = make_course(tmp_path_factory.mktemp("mini-built") / "course")
     build.release(Course(root), log=lambda *a: None)
-    return nbformat.read(root / "release" / ASSIGNMENT / f"{NAME}.ipynb", as_version=4)
+    return root
+
+
+def _fresh(mini_built: Path, where: Path) -> tuple[Path, nbformat.NotebookNode]:
+    root = where / "course"
+    shutil.copytree(mini_built, root)
+    return root, nbformat.read(root / "release" / ASSIGNMENT / f"{NAME}.ipynb", as_version=4)
 
 
 def _answered(rel, q="answer_q = 8", f="def double(x):\n    return 2 * x"):
@@ -369,13 +379,12 @@ def _detail(root: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def mini_courses(tmp_path_factory):
+def mini_courses(tmp_path_factory, mini_built):
     """The same six submissions graded with JOBS=1 and with JOBS=3, in two course folders."""
     require_sandbox()
     out = {}
     for jobs in (1, 3):
-        root = make_course(tmp_path_factory.mktemp(f"mini{jobs}") / "course")
-        rel = _mini_release(root)
+        root, rel = _fresh(mini_built, tmp_path_factory.mktemp(f"mini{jobs}"))
         expected = _mini_class(root, rel)
         t0 = time.monotonic()
         run = autograde(Course(root), jobs=jobs, log=lambda *a: None)
@@ -419,10 +428,9 @@ def test_a_second_run_grades_nobody_again(mini_courses):
 
 
 @pytest.mark.xdist_group("course-mini")
-def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path):
+def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_built):
     require_sandbox()
-    root = make_course(tmp_path / "course")
-    rel = _mini_release(root)
+    root, rel = _fresh(mini_built, tmp_path)
     expected = _mini_class(root, rel)
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--jobs", "1"]
     proc = subprocess.Popen(cmd, cwd=REPO, env=nbgrader_env(Course(root)), stdout=subprocess.PIPE,
@@ -455,6 +463,7 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path):
         assert load_record(Course(root), s) is not None
 
 
+@pytest.mark.xdist_group("course-mini")
 def test_autograde_refuses_without_a_sandbox(tmp_path):
     root = make_course(tmp_path / "course")
     (root / "submitted" / "ada" / ASSIGNMENT).mkdir(parents=True)
@@ -468,9 +477,9 @@ def test_autograde_refuses_without_a_sandbox(tmp_path):
     assert not (root / "gradebook.db").exists()
 
 
-def test_autograde_without_sandbox_only_when_asked(tmp_path):
-    root = make_course(tmp_path / "course")
-    rel = _mini_release(root)
+@pytest.mark.xdist_group("course-mini")
+def test_autograde_without_sandbox_only_when_asked(tmp_path, mini_built):
+    root, rel = _fresh(mini_built, tmp_path)
     d = root / "submitted" / "ada" / ASSIGNMENT
     d.mkdir(parents=True)
     nbformat.write(_answered(rel), d / f"{NAME}.ipynb")
@@ -481,3 +490,95 @@ def test_autograde_without_sandbox_only_when_asked(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WITHOUT a sandbox" in done.stdout
     assert load_record(Course(root), "ada")["notebooks"][NAME]["status"] == "graded"
+
+
+# ------------------------------------------------------------------------------ release/ and notebooks/
+def _solution_lines(source: str) -> list[str]:
+    out, inside = [], False
+    for line in source.split("\n"):
+        if "BEGIN SOLUTION" in line:
+            inside = True
+        elif "END SOLUTION" in line:
+            inside = False
+        elif inside and line.strip():
+            out.append(line.strip())
+    return out
+
+
+def test_release_is_up_to_date_with_source(tmp_path):
+    course = Course(make_course(tmp_path / "course", real_source=True))
+    fresh = build.release(course, log=lambda *a: None)
+    committed = REPO / "release" / ASSIGNMENT
+    names = sorted(p.name for p in (REPO / "source" / ASSIGNMENT).glob("*.ipynb"))
+    assert sorted(p.name for p in committed.glob("*.ipynb")) == names, "run make release"
+    for name in names:
+        want = json.loads((fresh / name).read_text())
+        have = json.loads((committed / name).read_text())
+        assert have == want, f"release/{ASSIGNMENT}/{name} is stale: run make release"
+
+
+def test_release_holds_no_solution_and_no_hidden_test():
+    for src in sorted((REPO / "source" / ASSIGNMENT).glob("*.ipynb")):
+        released = REPO / "release" / ASSIGNMENT / src.name
+        text = released.read_text()
+        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text and "END HIDDEN" not in text
+        rel = nbformat.read(released, as_version=4)
+        code_lines = {ln.strip() for c in rel.cells for ln in c.source.split("\n")}
+        all_text = "\n".join(c.source for c in rel.cells)
+        source = nbformat.read(src, as_version=4)
+        visible = "\n".join(split_hidden(c.source)[0] for c in source.cells)
+        for c in source.cells:
+            for line in _solution_lines(c.source):
+                assert line not in code_lines, f"{src.name}: solution line in the release: {line!r}"
+            _, hidden = split_hidden(c.source)
+            for line in hidden.split("\n"):
+                line = line.strip()
+                if len(line) >= 12 and line not in visible:  # a line also in a visible cell is no secret
+                    assert line not in all_text, f"{src.name}: hidden test line in the release: {line!r}"
+        for c in rel.cells:
+            meta = c.metadata.get("nbgrader", {})
+            if meta.get("solution") and c.cell_type == "code":
+                assert "raise NotImplementedError()" in c.source, (src.name, meta.get("grade_id"))
+
+
+def test_lecture_edition_is_up_to_date_with_source():
+    problems = build.lecture_is_current(Course(REPO))
+    assert not problems, "run make lecture:\n" + "\n".join(problems)
+
+
+def test_lecture_edition_keeps_solutions_and_drops_tests_and_metadata():
+    for nb_path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        text = nb_path.read_text()
+        nb = nbformat.read(nb_path, as_version=4)
+        assert "HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text and "_hidden_" not in text
+        assert all("nbgrader" not in c.metadata for c in nb.cells)
+        state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+        views = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                 if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        assert views and all(o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] in state
+                             for o in views), nb_path.name
+    src = nbformat.read(REPO / "source" / ASSIGNMENT / "03-one-word-at-a-time.ipynb", as_version=4)
+    lec = nbformat.read(REPO / "notebooks" / "03-one-word-at-a-time.ipynb", as_version=4)
+    sol = [ln for c in src.cells for ln in _solution_lines(c.source)]
+    lec_text = "\n".join(c.source for c in lec.cells)
+    assert sol and all(line in lec_text for line in sol)
+
+
+def test_lecture_html_is_standalone_and_offline():
+    import hashlib
+    import re
+
+    html_dir = REPO / "notebooks" / "html"
+    static = html_dir / build.STATIC
+    for f in (build.VENDOR / "html-manager").iterdir():
+        assert hashlib.sha256((static / f.name).read_bytes()).digest() == hashlib.sha256(f.read_bytes()).digest()
+    for page in sorted(html_dir.glob("*.html")):
+        text = page.read_text()
+        urls = re.findall(r'''(?:src|href)=["']([^"'#]+)["']''', text)
+        remote = [u for u in urls if re.match(r"(?:https?:)?//", u)]
+        assert not remote, f"{page.name} loads {remote[:3]} from the network"
+        assert f"'{build.WIDGET_JS}'" in text and build.REQUIRE_JS in text
+        assert 'application/vnd.jupyter.widget-state+json' in text
+        for u in urls:
+            if not u.startswith(("data:", "mailto:")):
+                assert (page.parent / u).exists(), f"{page.name}: {u} is missing"

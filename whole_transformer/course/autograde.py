@@ -76,10 +76,49 @@ def _course_config(root: Path, main_config: Path, extra: str = "") -> None:
     )
 
 
-def build_template(course: Course, work: Path) -> Template:
-    """Generate the assignment from source/ in a private course: its gradebook and release."""
+def source_digest(course: Course) -> str:
+    """What the course gradebook's assignment must have been generated from."""
+    import nbgrader
+
+    files = sorted(course.source.glob("*.ipynb"))
+    return f"nbgrader {nbgrader.__version__}:" + digest_files(files, course.root)
+
+
+def stamp_gradebook(course: Course) -> None:
+    """Record that the course gradebook holds the assignment as source/ defines it now."""
+    write_json(course.state / "assignment.json", {"source": source_digest(course)})
+
+
+def _fingerprint(course: Course, release: Path, names: list[str]) -> str:
+    files = list(course.source.glob("*.ipynb")) + [release / f"{n}.ipynb" for n in names]
+    return digest_files(files, course.root)
+
+
+def build_template(course: Course, work: Path, log=print) -> Template:
+    """The assignment as nbgrader knows it: its gradebook and release, from source/.
+
+    If the course gradebook was generated from source/ as it is now (``make release`` or an
+    earlier autograde stamped it), a snapshot of it is used; otherwise the assignment is
+    generated in a private course and the course gradebook is brought up to date from it.
+    """
     folder = work / "template"
     shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    names = sorted(p.stem for p in course.source.glob("*.ipynb"))
+    complete_release = all((course.release / f"{n}.ipynb").exists() for n in names)
+    try:
+        stamp = json.loads((course.state / "assignment.json").read_text()).get("source")
+    except (OSError, json.JSONDecodeError):
+        stamp = None
+    if complete_release and course.gradebook.exists() and stamp == source_digest(course):
+        db = folder / "gradebook.db"
+        shutil.copy2(course.gradebook, db)
+        try:
+            cells = grade_cells_of(db)
+        except Exception:  # noqa: BLE001 - the gradebook lacks the assignment: generate it
+            cells = None
+        if cells and sorted(cells) == names:
+            return Template(folder, db, course.release, names, _fingerprint(course, course.release, names), cells)
     (folder / "source").mkdir(parents=True)
     shutil.copytree(course.source, folder / "source" / ASSIGNMENT,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -89,12 +128,11 @@ def build_template(course: Course, work: Path) -> Template:
     if done.returncode != 0 or not db.exists():
         tail = (folder / "nbgrader.log").read_text(errors="replace")[-3000:]
         raise RuntimeError(f"nbgrader generate_assignment failed on source/:\n{tail}")
-    names = sorted(p.stem for p in (course.source).glob("*.ipynb"))
-    release = course.release if all((course.release / f"{n}.ipynb").exists() for n in names) else (
-        folder / "release" / ASSIGNMENT)
-    files = list(course.source.glob("*.ipynb")) + [release / f"{n}.ipynb" for n in names]
-    fingerprint = digest_files(files, course.root)
-    return Template(folder, db, release, names, fingerprint, grade_cells_of(db))
+    release = course.release if complete_release else folder / "release" / ASSIGNMENT
+    template = Template(folder, db, release, names, _fingerprint(course, release, names), grade_cells_of(db))
+    ensure_course_gradebook(course, template, log)
+    stamp_gradebook(course)
+    return template
 
 
 def grade_cells_of(db: Path) -> dict[str, list[tuple[str, float]]]:
@@ -559,8 +597,9 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     course.state.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(course.state / "work", ignore_errors=True)
     shutil.rmtree(course.state / "staging", ignore_errors=True)
-    template = build_template(course, course.state / "work")
-    ensure_course_gradebook(course, template, log)
+    t_prep = time.monotonic()
+    template = build_template(course, course.state / "work", log)
+    log(f"autograde: assignment ready in {time.monotonic() - t_prep:.1f} s")
 
     todo, skipped = [], []
     for s in sorted(everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s)

@@ -46,6 +46,10 @@ def release(course: Course, dest: Path | None = None, log=print) -> Path:
     if done.returncode != 0 or not out.is_dir():
         raise RuntimeError(f"nbgrader generate_assignment failed:\n{(done.stdout or '')[-3000:]}"
                            f"{(done.stderr or '')[-3000:]}")
+    if dest is None:  # the course gradebook now holds the assignment as source/ defines it
+        from .autograde import stamp_gradebook
+
+        stamp_gradebook(course)
     log(f"released {len(list(out.glob('*.ipynb')))} notebooks to {out}")
     return out
 
@@ -132,12 +136,22 @@ def export_html(nb: nbformat.NotebookNode, path: Path) -> Path:
     return path
 
 
+#: where the widget manager's CSS looks for its icon fonts, relative to the page (the module
+#: paths it was built with), besides _static/
+FONT_DIRS = ("@jupyter-widgets", "@jupyter-widgets/html-manager/dist")
+
+
 def copy_static(html_dir: Path) -> Path:
     static = html_dir / STATIC
     shutil.rmtree(static, ignore_errors=True)
+    shutil.rmtree(html_dir / "@jupyter-widgets", ignore_errors=True)
     static.mkdir(parents=True)
     for f in (VENDOR / "html-manager").iterdir():
         shutil.copy2(f, static / f.name)
+        if f.suffix in {".woff2", ".woff"}:
+            for d in FONT_DIRS:
+                (html_dir / d).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(f, html_dir / d / f.name)
     shutil.copy2(VENDOR / "require.js", static / "require.js")
     shutil.copy2(VENDOR / "README.md", static / "README.md")
     return static
