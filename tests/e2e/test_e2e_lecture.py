@@ -73,7 +73,7 @@ def test_lecture_notebook(lab, name):
 @pytest.fixture(scope="module")
 def offline_page(browser):
     """A page that can read local files and nothing else: every request to a network address is aborted."""
-    context = browser.new_context(viewport={"width": 1400, "height": 2400}, offline=True)
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
     blocked = []
 
     def block(route):

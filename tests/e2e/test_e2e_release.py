@@ -138,14 +138,12 @@ def exercise_scale(lab, nb, prefix):
     """Switching the √d_model factor off shrinks the token rows against the position rows (the ratio drops 8×)."""
     scale = nb.lab_widget("scale").first
     lab.shot(scale, f"{prefix}-scale-before")
-    lengths = scale.locator(".wt-scale-lengths [data-ratio]").first
-    ratio = float(lengths.get_attribute("data-ratio"))
+    shown = scale.locator(".wt-scale-lengths [data-ratio]").first.get_attribute("data-ratio")
+    ratio = float(shown)
     box = scale.locator(".wt-scale-factor input[type=checkbox]")
     on = box.is_checked()
     box.click()
-    scale.locator(
-        f'.wt-scale-lengths [data-ratio]:not([data-ratio="{lengths.get_attribute("data-ratio")}"])'
-    ).wait_for()
+    scale.locator(f'.wt-scale-lengths [data-ratio]:not([data-ratio="{shown}"])').wait_for()
     new = float(scale.locator(".wt-scale-lengths [data-ratio]").first.get_attribute("data-ratio"))
     factor = ratio / new if on else new / ratio
     assert factor == pytest.approx(8, rel=0.01), f"the factor √64 = 8 should scale the ratio 8×: {ratio} → {new}"
