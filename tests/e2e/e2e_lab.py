@@ -62,7 +62,7 @@ def copy_into(server, src, dest_name):
         dest.unlink()
     src = Path(src)
     if src.is_dir():
-        shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.html"))
+        shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "html"))
     else:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dest)
