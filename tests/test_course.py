@@ -247,6 +247,7 @@ attempt("import_course", lambda: __import__("whole_transformer.course.autograde"
 results["env_secret"] = os.environ.get("WT_TEST_SECRET", "absent")
 results["processes"] = len([p for p in os.listdir("/proc") if p.isdigit()])
 results["uid"] = os.getuid()
+results["cwd"] = os.getcwd()
 print(results)
 """
 
@@ -278,6 +279,7 @@ def test_sandboxed_kernel_sees_nothing_of_the_course(tmp_path, monkeypatch):
     assert got["env_secret"] == "absent"
     assert got["processes"] < 10
     assert got["uid"] != 0
+    assert got["cwd"] == "/submission"
 
 
 def _run(cells, **kw):

@@ -322,7 +322,7 @@ print("LISTING", sorted(os.listdir("..")))
 VANDAL = """\
 import os, socket
 for path in [{root!r} + "/pwned.txt", {root!r} + "/gradebook.db", {root!r} + "/submitted/full/x.txt",
-             "../../pwned.txt", os.path.expanduser("~") + "/../pwned.txt", "/root/pwned.txt"]:
+             "../../pwned.txt", "/root/pwned.txt"]:
     try:
         with open(path, "a") as f:
             f.write("pwned")

@@ -37,6 +37,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,17 +295,40 @@ def _pdeathsig():
     os.setsid()
 
 
+_RUNNING: set[subprocess.Popen] = set()
+_RUNNING_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def _stop_all() -> None:
+    """Kill every nbgrader run in progress (and with it, its sandboxed kernels); start no new one."""
+    _STOPPING.set()
+    with _RUNNING_LOCK:
+        for proc in list(_RUNNING):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def _nbgrader_autograde(tc: Path, student: str, extra: list[str], log: Path, timeout: float) -> tuple[int, str]:
     cmd = [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student", student, "--force", *extra]
+    if _STOPPING.is_set():
+        return -9, "autograde was stopped"
     with open(log, "a") as out:
         proc = subprocess.Popen(cmd, cwd=tc, env=nbgrader_env(Course(tc)), stdout=out, stderr=subprocess.STDOUT,
                                 preexec_fn=_pdeathsig)
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             return -9, f"grading took longer than {int(timeout)} s and was stopped"
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
     if rc != 0:
         lines = [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln or "Error" in ln]
         why = lines[-1].split("]", 1)[-1].strip() if lines else f"nbgrader exited with code {rc}"
@@ -613,7 +637,9 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
         f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})")
     threads = max(1, (os.cpu_count() or 1) // jobs)
     graded: list[str] = []
-    with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = cf.ThreadPoolExecutor(max_workers=jobs)
+    _STOPPING.clear()
+    try:
         # the biggest submissions first, so that the last ones to finish are short
         futures = {pool.submit(grade_student, course, s, template, threads=threads, sandbox=sandbox,
                                cell_timeout=cell_timeout): s for s in todo}
@@ -632,6 +658,12 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
             merge(course, result, template)
             graded.append(s)
             log(summary_line(course, s, result.record()))
+    except BaseException:
+        # Ctrl-C or an error: stop the graders now; students merged so far stay graded
+        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_all()
+        raise
+    pool.shutdown(wait=True)
     report = write_integrity_report(course, course.students())
     seconds = time.monotonic() - t0
     total_findings = sum(len((load_record(course, s) or {}).get("findings", [])) for s in course.students())

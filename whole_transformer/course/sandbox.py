@@ -8,7 +8,8 @@ Flatpak uses; Debian package ``bubblewrap``). What the kernel sees:
 - a read-only view of ``/usr`` (system libraries), a few files of ``/etc``, the Python
   installation and the virtual environment, and the ``whole_transformer`` package with its
   ``course`` subpackage (these grading internals) hidden;
-- one writable folder, the student's scratch folder, which is its working directory;
+- one writable folder, the student's scratch folder, mounted at ``/submission`` and used as the
+  working directory (no host path of the course appears inside the sandbox);
 - a private ``/tmp`` and a private ``$HOME`` in memory, gone when the kernel stops;
 - no network: it gets its own network namespace; its channels to nbgrader are ZeroMQ over Unix
   sockets (``ipc`` transport) in a private runtime folder, which work without any network;
@@ -49,6 +50,9 @@ INSTALL_HINT = (
     "tests and the gradebook), opt out explicitly: make autograde NO_SANDBOX=1, or\n"
     "python -m whole_transformer.course autograde --no-sandbox, or WT_SANDBOX=off."
 )
+
+#: where the kernel's one writable folder (its working directory) appears inside the sandbox
+WORKDIR = "/submission"
 
 #: files of /etc a Python kernel needs (libraries, time zone, MIME types, fonts)
 ETC_FILES = (
@@ -199,7 +203,8 @@ class SandboxSpec:
                 a += ["--tmpfs", str(pkg / sub)]
         a += ["--bind", str(self.runtime / "ipc"), str(self.runtime / "ipc")]
         a += ["--ro-bind", str(self.runtime / "kernel.json"), str(self.runtime / "kernel.json")]
-        a += ["--bind", str(self.scratch), str(self.scratch), "--chdir", str(self.scratch)]
+        # the scratch folder appears at a neutral path: no host path of the course shows inside
+        a += ["--bind", str(self.scratch), WORKDIR, "--chdir", WORKDIR]
         a += ["--remount-ro", "/"]
         a += ["--clearenv"]
         for k, v in self.kernel_env().items():
