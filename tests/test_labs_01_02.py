@@ -416,7 +416,7 @@ def test_check_reads_the_notebook_variable(capsys):
     ns = {"check": checks.check}
     exec('ok = check("logits_shape")', ns)
     assert ns["ok"] is False and "No answer yet" in capsys.readouterr().out
-    ns["logits_shape"] = "(64, 8, 42)"
+    ns["logits_shape"] = (64, 8, 42)
     exec('ok = check("logits_shape")', ns)
     assert ns["ok"] is True and "✓ Right." in capsys.readouterr().out
 

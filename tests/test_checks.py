@@ -1,0 +1,287 @@
+"""The questions' visible checks (checks.py) and the comparisons of the hidden tests (grading.py).
+
+- every question's right answer is the one the page and the package give, and it is accepted in
+  its usual spellings, by the visible check and by the hidden test alike;
+- every hint is reached by the wrong answer it names; other wrong answers get the fallback;
+- the answers are not in the clear: not in checks.py's text, not in what a check prints, not
+  stored on a question;
+- the hidden tests' comparisons cannot be fooled by look-alike objects or replaced builtins.
+"""
+
+import builtins
+import doctest
+import inspect
+import re
+from dataclasses import fields
+
+import numpy as np
+import pytest
+import torch
+
+from whole_transformer import checks, grading
+from whole_transformer.checks import QUESTIONS, check
+from whole_transformer.model import ModelConfig, Transformer, parameter_counts
+from whole_transformer.task import batch_counts, encode, make_batch, make_xy, prompt, sequence
+
+# The answers to the page's questions (DESIGN.md), with how the hidden test in the notebook compares.
+ANSWERS = {
+    "tokens_905": ("int", 8),
+    "logits_shape": ("shape", (64, 8, 42)),
+    "heads_4_to_8": ("choice", "B"),
+    "ffn_params": ("int", 16576),
+    "attention_scores_shape": ("shape", (64, 4, 8, 8)),
+    "std1_no_factor": ("choice", "B"),
+    "changes_during_inference": ("choice", "B"),
+    "rows_742": ("int", 7),
+    "counted_427": ("int", 5),
+    "flat_shape": ("shape", (320, 42)),
+    "no_causal_mask": ("choice", "B"),
+    "learns_nothing": ("choice", "B"),
+}
+
+
+def hidden_test(kind, value, expected) -> bool:
+    """What the notebook's hidden test asserts for a question of this kind."""
+    if kind == "int":
+        return grading.same(value, expected)
+    if kind == "shape":
+        return grading.same_shape(value, expected)
+    return grading.choice(value, expected)
+
+
+def spellings(kind, answer):
+    """The ways a student writes a right answer, each accepted by the visible check and the hidden test."""
+    if kind == "int":
+        return [answer, np.int64(answer), np.int32(answer), np.array(answer), torch.tensor(answer)]
+    if kind == "shape":
+        return [answer, list(answer), torch.Size(answer), np.zeros(answer).shape, torch.zeros(answer).shape,
+                tuple(np.int64(d) for d in answer)]
+    return [answer, answer.lower(), f" {answer} ", f"{answer}.", f"{answer})", f"{answer.lower()}:"]
+
+
+def test_every_question_has_an_answer_here():
+    assert set(QUESTIONS) == set(ANSWERS)
+    assert all(QUESTIONS[q].kind == kind for q, (kind, _) in ANSWERS.items())
+
+
+def test_the_answers_follow_from_the_package():
+    d = dict(ANSWERS)
+    assert d["tokens_905"][1] == len(sequence(905))
+    model = Transformer().eval()
+    x, _ = make_batch(range(714, 778))  # 64 numbers, the longest x has 8 tokens
+    logits, attention = model(x, return_attention=True)
+    assert d["logits_shape"][1] == tuple(logits.shape)
+    assert d["attention_scores_shape"][1] == tuple(attention[0].shape)
+    assert d["ffn_params"][1] == parameter_counts()["one FFN"]
+    assert parameter_counts(ModelConfig(n_heads=8)) == parameter_counts()  # heads_4_to_8: stays the same
+    assert d["rows_742"][1] == len(prompt(742) + encode("seven hundred forty"))
+    assert d["counted_427"][1] == sum(t != 0 for t in make_xy(sequence(427))[1])
+    assert d["flat_shape"][1] == batch_counts(range(64))["flat_shape"]
+
+
+@pytest.mark.parametrize("qid", sorted(ANSWERS))
+def test_right_answer_in_its_usual_spellings(qid, capsys):
+    kind, answer = ANSWERS[qid]
+    for value in spellings(kind, answer):
+        assert QUESTIONS[qid].is_right(value), (qid, value)
+        assert check(qid, value) is True, (qid, value)
+        assert capsys.readouterr().out.strip() == "✓ Right."
+        assert hidden_test(kind, value, answer), (qid, value)
+
+
+@pytest.mark.parametrize("qid", sorted(ANSWERS))
+def test_visible_check_and_hidden_test_agree(qid):
+    """A spelling the check calls right must earn the point, and one that cannot earn it must not be called right."""
+    kind, answer = ANSWERS[qid]
+    if kind == "int":
+        candidates = [float(answer), str(answer), f" {answer} ", f"{answer:,}", [answer], (answer,), answer + 1,
+                      True, np.float64(answer), torch.tensor(float(answer))]
+    elif kind == "shape":
+        text = ", ".join(map(str, answer))
+        candidates = [f"({text})", text, " × ".join(map(str, answer)), np.array(answer), torch.tensor(answer),
+                      tuple(float(d) for d in answer), answer[:-1], answer + (1,)]
+    else:
+        candidates = ["A", "C", "b and c", "BB", "", 2, ["B"], f"({answer})"]
+    for value in candidates:
+        try:
+            visible = QUESTIONS[qid].is_right(value)
+        except (ValueError, checks.NoAnswer):
+            visible = False
+        assert visible == hidden_test(kind, value, answer), (qid, value, visible)
+
+
+@pytest.mark.parametrize("qid", sorted(ANSWERS))
+def test_each_hint_is_reached_by_the_wrong_answer_it_names(qid, capsys):
+    q = QUESTIONS[qid]
+    _, answer = ANSWERS[qid]
+    assert q.hints, f"{qid} has no hints"
+    for wrong, hint in q.hints.items():
+        assert wrong != answer
+        assert q.feedback(wrong) == (False, "✗ Not yet. " + hint)
+        assert check(qid, wrong) is False
+        assert capsys.readouterr().out.strip() == "✗ Not yet. " + hint
+        assert not hidden_test(q.kind, wrong, answer)
+    assert len(set(q.hints.values())) >= 1 and q.fallback not in q.hints.values()
+
+
+@pytest.mark.parametrize("qid", sorted(ANSWERS))
+def test_other_wrong_answers_get_the_fallback(qid):
+    q = QUESTIONS[qid]
+    kind, answer = ANSWERS[qid]
+    other = {"int": 999_999, "shape": (1, 2, 3, 4, 5), "choice": "D"}[kind]
+    assert q.feedback(other) == (False, "✗ Not yet. " + q.fallback)
+
+
+@pytest.mark.parametrize("qid", sorted(ANSWERS))
+def test_unreadable_and_missing_answers(qid):
+    q = QUESTIONS[qid]
+    assert q.feedback(None) == (False, "Write your answer in the cell above first (replace the None).")
+    assert q.feedback(...)[0] is False
+    for bad in (True, "eight", 8.5, object(), "(64, x)", "AB", ""):
+        ok, message = q.feedback(bad)
+        if not ok and message.startswith("✗ Not yet."):
+            continue  # a choice reads "AB" as not a letter, a number question reads (64, x) as unreadable, …
+        assert ok is False and message.startswith("✗ Cannot read that answer: "), (qid, bad, message)
+
+
+def test_check_reads_the_notebook_variable(capsys):
+    ns = {"check": check}
+    exec('ok = check("tokens_905")', ns)
+    assert ns["ok"] is False
+    assert "No answer yet: write `tokens_905 = ...`" in capsys.readouterr().out
+    ns["tokens_905"] = None
+    exec('ok = check("tokens_905")', ns)
+    assert "replace the None" in capsys.readouterr().out
+    ns["tokens_905"] = ANSWERS["tokens_905"][1]
+    exec('ok = check("tokens_905")', ns)
+    assert ns["ok"] is True and capsys.readouterr().out.strip() == "✓ Right."
+
+
+def test_unknown_question_raises():
+    with pytest.raises(ValueError, match=r"unknown question 'tokens_906'; the questions are \["):
+        check("tokens_906", 8)
+
+
+def test_module_docstring_example_runs():
+    result = doctest.testmod(checks, verbose=False)
+    assert result.attempted >= 1 and result.failed == 0
+
+
+# ------------------------------------------------------------------ answers are not in the clear
+
+
+def _clear_forms(kind, answer):
+    if kind == "int":
+        return [f"{answer:,}", str(answer)] if answer >= 100 else []  # small numbers occur in any text
+    if kind == "shape":
+        return [str(answer), str(answer).replace(" ", ""), " × ".join(map(str, answer))]
+    return []
+
+
+def test_answers_are_not_written_in_checks_py():
+    source = inspect.getsource(checks)
+    for qid, (kind, answer) in ANSWERS.items():
+        for form in _clear_forms(kind, answer):
+            assert form not in source, (qid, form)
+
+
+def test_a_question_stores_only_a_salted_hash():
+    assert [f.name for f in fields(checks.Question)] == ["qid", "kind", "answer_hash", "hints", "fallback"]
+    for qid, (_, answer) in ANSWERS.items():
+        q = QUESTIONS[qid]
+        assert re.fullmatch(r"[0-9a-f]{16}", q.answer_hash)
+        assert answer not in q.hints
+    # the same value hashes differently for different questions, so hashes cannot be compared across
+    assert checks._digest("tokens_905", 8) != checks._digest("rows_742", 8)
+
+
+@pytest.mark.parametrize("qid", sorted(ANSWERS))
+def test_what_a_check_prints_never_gives_the_answer(qid, capsys):
+    kind, answer = ANSWERS[qid]
+    q = QUESTIONS[qid]
+    for wrong in [*q.hints, {"int": 1, "shape": (1, 1), "choice": "D"}[kind], None, "??"]:
+        check(qid, wrong)
+        out = capsys.readouterr().out
+        assert "✓" not in out
+        for form in _clear_forms(kind, answer):
+            assert form not in out, (qid, wrong, form)
+        if kind == "choice":
+            assert f"answer is {answer}" not in out and f"Answer {answer}" not in out
+
+
+# ------------------------------------------------------------------ grading: hidden-test comparisons
+
+
+def test_same_compares_by_exact_type():
+    assert grading.same(8, 8) and grading.same(np.int64(8), 8) and grading.same(torch.tensor(8), 8)
+    assert not grading.same(8.0, 8)  # a count must be a whole number
+    assert not grading.same(True, 1) and not grading.same(1, True)
+    assert not grading.same("8", 8)
+    assert grading.same(2, 2.0) and grading.same(0.1 + 0.2, 0.3) and not grading.same(0.31, 0.3)
+    assert grading.same(float("inf"), float("inf")) and not grading.same(float("nan"), 1.0)
+    assert grading.same([1, [2, 3]], (1, (2, 3))) and not grading.same((1, 2), (1, 2, 3))
+    assert grading.same(np.array([[1, 2]]), ((1, 2),))
+    assert grading.same("B", "B") and grading.same(None, None) is False  # None is not a literal the tests use
+
+
+def test_same_shape_and_choice():
+    for shape in [(64, 8, 42), [64, 8, 42], torch.Size([64, 8, 42]), np.zeros((64, 8, 42)).shape]:
+        assert grading.same_shape(shape, (64, 8, 42))
+    assert not grading.same_shape((64, 42, 8), (64, 8, 42))
+    assert not grading.same_shape((64.0, 8.0, 42.0), (64, 8, 42))
+    assert not grading.same_shape(None, (64, 8, 42))
+    assert all(grading.choice(v, "B") for v in ["B", "b", " B. ", "b)", "B:"])
+    assert not any(grading.choice(v, "B") for v in ["A", "BC", "", None, 2, ["B"]])
+
+
+class _AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __hash__(self):
+        return 0
+
+
+class _LyingInt(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+class _LyingTuple(tuple):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = tuple.__hash__
+
+
+def test_look_alike_objects_do_not_pass():
+    assert not grading.same(_AlwaysEqual(), 8)
+    assert not grading.same(_LyingInt(3), 8)
+    assert not grading.same_shape(_LyingTuple((1, 2)), (64, 8, 42))
+    assert not grading.choice(_AlwaysEqual(), "B")
+    with pytest.raises(grading.NotPlain, match="a value of type _AlwaysEqual"):
+        grading.plain(_AlwaysEqual())
+
+
+def test_replaced_builtins_and_numpy_change_nothing():
+    saved = builtins.abs, builtins.len, builtins.isinstance, np.isclose
+    builtins.abs = lambda x: 0
+    builtins.len = lambda x: 3
+    builtins.isinstance = lambda *a: True
+    np.isclose = lambda *a, **k: True
+    try:  # what a submission could do before the hidden tests run; no assert until restored
+        results = [
+            grading.same(7.5, 8.0),
+            grading.same((1, 2), (1, 2, 3)),
+            grading.same(np.array([1, 2]), (1, 2)),
+            grading.same_shape((64, 8), (64, 8, 42)),
+            grading.same("8", 8),
+        ]
+    finally:
+        builtins.abs, builtins.len, builtins.isinstance, np.isclose = saved
+    assert results == [False, False, True, False, False]
