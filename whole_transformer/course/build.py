@@ -98,22 +98,33 @@ def kernel_env() -> dict[str, str]:
 
 def run_notebook(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 120) -> nbformat.NotebookNode:
     """Run every cell in a fresh kernel; widget state is saved in the notebook's metadata."""
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(kernel_env())
+    runtime = Path(tempfile.mkdtemp(prefix="wt-lecture-"))
     try:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+        # Unix sockets (ipc) rather than TCP ports on localhost
+        km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(runtime / "k"),
+                                connection_file=str(runtime / "kernel.json"))
+        client = NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3", store_widget_state=True,
                                 resources={"metadata": {"path": str(cwd)}})
         try:
-            client.execute()
+            client.execute(cleanup_kc=True)
         except CellExecutionError as e:
             raise RuntimeError(f"a cell of the lecture edition failed:\n{str(e)[-3000:]}") from None
+        finally:
+            if km.has_kernel:
+                km.shutdown_kernel(now=True)
     finally:
         os.environ.clear()
         os.environ.update(saved)
+        shutil.rmtree(runtime, ignore_errors=True)
     return nb
 
 
