@@ -5,6 +5,11 @@ ids (B, L) → token table × √d_model + sinusoidal positions → n_layers pre
 
 At the defaults (d_model 64, 4 heads, 2 blocks, d_ff 128, 42 tokens) it has 72,106 parameters;
 ``parameter_table`` says where they are, from the config alone.
+
+Two shortcuts give the same numbers for less work and are used only for speed: ``logits_at``
+(training needs scores only where a target counts) and ``extend`` with a cache of keys and values
+(``decode.read_numbers`` reads 1,000 numbers without re-running every prefix). Everything the
+course shows goes through ``forward``.
 """
 
 from __future__ import annotations
