@@ -45,7 +45,7 @@ test: $(STAMP) lint
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 e2e: $(STAMP)
-	$(PY) -m pytest -m e2e
+	$(PY) -m pytest -m e2e tests/e2e
 
 release: $(STAMP)
 	$(PY) -m whole_transformer.course release
