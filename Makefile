@@ -35,8 +35,11 @@ $(STAMP): pyproject.toml
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 FIRST_NOTEBOOK := release/$(ASSIGNMENT)/01-whole-machine.ipynb
 
+# The lecture notebooks are built by this course (make lecture), so they are trusted here: JupyterLab
+# draws their saved labs only in trusted notebooks. .venv/bin goes first on PATH for the formgrader.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir=. $(wildcard $(FIRST_NOTEBOOK))
+	-$(VENV)/bin/jupyter trust notebooks/*.ipynb >/dev/null 2>&1
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir=. $(wildcard $(FIRST_NOTEBOOK))
 
 lint: $(STAMP)
 	$(PY) -m ruff check whole_transformer tests benchmarks

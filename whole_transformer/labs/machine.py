@@ -85,8 +85,10 @@ class MachineLab(widgets.VBox):
         slider = dict(continuous_update=True, style={"description_width": "70px"},
                       layout=widgets.Layout(width="330px"))
         self.d_model = widgets.SelectionSlider(options=D_MODELS, value=d_model, description="d_model", **slider)
+        # heads: its options change with d_model; a continuously updating slider in the browser then
+        # sends back a stale index (8 heads became 16 when d_model went 96 → 128), so it syncs on release
         self.heads = widgets.SelectionSlider(options=head_options(d_model), value=n_heads, description="heads",
-                                             **slider)
+                                             **{**slider, "continuous_update": False})
         self.blocks = widgets.IntSlider(value=n_layers, min=1, max=MAX_BLOCKS, description="blocks", **slider)
         self.d_ff = widgets.SelectionSlider(options=D_FFS, value=d_ff, description="d_ff", **slider)
         self.batch = widgets.IntSlider(value=B, min=1, max=128, description="batch B", **slider)
