@@ -371,7 +371,10 @@ def _mini_class(root: Path, rel) -> dict[str, float]:
     put("dee", copy.deepcopy(rel))
     put("eve", raw="{ not json")
     put("fay", _answered(rel, f="import os\ndef double(x):\n    if x < 0:\n        os._exit(1)\n    return 2 * x"))
-    return {"ada": 3, "bob": 2, "cyd": 2, "dee": 0, "eve": 0, "fay": 2}
+    gus = root / "submitted" / "gus" / ASSIGNMENT  # a link to the answers instead of a notebook
+    gus.mkdir(parents=True)
+    (gus / f"{NAME}.ipynb").symlink_to(root / "source" / ASSIGNMENT / f"{NAME}.ipynb")
+    return {"ada": 3, "bob": 2, "cyd": 2, "dee": 0, "eve": 0, "fay": 2, "gus": 0}
 
 
 def _detail(root: Path) -> list[dict]:
@@ -406,7 +409,9 @@ def test_parallel_grading_gives_the_same_grades(mini_courses):
     assert statuses[("eve", "test_answer_q")] == "failed"
     assert statuses[("fay", "test_double_neg")] == "failed"
     assert statuses[("dee", "test_answer_q")] == "graded"
-
+    assert statuses[("gus", "test_answer_q")] == "missing"
+    report = (mini_courses[1]["root"] / "integrity-report.csv").read_text()
+    assert "gus,submission,files," in report and "symbolic link" in report
 
 @pytest.mark.xdist_group("course-mini")
 def test_gradebook_intact_after_parallel_grading(mini_courses):
@@ -416,7 +421,7 @@ def test_gradebook_intact_after_parallel_grading(mini_courses):
     subs = dict(con.execute("select student_id, count(*) from submitted_assignment group by student_id"))
     grades = con.execute("select count(*) from grade").fetchone()[0]
     con.close()
-    assert subs == {s: 1 for s in ("ada", "bob", "cyd", "dee", "eve", "fay")}
+    assert subs == {s: 1 for s in ("ada", "bob", "cyd", "dee", "eve", "fay")}  # gus handed in nothing
     assert grades == 6 * 3
 
 
@@ -425,7 +430,7 @@ def test_a_second_run_grades_nobody_again(mini_courses):
     root = mini_courses[1]["root"]
     before = _detail(root)
     run = autograde(Course(root), jobs=2, log=lambda *a: None)
-    assert run.graded == [] and sorted(run.skipped) == ["ada", "bob", "cyd", "dee", "eve", "fay"]
+    assert run.graded == [] and sorted(run.skipped) == ["ada", "bob", "cyd", "dee", "eve", "fay", "gus"]
     assert _detail(root) == before
 
 
@@ -445,7 +450,7 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_buil
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     done_first = {p.stem for p in records.glob("*.json")}
-    assert 2 <= len(done_first) < 6
+    assert 2 <= len(done_first) < 7
     time.sleep(1)
     leftovers = subprocess.run(["pgrep", "-f", str(root)], capture_output=True, text=True).stdout.split()
     assert leftovers == [], "graders or kernels outlived the killed run"
@@ -460,7 +465,7 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_buil
     con = sqlite3.connect(root / "gradebook.db")
     subs = dict(con.execute("select student_id, count(*) from submitted_assignment group by student_id"))
     con.close()
-    assert subs == {s: 1 for s in expected}
+    assert subs == {s: 1 for s in expected if s != "gus"}
     for s in expected:
         assert load_record(Course(root), s) is not None
 

@@ -158,7 +158,7 @@ def test_sandbox_kept_the_student_out(graded):
     course = graded["course"]
     out = _outputs(course, "reads-source", "03-one-word-at-a-time")
     assert "READ " not in out, out
-    assert out.count("DENIED") == 6, out
+    assert out.count("DENIED") == 7, out
     listing = [ln for ln in out.splitlines() if ln.startswith("LISTING")][0]
     assert "full" not in listing and "source" not in listing, listing
     out = _outputs(course, "writes-outside", "03-one-word-at-a-time")

@@ -278,10 +278,11 @@ def roster(nbs: Notebooks, course: Path) -> list[Student]:
 
     nb = alt.solved(NB3)
     src, gb = course / "source" / "whole-transformer" / f"{NB3}.ipynb", course / "gradebook.db"
-    _insert_after(nb, "next_token", SNOOP.format(source=str(src), gradebook=str(gb)))
+    other = course / "submitted" / "full" / "whole-transformer" / f"{NB3}.ipynb"
+    _insert_after(nb, "next_token", SNOOP.format(source=str(src), gradebook=str(gb), other=str(other)))
     S.append(Student("reads-source", {NB3: nb}, {},
                      findings=[(NB3, None, "outside the submission")],
-                     note="tries to read ../../source, the gradebook by absolute path, and the home folder"))
+                     note="tries to read ../../source, the gradebook, another student's notebook, the home folder"))
 
     nb = alt.solved(NB3)
     _insert_after(nb, "next_token", VANDAL.format(root=str(course)))
@@ -311,7 +312,7 @@ def next_token(h, W, b):
 SNOOP = """\
 import os, pathlib
 for path in ["../../source/whole-transformer/03-one-word-at-a-time.ipynb", "../../../gradebook.db",
-             {source!r}, {gradebook!r}, os.path.expanduser("~/.bashrc"), "/root/.bashrc"]:
+             {source!r}, {gradebook!r}, {other!r}, os.path.expanduser("~/.bashrc"), "/root/.bashrc"]:
     try:
         print("READ", path, len(open(path, "rb").read()))
     except Exception as e:

@@ -207,10 +207,35 @@ class StudentResult:
         }
 
 
+MAX_NOTEBOOK_BYTES = 64 * 2**20
+
+
 def submission_files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
+    """Regular files handed in (never through a symbolic link: a link could point at the answers)."""
+    if not folder.is_dir() or folder.is_symlink():
         return []
-    return sorted(p for p in folder.rglob("*") if p.is_file() and ".ipynb_checkpoints" not in p.parts)
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = [d for d in dirnames if d != ".ipynb_checkpoints"]
+        for name in filenames:
+            p = Path(dirpath) / name
+            if not p.is_symlink() and p.is_file():
+                out.append(p)
+    return sorted(out)
+
+
+def odd_files(folder: Path) -> list[str]:
+    """Symbolic links and oversized notebooks in a submission, which are not graded."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(folder))
+            if p.is_symlink():
+                out.append(f"{rel!r} is a symbolic link: ignored")
+            elif p.suffix == ".ipynb" and p.is_file() and p.stat().st_size > MAX_NOTEBOOK_BYTES:
+                out.append(f"{rel!r} is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: ignored")
+    return out
 
 
 def fingerprint(course: Course, student: str, template: Template) -> str:
@@ -252,10 +277,10 @@ def locate(folder: Path, expected: list[str], release_ids: dict[str, set[str]]):
     """
     canonical = folder / ASSIGNMENT
     found: dict[str, tuple[Path, str | None]] = {}
-    files = [p for p in submission_files(folder) if p.suffix == ".ipynb"]
+    files = [p for p in submission_files(folder) if p.suffix == ".ipynb" and p.stat().st_size <= MAX_NOTEBOOK_BYTES]
     for name in expected:
         p = canonical / f"{name}.ipynb"
-        if p.is_file():
+        if p in files:
             found[name] = (p, None)
     others = [p for p in files if all(p != f for f, _ in found.values())]
     wanted = [n for n in expected if n not in found]
@@ -356,9 +381,18 @@ def grade_student(course: Course, student: str, template: Template, *, threads: 
     release_ids = {n: _grade_ids(nb) for n, nb in release_nbs.items()}
     folder = course.submitted / student
     located = locate(folder, template.notebooks, release_ids)
+    for odd in odd_files(folder):
+        result.findings.append({"notebook": "submission", "cell": "files", "finding": odd})
     timestamp = folder / ASSIGNMENT / "timestamp.txt"
-    if timestamp.is_file():
-        shutil.copy2(timestamp, sub / "timestamp.txt")
+    if timestamp in submission_files(folder):
+        from nbgrader.utils import parse_utc
+
+        try:
+            parse_utc(timestamp.read_text(errors="replace").strip()[:100])
+            shutil.copy2(timestamp, sub / "timestamp.txt")
+        except Exception:  # noqa: BLE001 - any unreadable time: graded as if none was given
+            result.findings.append({"notebook": "submission", "cell": "timestamp.txt",
+                                    "finding": "timestamp.txt is not a time nbgrader can read: ignored"})
     to_grade = []
     for name in template.notebooks:
         res = NotebookResult()
@@ -375,10 +409,15 @@ def grade_student(course: Course, student: str, template: Template, *, threads: 
             res.status, res.reason = FAILED, why
             result.findings.append({"notebook": name, "cell": "notebook", "finding": why})
             continue
-        restored, findings = integrity.restore(nb, release_nbs[name])
-        findings += integrity.scan_notebook(restored, release_nbs[name])
+        try:
+            restored, findings = integrity.restore(nb, release_nbs[name])
+            findings += integrity.scan_notebook(restored, release_nbs[name])
+            nbformat.write(restored, sub / f"{name}.ipynb")
+        except Exception as e:  # noqa: BLE001 - a notebook too broken to rebuild is reported, not fatal
+            res.status, res.reason = FAILED, f"{path.name} could not be rebuilt for grading ({type(e).__name__}: {e})"
+            result.findings.append({"notebook": name, "cell": "notebook", "finding": res.reason})
+            continue
         result.findings += [{"notebook": name, "cell": f.cell, "finding": f.finding} for f in findings]
-        nbformat.write(restored, sub / f"{name}.ipynb")
         to_grade.append(name)
 
     extra = [f"--SandboxExecute.report_dir={reports}", f"--SandboxExecute.scratch_dir={scratch}",
@@ -666,9 +705,18 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     pool.shutdown(wait=True)
     report = write_integrity_report(course, course.students())
     seconds = time.monotonic() - t0
-    total_findings = sum(len((load_record(course, s) or {}).get("findings", [])) for s in course.students())
+    records = {s: load_record(course, s) or {} for s in course.students()}
+    total_findings = sum(len(r.get("findings", [])) for r in records.values())
     log(f"autograde: graded {len(graded)}, skipped {len(skipped)} already graded, in {seconds:.1f} s; "
         f"{total_findings} finding(s) in {report.name}")
+    look = []
+    for s, r in records.items():
+        bad = [f"{n[:2]} {v['status']}" for n, v in r.get("notebooks", {}).items() if v["status"] == FAILED]
+        nf = len(r.get("findings", []))
+        if bad or nf:
+            look.append(f"{s} ({', '.join(bad + ([f'{nf} finding(s)'] if nf else []))})")
+    if look:
+        log(f"to look at ({len(look)}): " + "; ".join(look))
     return ClassRun(graded, skipped, seconds, report)
 
 
