@@ -138,6 +138,17 @@ def group(name: str, title: str):
     return register
 
 
+def need_lab(name: str) -> str:
+    """The module (dotted name) of a lab of whole_transformer.labs, or NotAvailable."""
+    import whole_transformer.labs as labs
+
+    module = getattr(labs, "_LABS", {}).get(name)
+    if module is None:
+        raise NotAvailable(f"whole_transformer.labs has no {name} yet")
+    need_module(f"whole_transformer.labs.{module}", f"whole_transformer/labs/{module}.py")
+    return f"whole_transformer.labs.{module}"
+
+
 def need_module(name: str, path_hint: str) -> None:
     try:
         found = importlib.util.find_spec(name) is not None
@@ -350,8 +361,7 @@ def bench_read(b: Bench) -> None:
 # ------------------------------------------------------------------------------------ labs
 @dataclass
 class LabChange:
-    lab: str  # name in whole_transformer.labs
-    module: str  # file under whole_transformer/labs/
+    lab: str  # name in whole_transformer.labs (its module is found through the package's own map)
     change: str  # what one change is
     act: Callable  # act(lab, i): make change number i (must change something)
     before: Callable | None = None  # before(lab, i): untimed preparation (e.g. Reset at the end)
@@ -417,18 +427,18 @@ def _machine_part(lab, i):
 
 SCALE_DATA = "whole_transformer/data/scale_runs.json"
 LAB_CHANGES = [
-    LabChange("machine_lab", "machine", "d_model slider", _slider_values("d_model")),
-    LabChange("machine_lab", "machine", "blocks slider", _slider_values("blocks")),
-    LabChange("machine_lab", "machine", "click a part of the stack", _machine_part),
-    LabChange("microscope_lab", "microscope", "Next ▶ button (one stage)", _click("next"), _microscope_next_prep),
-    LabChange("microscope_lab", "microscope", "step slider", _slider_values("step")),
-    LabChange("microscope_lab", "microscope", "prompt typed (8 9 = ↔ 4 2 7 =)", _set("prompt", ["8 9 =", "4 2 7 ="])),
-    LabChange("scale_lab", "scale", "token-table std slider", _slider_values("std"), needs=(SCALE_DATA,)),
-    LabChange("scale_lab", "scale", "√d_model checkbox", _toggle("factor"), needs=(SCALE_DATA,)),
-    LabChange("decode_lab", "decode_lab", "Next step button", _click("next_button"), _decode_prep, target_ms=30.0),
-    LabChange("decode_lab", "decode_lab", "number typed (896 ↔ 427)", _set("number", ["896", "427"])),
-    LabChange("decode_lab", "decode_lab", "model dropdown (60 ↔ 2 epochs)", _set("checkpoint", ["60", "2"])),
-    LabChange("batch_lab", "batch", "numbers typed (0-63 ↔ 5, 17, 905 ↔ 0-9, 100-109)",
+    LabChange("machine_lab", "d_model slider", _slider_values("d_model")),
+    LabChange("machine_lab", "blocks slider", _slider_values("blocks")),
+    LabChange("machine_lab", "click a part of the stack", _machine_part),
+    LabChange("microscope_lab", "Next ▶ button (one stage)", _click("next"), _microscope_next_prep),
+    LabChange("microscope_lab", "step slider", _slider_values("step")),
+    LabChange("microscope_lab", "prompt typed (8 9 = ↔ 4 2 7 =)", _set("prompt", ["8 9 =", "4 2 7 ="])),
+    LabChange("scale_lab", "token-table std slider", _slider_values("std"), needs=(SCALE_DATA,)),
+    LabChange("scale_lab", "√d_model checkbox", _toggle("factor"), needs=(SCALE_DATA,)),
+    LabChange("decode_lab", "Next step button", _click("next_button"), _decode_prep, target_ms=30.0),
+    LabChange("decode_lab", "number typed (896 ↔ 427)", _set("number", ["896", "427"])),
+    LabChange("decode_lab", "model dropdown (60 ↔ 2 epochs)", _set("checkpoint", ["60", "2"])),
+    LabChange("batch_lab", "numbers typed (0-63 ↔ 5, 17, 905 ↔ 0-9, 100-109)",
               _set("numbers", ["0-63", "5, 17, 905", "0-9, 100-109"])),
 ]
 
@@ -440,8 +450,7 @@ def bench_training_lab(b: Bench) -> None:
     full-training target, and the lab's own work after each epoch (progress, status, SVG chart, table),
     timed by wrapping the callback the lab hands to ``train.train``.
     """
-    need_module("whole_transformer.labs.training", "whole_transformer/labs/training.py")
-    import whole_transformer.labs.training as mod
+    mod = importlib.import_module(need_lab("training_lab"))
 
     redraws: list[float] = []
     real_train = mod.train
@@ -485,7 +494,7 @@ def bench_labs(b: Bench) -> None:
     for c in LAB_CHANGES:
         label = f"{c.lab}: {c.change}"
         try:
-            need_module(f"whole_transformer.labs.{c.module}", f"whole_transformer/labs/{c.module}.py")
+            need_lab(c.lab)
             for path in c.needs:
                 if not (ROOT / path).exists():
                     raise NotAvailable(f"{path} does not exist yet (the lab reads it)")
@@ -751,7 +760,7 @@ def machine() -> list[tuple[str, str]]:
         commit = "?"
     return [
         ("CPU", cpu),
-        ("cores", f"{os.cpu_count()} (torch uses {torch.get_num_threads()} threads)"),
+        ("cores", f"{os.cpu_count()} (torch set to {torch.get_num_threads()} thread(s) by the course)"),
         ("OS", f"{platform.system()} {platform.release()}"),
         ("Python", platform.python_version()),
         ("torch", torch.__version__),
