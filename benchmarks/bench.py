@@ -16,10 +16,12 @@ ratio, the baseline is measured in the same run, interleaved with the thing it i
 Items whose code does not exist yet appear as "not available: <why>" rows, never as numbers.
 An item that crashes appears as "error: ..." (and the script exits 1 after writing the table).
 
-Options: ``--quick`` (one run per item, the smallest workloads; the expensive notebook and
-autograde items are run once or skipped, and say so), ``--only GROUP ...``, ``--out PATH``
-(default benchmarks/results.md), ``--list``. The whole default run takes a few minutes on
-2 cores; ``--quick`` well under a minute.
+Options: ``--quick`` (one run per item, the smallest workloads; only notebook 01 is run and
+autograding is skipped, and the rows say so), ``--only GROUP ...``, ``--skip GROUP ...``,
+``--class-size N``, ``--out PATH`` (default benchmarks/results.md), ``--list``. A default run
+spends most of its time autograding (one submission twice, then the class twice); ``--quick``
+takes under a minute on a quiet 2-core machine. The end of results.md gives each group's wall
+and CPU seconds, so a run on a busy machine can be told from a slow one.
 """
 
 from __future__ import annotations
