@@ -159,6 +159,8 @@ def test_sandbox_kept_the_student_out(graded):
     out = _outputs(course, "reads-source", "03-one-word-at-a-time")
     assert "READ " not in out, out
     assert out.count("DENIED") == 7, out
+    history = [ln for ln in out.splitlines() if ln.startswith("HISTORY")][0]
+    assert "check(" not in history and "_hidden_" not in history, history  # test cells stay out of In
     listing = [ln for ln in out.splitlines() if ln.startswith("LISTING")][0]
     assert "full" not in listing and "source" not in listing, listing
     out = _outputs(course, "writes-outside", "03-one-word-at-a-time")

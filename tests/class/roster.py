@@ -280,9 +280,11 @@ def roster(nbs: Notebooks, course: Path) -> list[Student]:
     src, gb = course / "source" / "whole-transformer" / f"{NB3}.ipynb", course / "gradebook.db"
     other = course / "submitted" / "full" / "whole-transformer" / f"{NB3}.ipynb"
     _insert_after(nb, "next_token", SNOOP.format(source=str(src), gradebook=str(gb), other=str(other)))
+    _insert_after(nb, "test_next_token", "print('HISTORY', In, _ih)")
     S.append(Student("reads-source", {NB3: nb}, {},
                      findings=[(NB3, None, "outside the submission")],
-                     note="tries to read ../../source, the gradebook, another student's notebook, the home folder"))
+                     note="tries to read ../../source, the gradebook, another student's notebook, the home folder; "
+                          "prints the input history after a test cell"))
 
     nb = alt.solved(NB3)
     _insert_after(nb, "next_token", VANDAL.format(root=str(course)))

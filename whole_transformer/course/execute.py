@@ -183,6 +183,13 @@ class SandboxExecute(Execute):
                     return
                 self._event(index, "restarted", "a new kernel ran the cells before again and went on")
 
+    def preprocess_cell(self, cell, resources, index):
+        """Run one cell; a test cell runs outside the kernel's input history (In, _ih), so that
+        later student code cannot print the hidden tests it just ran."""
+        self._check_assign_resources(resources)
+        cell = self.execute_cell(cell, index, store_history=not _is_test(cell))
+        return cell, self.resources
+
     def _replay(self, done: list[int]) -> None:
         """Run again, in a fresh kernel, the cells that ran before; keep their first outputs."""
         for index in done:
@@ -192,7 +199,7 @@ class SandboxExecute(Execute):
             twin = copy.deepcopy(original)
             self._current = index
             try:
-                self.execute_cell(twin, index, store_history=True)
+                self.execute_cell(twin, index, store_history=not _is_test(twin))
             except (DeadKernelError, CellTimeoutError) as e:
                 raise _ReplayFailed(f"cell {index} failed when run again after a restart: {e}") from None
             finally:
@@ -249,3 +256,7 @@ class SandboxExecute(Execute):
 
 class _ReplayFailed(Exception):
     pass
+
+
+def _is_test(cell) -> bool:
+    return cell.get("cell_type") == "code" and nbutils.is_grade(cell) and not nbutils.is_solution(cell)
