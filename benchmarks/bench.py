@@ -191,16 +191,10 @@ def _x_transformers_model(flash: bool):
 
 
 def _our_loss(model, x, y):
-    """The loss of one batch as train() computes it (scores only where a target counts, if the model can)."""
-    import torch.nn.functional as F
+    """The loss of one batch exactly as train() computes it."""
+    from whole_transformer.train import batch_loss
 
-    from whole_transformer.task import PAD
-    from whole_transformer.train import loss_fn
-
-    if hasattr(model, "logits_at"):
-        counts = y != PAD
-        return F.cross_entropy(model.logits_at(x, counts), y[counts])
-    return loss_fn(model(x), y)
+    return batch_loss(model, x, y)[0]
 
 
 @group("train-step", "training step (batch 64, default model) vs x-transformers")

@@ -69,6 +69,16 @@ def loss_fn(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=PAD)
 
 
+def batch_loss(model: Transformer, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """The training loss of one batch and how many targets it counted.
+
+    The same number as ``loss_fn(model(x), y)``, computing scores only where a target counts
+    (see ``Transformer.logits_at``).
+    """
+    counts = y != PAD  # (B, L) the targets that count
+    return F.cross_entropy(model.logits_at(x, counts), y[counts]), int(counts.sum())
+
+
 def train(
     model_config: ModelConfig | None = None,
     train_config: TrainConfig | None = None,
@@ -114,13 +124,10 @@ def _train(mc, tc, callback, progress, snapshots, evaluate_every) -> Run:
             x, y = x_all[idx], y_all[idx]
             width = int((x != PAD).sum(1).max())  # trim the columns that are PAD in every row
             x, y = x[:, :width], y[:, :width]
-            counts = y != PAD  # (B, L) the targets that count
-            # = loss_fn(model(x), y), computing scores only where a target counts (see Transformer.logits_at)
-            loss = F.cross_entropy(model.logits_at(x, counts), y[counts])
+            loss, n = batch_loss(model, x, y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            n = int(counts.sum())
             total += loss.item() * n
             counted += n
         acc = float("nan")
