@@ -332,12 +332,34 @@ def test_execute_gives_up_after_too_many_restarts_and_says_so():
 
 
 # ------------------------------------------------------------------------------ autograding a small class
+def _shared_dir(tmp_path_factory, worker_id: str) -> Path:
+    """A folder all pytest-xdist workers of this run share: what is built there is built once."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if worker_id != "master" else base
+
+
+def _once(tmp_path_factory, worker_id, name, build_it) -> Path:
+    """build_it(folder) once per test run (whichever worker comes first); the folder."""
+    from filelock import FileLock
+
+    shared = _shared_dir(tmp_path_factory, worker_id) / name
+    shared.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / "done").exists():
+            build_it(shared)
+            (shared / "done").write_text("ok")
+    return shared
+
+
 @pytest.fixture(scope="module")
-def mini_built(tmp_path_factory):
+def mini_built(tmp_path_factory, worker_id):
     """The small course, released once (release/ and gradebook.db); tests copy it."""
-    root = make_course(tmp_path_factory.mktemp("mini-built") / "course")
-    build.release(Course(root), log=lambda *a: None)
-    return root
+    def make(folder):
+        shutil.rmtree(folder / "course", ignore_errors=True)
+        root = make_course(folder / "course")
+        build.release(Course(root), log=lambda *a: None)
+
+    return _once(tmp_path_factory, worker_id, "mini-built", make) / "course"
 
 
 def _fresh(mini_built: Path, where: Path) -> tuple[Path, nbformat.NotebookNode]:
@@ -374,7 +396,10 @@ def _mini_class(root: Path, rel) -> dict[str, float]:
     gus = root / "submitted" / "gus" / ASSIGNMENT  # a link to the answers instead of a notebook
     gus.mkdir(parents=True)
     (gus / f"{NAME}.ipynb").symlink_to(root / "source" / ASSIGNMENT / f"{NAME}.ipynb")
-    return {"ada": 3, "bob": 2, "cyd": 2, "dee": 0, "eve": 0, "fay": 2, "gus": 0}
+    return dict(MINI_EXPECTED)
+
+
+MINI_EXPECTED = {"ada": 3, "bob": 2, "cyd": 2, "dee": 0, "eve": 0, "fay": 2, "gus": 0}
 
 
 def _detail(root: Path) -> list[dict]:
@@ -384,16 +409,22 @@ def _detail(root: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def mini_courses(tmp_path_factory, mini_built):
-    """The same six submissions graded with JOBS=1 and with JOBS=3, in two course folders."""
+def mini_courses(tmp_path_factory, worker_id, mini_built):
+    """The same seven submissions graded with JOBS=1 and with JOBS=3, in two course folders."""
     require_sandbox()
+
+    def grade_both(folder):
+        for jobs in (1, 3):
+            shutil.rmtree(folder / f"jobs{jobs}", ignore_errors=True)
+            root, rel = _fresh(mini_built, folder / f"jobs{jobs}")
+            _mini_class(root, rel)
+            autograde(Course(root), jobs=jobs, log=lambda *a: None)
+
+    shared = _once(tmp_path_factory, worker_id, "mini-graded", grade_both)
     out = {}
     for jobs in (1, 3):
-        root, rel = _fresh(mini_built, tmp_path_factory.mktemp(f"mini{jobs}"))
-        expected = _mini_class(root, rel)
-        t0 = time.monotonic()
-        run = autograde(Course(root), jobs=jobs, log=lambda *a: None)
-        out[jobs] = {"root": root, "expected": expected, "run": run, "seconds": time.monotonic() - t0}
+        root = shared / f"jobs{jobs}" / "course"
+        out[jobs] = {"root": root, "expected": MINI_EXPECTED}
     return out
 
 

@@ -583,7 +583,7 @@ def write_integrity_report(course: Course, students: list[str]) -> Path:
     import csv
 
     path = course.root / "integrity-report.csv"
-    tmp = path.with_suffix(".csv.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student_id", "notebook", "cell", "finding"])

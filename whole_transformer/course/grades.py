@@ -99,7 +99,7 @@ def detail_rows(course: Course) -> list[dict]:
 def write_detail(course: Course, path: Path | None = None) -> Path:
     path = path or course.root / "grades-detail.csv"
     rows = detail_rows(course)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=DETAIL_COLUMNS)
         w.writeheader()

@@ -120,6 +120,6 @@ def digest_files(paths: list[Path], base: Path) -> str:
 def write_json(path: Path, data) -> None:
     """Write atomically: a reader sees the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str))
     os.replace(tmp, path)
