@@ -6,17 +6,20 @@ For each student under ``submitted/<student>/``:
    under another name (``03-one-word-at-a-time (1).ipynb``, a sub-folder) is recognised by its
    nbgrader cells and graded as the notebook it is, with a finding. A file that is not valid
    JSON or not a notebook cannot be graded: its cells get status ``failed`` with the reason.
+   Symbolic links are never followed (a link could point at the answers).
 2. **Restore and scan** (``integrity.py``): protected cells are put back as released, every
    change is a finding, and the student's code is scanned for suspicious constructs.
-3. **Grade in a private course.** A temporary course folder holds a copy of the gradebook (the
-   assignment only), the restored notebooks and a config that loads ``nbgrader_config.py``.
+3. **Grade in a private course.** A temporary course folder holds a copy of the gradebook (made
+   once per run from the course gradebook if ``make release`` or an earlier run stamped it as
+   generated from the current source/, else generated from source/), the restored notebooks and
+   a config that loads ``nbgrader_config.py``.
    Real ``nbgrader autograde`` runs there in its own process, with the kernel in the sandbox
    (``execute.py``). N students are graded at once (``--jobs N``); none of them can touch the
    course gradebook or another student's files. If nbgrader fails on the student as a whole,
    each notebook is graded on its own so that one bad notebook does not sink the others.
 4. **Merge**, one student at a time, in this process: grades and comments go into the course's
    ``gradebook.db`` (an existing submission is updated, never duplicated; manual grades are
-   kept), the graded notebooks replace ``autograde/<student>/whole-transformer/`` in one rename,
+   kept), the graded notebooks replace ``autograde/<student>/whole-transformer/`` by renames,
    and last a record ``autograde/.wt/students/<student>.json`` with the statuses, reasons and
    findings, and a fingerprint of the submission and of the assignment.
 
