@@ -15,8 +15,9 @@ Flatpak uses; Debian package ``bubblewrap``). What the kernel sees:
   sockets (``ipc`` transport) in a private runtime folder, which work without any network;
 - its own user namespace with an unprivileged user and no capabilities, its own PID namespace
   (killing the sandbox kills everything the student started), a new session (an interrupt is
-  delivered as a message and the kernel signals itself), and limits on address space and file
-  size, so a huge allocation fails with MemoryError instead of taking the machine down.
+  delivered as a message and the kernel signals itself), and limits on address space, file size
+  and processes (the last one is not enforced by Linux when grading as root), so a huge
+  allocation fails with MemoryError instead of taking the machine down.
 
 Nothing else of the machine is there: not ``source/`` or ``release/``, not the gradebook, not
 other students' folders, not the instructor's home folder, and no environment variable of the
@@ -78,6 +79,7 @@ def _limit(kind, value):
         resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
 _limit(resource.RLIMIT_AS, int(os.environ.pop("WT_LIMIT_AS", "0")))
 _limit(resource.RLIMIT_FSIZE, int(os.environ.pop("WT_LIMIT_FSIZE", "0")))
+_limit(resource.RLIMIT_NPROC, int(os.environ.pop("WT_LIMIT_NPROC", "0")))  # not enforced for root
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 sys.argv = ["ipykernel_launcher"] + sys.argv[1:]
 from ipykernel import kernelapp
@@ -238,6 +240,7 @@ class SandboxSpec:
             "TORCH_NUM_THREADS": threads,
             "WT_LIMIT_AS": str(self.memory_bytes),
             "WT_LIMIT_FSIZE": str(self.file_bytes),
+            "WT_LIMIT_NPROC": "4096",
             "WT_SANDBOXED": "1",
             "JPY_PARENT_PID": "1",  # no parent poller (our parent is the sandbox's init)
         }
