@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..model import ModelConfig, parameter_table
+from ..config import ModelConfig, parameter_table
 from ..task import VOCAB_SIZE
 from . import _html
 
