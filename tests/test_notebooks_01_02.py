@@ -14,20 +14,24 @@
 from __future__ import annotations
 
 import copy
-import os
 import re
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_helpers import HIDDEN, SOURCE, errors, kernel_env, load, nbg
+from notebook_helpers import execute as _execute
+from notebook_helpers import stream_text as outputs
 
 from whole_transformer import checks, grading, scale_study
 
-REPO = Path(__file__).resolve().parents[1]
-SOURCE = REPO / "source" / "whole-transformer"
+
+def execute(nb, **env):
+    return _execute(nb, timeout=120, **env)
+
+
+
 NOTEBOOKS = {
     "01-whole-machine.ipynb": {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "B",
                                "ffn_params": 16576},
@@ -36,48 +40,6 @@ NOTEBOOKS = {
 LABS = {"01-whole-machine.ipynb": ["machine_lab()"],
         "02-microscope.ipynb": ["microscope_lab()", "block_picture()", "scale_lab()"]}
 TIME_LIMIT = 30  # seconds, top to bottom in a fresh kernel
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
-
-
-def load(name):
-    return nbformat.read(SOURCE / name, as_version=4)
-
-
-def nbg(cell):
-    return cell.metadata.get("nbgrader", {})
-
-
-def kernel_env(**extra):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    env.pop("NBGRADER_EXECUTION", None)
-    env.update(extra)
-    return env
-
-
-def execute(nb, **env):
-    """Run nb in a fresh kernel (cwd: the source folder); returns the seconds it took, kernel start included."""
-    from nbclient import NotebookClient
-
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(SOURCE)}})
-    start = time.perf_counter()
-    client.execute(env=kernel_env(**env))
-    return time.perf_counter() - start
-
-
-def outputs(cell):
-    out = []
-    for o in cell.get("outputs", []):
-        if o.output_type == "stream":
-            out.append(o.text)
-        elif o.output_type == "error":
-            out.append(f"{o.ename}: {o.evalue}")
-    return "".join(out)
-
-
-def errors(nb):
-    return [(i, o.ename) for i, c in enumerate(nb.cells) if c.cell_type == "code"
-            for o in c.get("outputs", []) if o.output_type == "error"]
 
 
 # ------------------------------------------------------------------------------------------ structure

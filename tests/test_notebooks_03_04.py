@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import re
 import shutil
 import subprocess
@@ -27,65 +26,28 @@ from pathlib import Path
 import nbformat
 import pytest
 from implementations import implementations
+from notebook_helpers import HIDDEN, SOURCE, errors, kernel_env, load, nbg
+from notebook_helpers import execute as _execute
+from notebook_helpers import stream_text as text_of
 
 from whole_transformer import checks, grading
 
-REPO = Path(__file__).resolve().parents[1]
-SOURCE = REPO / "source" / "whole-transformer"
+
+def execute(nb, **env):
+    return _execute(nb, allow_errors=True, **env)
+
+
+
 N03, N04 = "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb"
 QUESTIONS = {N03: {"changes_during_inference": "B", "rows_742": 7},
              N04: {"counted_427": 5, "flat_shape": (320, 42), "no_causal_mask": "B", "learns_nothing": "B"}}
 EXERCISES = {N03: {"next_token": 2, "greedy_decode": 3}, N04: {"make_xy": 2, "masked_loss": 3}}
 LABS = {N03: ["decode_lab()"], N04: ["batch_lab()"]}
 TIME_LIMIT = {N03: 30, N04: 60}  # seconds, top to bottom in a fresh kernel
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
-
-
-def load(name):
-    return nbformat.read(SOURCE / name, as_version=4)
-
-
-def nbg(cell):
-    return cell.metadata.get("nbgrader", {})
 
 
 def cell_of(nb, grade_id):
     return next(c for c in nb.cells if nbg(c).get("grade_id") == grade_id)
-
-
-def kernel_env(**extra):
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # alembic, jupyter
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    env.pop("NBGRADER_EXECUTION", None)
-    env.update(extra)
-    return env
-
-
-def execute(nb, **env):
-    """Run nb in a fresh kernel (cwd: the source folder); returns the seconds, kernel start included."""
-    from nbclient import NotebookClient
-
-    client = NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(SOURCE)}})
-    start = time.perf_counter()
-    client.execute(env=kernel_env(**env))
-    return time.perf_counter() - start
-
-
-def text_of(cell):
-    out = []
-    for o in cell.get("outputs", []):
-        if o.output_type == "stream":
-            out.append(o.text)
-        elif o.output_type == "error":
-            out.append(f"{o.ename}: {o.evalue}")
-    return "".join(out)
-
-
-def errors(nb):
-    return [(i, o.ename) for i, c in enumerate(nb.cells) if c.cell_type == "code"
-            for o in c.get("outputs", []) if o.output_type == "error"]
 
 
 def shows_widget(cell):

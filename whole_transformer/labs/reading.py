@@ -34,7 +34,6 @@ after 2 epochs). CSS classes: ``wt-heldout``; each answer ``wt-heldout-right`` /
 
 from __future__ import annotations
 
-import contextlib
 import html
 import time
 
@@ -43,6 +42,7 @@ import numpy as np
 import torch
 
 from ..decode import MAX_NEW, Trace, greedy_trace, read_numbers
+from ..model import single_thread
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
 
@@ -58,17 +58,6 @@ def model_for(name: str) -> torch.nn.Module:
     if name not in _MODELS:
         _MODELS[name] = load_model(name)
     return _MODELS[name]
-
-
-@contextlib.contextmanager
-def _one_thread():
-    """Run torch on one thread: for a model this small it is faster, and steadier on a busy machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def parse_number(text: str) -> int:
@@ -252,7 +241,7 @@ class DecodeLab(widgets.VBox):
                                  f'✗ {_esc(e)}.</div>')
             self.view.value = ""
             return
-        with _one_thread():
+        with single_thread():
             trace = greedy_trace(model_for(self.checkpoint.value), parse_prompt(str(n)), max_new=MAX_NEW)
         self._trace, self._n = trace, n
         self.next_button.disabled = self.play.disabled = False
@@ -331,7 +320,7 @@ class HeldOutTable:
         self.numbers = [int(n) for n in numbers]
         if not self.numbers:
             raise ValueError("give at least one number to read")
-        with _one_thread():
+        with single_thread():
             self.said = {label: read_numbers(m, self.numbers) for label, m in models.items()}
         self.right = {label: sum(said[n] == expected_answer(n) for n in self.numbers)
                       for label, said in self.said.items()}

@@ -32,17 +32,15 @@ after the run, each row ``wt-read`` with ``data-right`` "1" or "0".
 
 from __future__ import annotations
 
-import contextlib
 import html
 import math
 import os
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-import torch
 
 from ..decode import read_numbers
-from ..model import ModelConfig
+from ..model import ModelConfig, single_thread
 from ..task import expected_answer, split
 from ..train import EpochLog, Run, TrainConfig, train
 
@@ -75,16 +73,6 @@ RUNS: dict[str, RunSpec] = {
 def autograding() -> bool:
     """True while nbgrader executes the notebook (it sets NBGRADER_EXECUTION)."""
     return bool(os.environ.get("NBGRADER_EXECUTION"))
-
-
-@contextlib.contextmanager
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _esc(text) -> str:
@@ -228,7 +216,7 @@ class TrainingLab(widgets.VBox):
             self.progress.value = log.epoch
 
         try:
-            with one_thread():
+            with single_thread():
                 result = train(spec.model_config, TrainConfig(epochs=epochs, seed=seed, task=spec.task),
                                callback=after_epoch)
         finally:
@@ -256,7 +244,7 @@ class TrainingLab(widgets.VBox):
     def _reads_html(self, result: Run, task: str) -> str:
         _, held_out = split()
         sample = held_out[:: max(1, len(held_out) // SAMPLE)][:SAMPLE]
-        with one_thread():
+        with single_thread():
             said = read_numbers(result.model, sample)  # for the copy task too: whatever the model writes
         rows = []
         for n in sample:
