@@ -17,6 +17,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 import torch
+from hostile import AlwaysEqual
 
 from whole_transformer import checks, grading
 from whole_transformer.checks import QUESTIONS, check
@@ -234,15 +235,6 @@ def test_same_shape_and_choice():
     assert not any(grading.choice(v, "B") for v in ["A", "BC", "", None, 2, ["B"]])
 
 
-class _AlwaysEqual:
-    def __eq__(self, other):
-        return True
-
-    def __ne__(self, other):
-        return False
-
-    def __hash__(self):
-        return 0
 
 
 class _LyingInt(int):
@@ -260,12 +252,12 @@ class _LyingTuple(tuple):
 
 
 def test_look_alike_objects_do_not_pass():
-    assert not grading.same(_AlwaysEqual(), 8)
+    assert not grading.same(AlwaysEqual(), 8)
     assert not grading.same(_LyingInt(3), 8)
     assert not grading.same_shape(_LyingTuple((1, 2)), (64, 8, 42))
-    assert not grading.choice(_AlwaysEqual(), "B")
-    with pytest.raises(grading.NotPlain, match="a value of type _AlwaysEqual"):
-        grading.plain(_AlwaysEqual())
+    assert not grading.choice(AlwaysEqual(), "B")
+    with pytest.raises(grading.NotPlain, match="a value of type AlwaysEqual"):
+        grading.plain(AlwaysEqual())
 
 
 def test_replaced_builtins_and_numpy_change_nothing():

@@ -26,7 +26,7 @@ import nbformat.v4 as nbf
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "class"))
-from minicourse import NAME, make_course, mini_notebook  # noqa: E402
+from minicourse import NAME, make_course, mini_notebook, require_sandbox  # noqa: E402
 
 from whole_transformer.course import build, integrity  # noqa: E402
 from whole_transformer.course.autograde import autograde, load_record  # noqa: E402
@@ -34,17 +34,9 @@ from whole_transformer.course.execute import SandboxExecute  # noqa: E402
 from whole_transformer.course.feedback import HideHiddenTests, split_hidden  # noqa: E402
 from whole_transformer.course.grades import write_detail  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env  # noqa: E402
-from whole_transformer.course.sandbox import sandbox_status  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
-
-def require_sandbox():
-    status = sandbox_status()
-    if not status.ok:
-        if os.environ.get("WT_REQUIRE_SANDBOX"):
-            pytest.fail(f"WT_REQUIRE_SANDBOX is set but the sandbox does not work: {status.message()}")
-        pytest.skip(status.message())
 
 
 def gid(c):

@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "class"))
-from minicourse import make_course  # noqa: E402
+from minicourse import make_course, require_sandbox  # noqa: E402
 from roster import expected_table, roster  # noqa: E402
 from simclass import Notebooks, write_submission  # noqa: E402
 
@@ -33,7 +33,6 @@ from whole_transformer.course.autograde import autograde, load_record  # noqa: E
 from whole_transformer.course.feedback_cmd import feedback, hidden_lines, leaks  # noqa: E402
 from whole_transformer.course.grades import grades  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course  # noqa: E402
-from whole_transformer.course.sandbox import sandbox_status  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-class")]
@@ -42,13 +41,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-class")]
 class ClassTiming(UserWarning):
     """Not a problem: how long the simulated class took, shown in pytest's warnings summary."""
 
-
-def require_sandbox():
-    status = sandbox_status()
-    if not status.ok:
-        if os.environ.get("WT_REQUIRE_SANDBOX"):
-            pytest.fail(f"WT_REQUIRE_SANDBOX is set but the sandbox does not work: {status.message()}")
-        pytest.skip(status.message())
 
 
 def _grade_the_class(root: Path) -> dict:
