@@ -35,6 +35,7 @@ from nbgrader.preprocessors import (  # noqa: E402
 
 from whole_transformer.course.execute import SandboxExecute  # noqa: E402
 from whole_transformer.course.feedback import HideHiddenTests  # noqa: E402
+from whole_transformer.course.verdict import HoldExpected, Verdict  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 
@@ -65,8 +66,12 @@ c.SandboxExecute.memory_limit = 3 * 2**30  # address space of the kernel; torch 
 c.SandboxExecute.file_size_limit = 64 * 2**20
 c.SandboxExecute.max_outputs = 200
 c.SandboxExecute.max_output_bytes = 2_000_000
+# The kernel never sees an expected value: HoldExpected keeps them in this process, the kernel hands
+# out what the student's functions return, and Verdict compares here (whole_transformer/course/verdict.py).
 c.Autograde.autograde_preprocessors = [
+    HoldExpected,  # cut the expected values out of the hidden tests before the kernel starts
     SandboxExecute,  # nbgrader's Execute, sandboxed and surviving dead or stuck kernels
+    Verdict,  # judge the handed-out results here; a test cell's outputs become its verdict
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

@@ -1,22 +1,26 @@
-"""Comparisons for the hidden tests that a submission cannot fool.
+"""What the hidden tests run inside the student's kernel: they hand results out, they judge nothing.
 
-The notebooks import this module in their first cell, before any student code runs. It keeps
-its own references to every builtin and NumPy function it uses, so a student cell that later
-replaces ``abs``, ``len``, ``isinstance`` or ``np.isclose`` changes nothing here, and a
-returned object whose ``==`` always says True is never asked: values are first turned into
-plain Python numbers, strings and tuples by their exact type, then compared.
+During autograding each graded test cell calls ``hand_out`` (an exercise: the student's function
+on every case of the hidden test) or ``hand_out_answer`` (a question: the answer's value). Both
+turn what the student's code returned into plain JSON (numbers, strings, lists, null) and publish
+it as one output of the cell, of MIME type ``RESULTS_MIME``. No expected value is ever in the
+kernel: the grading process, outside the sandbox, reads that output and compares it with the
+expected values it alone holds (``whole_transformer/course/verdict.py``). So whatever a
+submission does to this kernel (replacing this module, builtins or NumPy, printing text that looks
+like a verdict, returning objects that lie about equality) changes only what its own functions
+return, never the verdict on them.
 
-Questions use ``same``, ``same_shape`` and ``choice``. Exercises use ``same_id`` (a token id),
-``same_ids`` (a list of ids), ``same_pair`` (x and y), ``close`` (a float loss), ``same_array``
-and ``unchanged`` (the caller's list was not modified). Their inputs are literals or are made
-from seeds by ``array``, ``numpy_ints``, ``random_array``, ``random_ids``, ``score_model`` (a
-model for greedy decoding) and ``model_rows`` (a trained torch model as ids → rows of scores).
+The inputs of the hidden tests are literals or are made here from seeds by ``array``,
+``numpy_ints``, ``random_array``, ``random_ids``, ``score_model`` (a model for greedy decoding)
+and ``model_rows`` (a trained torch model as ids → rows of scores).
 """
 
 from __future__ import annotations
 
 import builtins
+import json
 import math
+import sys
 
 import numpy as np
 
@@ -34,6 +38,9 @@ _np_generic = np.generic
 _np_ndarray = np.ndarray
 _generic_item = np.generic.item
 _ndarray_tolist = np.ndarray.tolist
+_tuple_iter = tuple.__iter__
+_modules = sys.modules
+_dumps = json.dumps
 
 
 class NotPlain(Exception):
@@ -43,7 +50,7 @@ class NotPlain(Exception):
 def plain(value):
     """value as plain Python (None, bool, int, float, str, nested tuples), by exact type.
 
-    NumPy scalars and arrays and 0-d or n-d torch tensors are converted through their base-class
+    NumPy scalars and arrays, torch tensors and shapes are converted through their base-class
     methods, so a subclass cannot lie about its contents. Anything else raises NotPlain.
     """
     t = _type(value)
@@ -55,119 +62,94 @@ def plain(value):
         return plain(_ndarray_tolist(value))
     if t is list or t is tuple:
         return _tuple(plain(v) for v in value)
-    torch = __import__("sys").modules.get("torch")
+    torch = _modules.get("torch")
     if torch is not None and _issubclass(t, torch.Tensor):
         return plain(torch.Tensor.tolist(value))
+    if torch is not None and t is torch.Size:
+        return _tuple(plain(v) for v in _tuple_iter(value))
     raise NotPlain(f"a value of type {t.__name__}")
 
 
-def same(value, expected, rel: float = 1e-6, abs_tol: float = 1e-9) -> bool:
-    """True if value equals the literal ``expected``: ints exactly, floats within tolerance.
+# ---------------------------------------------------------------- handing results to the grader
+#: The MIME type of the one output in which a hidden test hands its results to the grader.
+RESULTS_MIME = "application/vnd.whole-transformer.results+json"
+MAX_CALLS = 200  # a greedy loop that calls a model more often than this is stopped
 
-    An int where a float is expected is accepted; a float where an int is expected is not
-    (a count must be a whole number), nor a bool for a number.
+
+class TooManyCalls(Exception):
+    """The function called the model more than MAX_CALLS times in one case: its loop never stops."""
+
+
+def _counted(model):
+    calls = [0]
+
+    def counted(ids):
+        calls[0] += 1
+        if calls[0] > MAX_CALLS:
+            raise TooManyCalls(f"the model was called more than {MAX_CALLS} times")
+        return model(ids)
+
+    return counted
+
+
+def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None = None) -> dict:
+    """What ``fn(*args, **kwargs)`` did, as plain JSON-ready data.
+
+    ``{"value": …}`` or ``{"error": "<exception name>"}``; with ``watch``, also ``"after"``: the
+    argument at that position (a list the function must not change) as it is after the call.
+    A value that is not plain (a custom object, a float subclass…) is the error "NotPlain".
     """
     try:
-        got = plain(value)
+        got = fn(*args, **(kwargs or {}))
+        out = {"value": _listify(plain(got))}
     except NotPlain:
-        return False
-    return _same(got, expected, rel, abs_tol)
+        out = {"error": "NotPlain"}
+    except Exception as e:  # noqa: BLE001 - the student's code may raise anything
+        out = {"error": _type(e).__name__}
+    if watch is not None:
+        try:
+            arg = args[watch]
+            out["after"] = _listify(plain(arg)) if _type(arg) is list else None
+        except NotPlain:
+            out["after"] = None
+    return out
 
 
-def _same(got, expected, rel, abs_tol) -> bool:
-    te, tg = _type(expected), _type(got)
-    if te is tuple or te is list:
-        if tg is not tuple or _len(got) != _len(expected):
-            return False
-        for g, e in _zip(got, expected):
-            if not _same(g, e, rel, abs_tol):
-                return False
-        return True
-    if te is bool or tg is bool:
-        return tg is te and got is expected
-    if te is int:
-        return tg is int and got == expected
-    if te is float:
-        if tg is not float and tg is not int:
-            return False
-        got = _float(got)
-        if not _isfinite(got):
-            return got == expected
-        return _abs(got - expected) <= abs_tol + rel * _abs(expected)
-    if te is str:
-        return tg is str and got == expected
-    return False
+def hand_out(exercise: str, fn, cases, watch: int | None = None, models: int | None = None) -> None:
+    """Run ``fn`` on every case ``(args, kwargs)`` and hand the outcomes to the grader.
 
-
-def same_shape(value, expected: tuple[int, ...]) -> bool:
-    """True if value is the shape ``expected``, written as a tuple, list or torch.Size of ints."""
-    try:
-        got = plain(_tuple(value)) if _type(value).__name__ == "Size" else plain(value)
-    except (NotPlain, TypeError):
-        return False
-    return _same(got, _tuple(expected), 0.0, 0.0)
-
-
-def choice(value, expected: str) -> bool:
-    """True if value is the letter ``expected`` (any case, with or without a trailing '.' or ')')."""
-    if _type(value) is not str:
-        return False
-    letter = value.strip().rstrip(".):").strip().upper()
-    return letter == expected
-
-
-# ---------------------------------------------------------------- exercises: ids, floats, arrays
-def same_id(value, expected: int) -> bool:
-    """True if value is the token id ``expected``: a Python or NumPy int (or a 0-d integer array
-    or tensor), never a float, a bool or a one-element list."""
-    return _type(expected) is int and same(value, expected)
-
-
-def same_ids(value, expected) -> bool:
-    """True if value is the list of ids ``expected``: a list, tuple or 1-D integer array whose
-    items are Python or NumPy ints, equal one by one. Floats (e.g. scores) do not count as ids."""
-    return same(value, _tuple(expected))
-
-
-def same_pair(value, first, second) -> bool:
-    """True if value is a pair (tuple or list of two) whose parts are the id lists first, second."""
-    t = _type(value)
-    if t is not tuple and t is not list:
-        return False
-    if _len(value) != 2:
-        return False
-    return same_ids(value[0], first) and same_ids(value[1], second)
-
-
-def close(value, expected: float, rel: float = 1e-6, abs_tol: float = 1e-9) -> bool:
-    """True if value is one real number (Python or NumPy float or int, 0-d array or tensor) within
-    ``abs_tol + rel·|expected|`` of ``expected``. NaN and infinities are never close."""
-    if not _isfinite(expected):
-        return False
-    return same(value, _float(expected), rel, abs_tol)
-
-
-def same_array(value, expected, rel: float = 1e-6, abs_tol: float = 1e-9) -> bool:
-    """True if value is an array (or nested lists) of the shape and numbers of ``expected``.
-
-    ``expected`` is a literal or an array made before any student code ran. Ints must match
-    exactly; floats within the tolerance.
+    ``models``: the position of a model argument, which is wrapped so that a loop that never
+    stops fails its case instead of the whole cell.
     """
-    try:
-        want = plain(expected)
-    except NotPlain:
-        return False
-    return same(value, want, rel, abs_tol)
+    results = []
+    for args, kwargs in cases:
+        args = _tuple(args)
+        if models is not None:
+            args = args[:models] + (_counted(args[models]),) + args[models + 1:]
+        results.append(outcome(fn, args, kwargs, watch))
+    _publish(exercise, results)
 
 
-def unchanged(value, expected) -> bool:
-    """True if a list the test passed in still holds exactly ``expected`` (a copy taken before the
-    call, of Python or NumPy ints): it was not changed."""
+def hand_out_answer(question: str, value) -> None:
+    """Hand a question's answer to the grader, as plain data (see ``outcome``)."""
+    _publish(question, [outcome(lambda: value)])
+
+
+def _listify(value):
+    if _type(value) is tuple:
+        return [_listify(v) for v in value]
+    return value
+
+
+def _publish(name: str, results: list) -> None:
+    data = _dumps({"name": name, "results": results})
+    text = f"{name}: {_len(results)} result(s) handed to the grader"
     try:
-        want = plain(expected)
-    except NotPlain:
-        return False
-    return _type(value) is list and same(value, want)
+        from IPython.display import publish_display_data
+    except ImportError:  # not in a kernel: nothing would read it
+        print(text)
+        return
+    publish_display_data({RESULTS_MIME: data, "text/plain": text})
 
 
 # ---------------------------------------------------------------- data for hidden tests

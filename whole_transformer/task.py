@@ -6,7 +6,7 @@ One example, walked through. The number 427 becomes one sequence of 9 tokens::
     ids      6  4  9  12  17     41       33      20     1
 
 The digits and ``=`` are the *prompt*; the words and ``<eos>`` are the *answer*.
-For training, ``make_xy`` shifts the sequence by one (teacher forcing)::
+For training, ``xy_arrays`` shifts each sequence by one (teacher forcing)::
 
     x        4  2  7  =     four     hundred  twenty  seven
     y        .  .  .  four  hundred  twenty   seven   <eos>
@@ -174,20 +174,23 @@ def copy_sequence(n: int) -> list[int]:
     return p + p[:-1] + [EOS]
 
 
-def make_xy(seq: Sequence[int], eq: int = EQ, pad: int = PAD) -> tuple[list[int], list[int]]:
-    """Teacher forcing: x is seq without its last token, y without its first.
+def xy_arrays(numbers_: Iterable[int], task: str = "read") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Teacher forcing for a batch of numbers: x, y as (B, L) int64 arrays right-padded with PAD,
+    and the length of each row (B,).
 
-    Every target up to and including '=' is part of the question and becomes ``pad``.
+    Row b: x is the sequence of the b-th number without its last token, y without its first,
+    and every target up to and including '=' is part of the question, so it becomes PAD.
     """
-    seq = [int(t) for t in seq]
-    if len(seq) < 2:
-        raise ValueError(f"a sequence needs at least 2 tokens to make x and y, got {len(seq)}")
-    if eq not in seq:
-        raise ValueError(f"the sequence has no '=' token (id {eq}): cannot tell the prompt from the answer")
-    x, y = seq[:-1], seq[1:]
-    n_prompt_targets = seq.index(eq)  # targets y[0..k-1] are the digits after the first, and '='
-    y[:n_prompt_targets] = [pad] * n_prompt_targets
-    return x, y
+    make_seq = {"read": sequence, "copy": copy_sequence}.get(task)
+    if make_seq is None:
+        raise ValueError(f"unknown task {task!r}: use 'read' or 'copy'")
+    seqs = pad_rows([make_seq(n) for n in numbers_])  # (B, L + 1)
+    lengths = (seqs != PAD).sum(axis=1) - 1  # (B,) a sequence holds no PAD of its own
+    x, y = seqs[:, :-1].copy(), seqs[:, 1:].copy()  # (B, L) each
+    x[np.arange(x.shape[1])[None, :] >= lengths[:, None]] = PAD  # a row's own last token is no input
+    question = np.arange(y.shape[1])[None, :] < np.argmax(seqs == EQ, axis=1)[:, None]  # (B, L)
+    y[question] = PAD
+    return x, y, lengths
 
 
 def expected_answer(n: int, task: str = "read") -> str:
@@ -217,33 +220,23 @@ def make_batch(numbers_: Iterable[int], task: str = "read"):
     """
     import torch
 
-    make_seq = {"read": sequence, "copy": copy_sequence}.get(task)
-    if make_seq is None:
-        raise ValueError(f"unknown task {task!r}: use 'read' or 'copy'")
-    pairs = [make_xy(make_seq(n)) for n in numbers_]
-    if not pairs:
-        raise ValueError("cannot make a batch of no numbers: give at least one number from 0 to 999")
-    x = pad_rows([p[0] for p in pairs])
-    y = pad_rows([p[1] for p in pairs])
+    x, y, _ = xy_arrays(numbers_, task)
     return torch.from_numpy(x), torch.from_numpy(y)
 
 
 def batch_counts(numbers_: Iterable[int], task: str = "read") -> dict[str, object]:
     """What a batch holds: shapes and how many targets count, are prompt, are padding."""
-    numbers_ = list(numbers_)
-    x, y = make_batch(numbers_, task)
+    x, y, lengths = xy_arrays(list(numbers_), task)
     B, L = x.shape
-    lengths = [len(make_xy(sequence(n) if task == "read" else copy_sequence(n))[1]) for n in numbers_]
     counted = int((y != PAD).sum())
-    padding = B * L - sum(lengths)
     return {
         "x_shape": (B, L),
         "logits_shape": (B, L, VOCAB_SIZE),
         "flat_shape": (B * L, VOCAB_SIZE),
         "targets": B * L,
         "counted": counted,
-        "prompt": sum(lengths) - counted,
-        "padding": padding,
+        "prompt": int(lengths.sum()) - counted,
+        "padding": B * L - int(lengths.sum()),
     }
 
 

@@ -6,6 +6,9 @@
               [--force] [--student ID ...] [--no-sandbox]
     feedback                    feedback/<student>/whole-transformer/*.html, hidden tests removed
     grades                      grades.csv (nbgrader export) and grades-detail.csv
+    handout [--dest DIR]        handout/: the students' repository (no answers, no hidden tests)
+    hidden-tests [--write]      are source/'s hidden tests and their expected values up to date? (--write: make them so)
+    check-data [--write]        is the visible checks' data (hashes of right and typical wrong results) up to date?
 """
 
 from __future__ import annotations
@@ -41,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="run student code WITHOUT the sandbox (explicit opt-out; also NO_SANDBOX=1 or WT_SANDBOX=off)")
     sub.add_parser("feedback", help="write feedback HTML (no hidden tests)")
     sub.add_parser("grades", help="write grades.csv and grades-detail.csv")
+    ho = sub.add_parser("handout", help="build handout/, the students' repository")
+    ho.add_argument("--dest", help="where to write it (default: handout/ in the course folder)")
+    ht = sub.add_parser("hidden-tests", help="check (or --write) the hidden tests of source/")
+    ht.add_argument("--write", action="store_true", help="rewrite the test cells that are out of date")
+    cd = sub.add_parser("check-data", help="check (or --write) the visible checks' data file")
+    cd.add_argument("--write", action="store_true", help="rewrite it")
     args = p.parse_args(argv)
 
     from .layout import Course
@@ -72,6 +81,27 @@ def main(argv: list[str] | None = None) -> int:
             from .grades import grades
 
             grades(course)
+        elif args.command == "handout":
+            from .handout import handout
+
+            handout(course, Path(args.dest) if args.dest else None)
+        elif args.command == "hidden-tests":
+            from . import hidden
+
+            if args.write:
+                print("rewrote:", ", ".join(hidden.write(course.source)) or "nothing")
+            else:
+                stale = hidden.out_of_sync(course.source)
+                print("out of date:", ", ".join(stale) if stale else "none")
+                return 1 if stale else 0
+        elif args.command == "check-data":
+            from . import checkdata
+
+            if args.write:
+                print(f"wrote {checkdata.write()}")
+            elif not checkdata.is_current():
+                print(f"out of date: {checkdata.DATA}; run python -m whole_transformer.course check-data --write")
+                return 1
     except (ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

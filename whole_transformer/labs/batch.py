@@ -31,13 +31,19 @@ import re
 
 import ipywidgets as widgets
 
-from ..task import EQ, PAD, VOCAB, VOCAB_SIZE, batch_counts, copy_sequence, make_xy, sequence
+from ..task import EQ, PAD, VOCAB, VOCAB_SIZE, batch_counts, copy_sequence, sequence, xy_arrays
 
 MAX_NUMBERS = 1000
 SHOWN_ROWS = 64  # rows of the grid drawn; the counts always cover the whole batch
 COLOURS = {"counted": "rgb(200,235,200)", "prompt": "rgb(225,225,225)", "padding": "rgb(248,248,248)"}
 FONT = "font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px;"
 
+
+
+def _xy_of(n: int, task: str = "read") -> tuple[list[int], list[int]]:
+    """x and y of one number, as lists without padding (a row of ``xy_arrays``)."""
+    x, y, lengths = xy_arrays([n], task)
+    return x[0, : lengths[0]].tolist(), y[0, : lengths[0]].tolist()
 
 def _esc(text) -> str:
     return html.escape(str(text), quote=True)
@@ -90,7 +96,7 @@ def shift_table_html(n: int, task: str = "read") -> str:
     seq = {"read": sequence, "copy": copy_sequence}[task](n) if task in ("read", "copy") else None
     if seq is None:
         raise ValueError(f"unknown task {task!r}: use 'read' or 'copy'")
-    x, y = make_xy(seq)
+    x, y = _xy_of(n, task)
     k = seq.index(EQ)
     rows = []
     for t in range(len(x)):
@@ -209,7 +215,7 @@ class BatchLab(widgets.VBox):
                f'<th style="{th}" colspan="{L}">y (targets)</th></tr>'
                f'<tr><th></th>{head}<th></th>{head}</tr>']
         for n in chosen[:SHOWN_ROWS]:
-            x, y = make_xy(sequence(n))
+            x, y = _xy_of(n)
             length = len(y)
             x = x + [PAD] * (L - length)
             y = y + [PAD] * (L - length)
@@ -233,7 +239,7 @@ class BatchLab(widgets.VBox):
         rows = []
         for r in range(min(2 * L, B * L)):
             b, t = divmod(r, L)
-            x, y = make_xy(sequence(chosen[b]))
+            x, y = _xy_of(chosen[b])
             target = y[t] if t < len(y) else PAD
             kind = target_kinds(y + [PAD] * (L - len(y)), len(y))[t]
             rows.append(f'<tr style="background: {COLOURS[kind]};"><td style="padding: 1px 6px; text-align: right;">'

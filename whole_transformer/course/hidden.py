@@ -1,58 +1,96 @@
-"""The hidden tests of the four exercises: their cases, and the code of their test cells.
+"""The hidden tests: their cases, the code the kernel runs, and the expected values only the grader reads.
 
-Every expected value is worked out here with the reference (whole_transformer/reference.py) and
-written into the notebook as a literal, so the notebook never calls the reference. The inputs are
-literals or are made in the hidden test from seeds by grading's private functions. The only cases
-that use a trained model read numbers with the 60-epoch model, whose right answers do not depend
-on its exact weights (it reads all 1,000 numbers right).
+For each graded test cell of ``source/`` this module writes the hidden part (see ``verdict.py``):
+the kernel's part calls ``grading.hand_out`` with the student's function and the inputs of every
+case (literals, or made from seeds by ``grading``'s private functions), and the EXPECTED part
+holds, for every case, its kind and the right result worked out here with the reference
+solutions (``reference.py``). The answers of the questions are read from the source notebooks'
+own solution cells. The only cases that use a trained model read numbers with the 60-epoch
+model, whose right answers do not depend on its exact weights (it reads all 1,000 numbers right).
 
-    python tests/implementations/hidden_tests.py          # are the notebooks' hidden tests in sync?
-    python tests/implementations/hidden_tests.py --write  # rewrite them (only the hidden parts)
-
-tests/test_exercises.py checks that the notebooks hold exactly what this module generates.
+    python -m whole_transformer.course hidden-tests           # are the notebooks' hidden tests in sync?
+    python -m whole_transformer.course hidden-tests --write   # rewrite them (only the hidden parts)
 """
 
 from __future__ import annotations
 
 import re
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import numpy as np
 
 from whole_transformer import grading as g
-from whole_transformer import reference as ref
 from whole_transformer import task
+from whole_transformer.checks import QUESTIONS
 
-SOURCE = Path(__file__).resolve().parents[2] / "source" / "whole-transformer"
+from . import reference as ref
+from .cells import cell_source, grade_id, is_test
+from .verdict import expected_region
+
+#: The notebook of each exercise; the solution cell's grade_id is the exercise's name and its
+#: graded test cell's grade_id is test_<exercise>.
 NOTEBOOK_OF = {"next_token": "03-one-word-at-a-time.ipynb", "greedy_decode": "03-one-word-at-a-time.ipynb",
                "make_xy": "04-how-it-learned.ipynb", "masked_loss": "04-how-it-learned.ipynb"}
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n.*?### END HIDDEN TESTS", re.S)
+BATCH_Y = "task.make_batch(range(64))[1].numpy().reshape(-1)"  # (320,) the targets of the batch 0…63
 
 NS = {"g": g, "np": np, "task": task}
+
+#: What a question's failed test says (its answer is never in the message).
+QUESTION_WHAT = {
+    "tokens_905": "the count of tokens in the sequence of 905",
+    "logits_shape": "the shape of the logits",
+    "heads_4_to_8": "the letter chosen",
+    "ffn_params": "the parameter count of one FFN",
+    "attention_scores_shape": "the shape of the scores",
+    "std1_no_factor": "the letter chosen",
+    "changes_during_inference": "the letter chosen",
+    "rows_742": "the number of rows",
+    "counted_427": "the number of targets that count",
+    "flat_shape": "the flattened shape",
+    "no_causal_mask": "the letter chosen",
+    "learns_nothing": "the letter chosen",
+}
+_COMPARE_OF_KIND = {"int": "same", "shape": "shape", "choice": "choice"}
 
 
 def _ev(expr, extra=None):
     return eval(expr, {**NS, **(extra or {})})
 
 
-def _loop(name, call, compare, extra_check=""):
-    return f"""    failed = []
-    for case in cases:
-        kind, want = case[0], case[-1]
-        try:
-            got = {call}
-        except Exception:
-            got = None
-        if not {compare}:
-            if kind not in failed:
-                failed.append(kind){extra_check}
-    return failed
+def _json(value):
+    """value as JSON data: NumPy numbers become Python ones, tuples lists."""
+    plain = g.plain(value)
+    return g._listify(plain)
 
 
-_failed = _hidden_{name}()
-del _hidden_{name}
-assert not _failed, "{name} is not right yet for: " + "; ".join(_failed)"""
+@dataclass
+class Case:
+    kind: str  # what the case is, as the feedback names it
+    args: str  # the arguments, as Python source of a tuple
+    kwargs: str  # the keyword arguments, as Python source of a dict
+    want: object  # the right result (JSON data)
+    rel: float | None = None
+    watch: int | None = None  # the argument (a list) the function must not change
+    before: object = None  # that argument before the call (JSON data)
+    changed: str | None = None  # the kind reported when the function changed it
+
+    def expected(self) -> dict:
+        out = {"kind": self.kind, "want": self.want}
+        if self.rel is not None:
+            out["rel"] = self.rel
+        if self.watch is not None:
+            out["before"], out["changed"] = self.before, self.changed
+        return out
+
+
+def _case(reference, kind, args, kwargs="{}", extra=None, *, watch=None, changed=None, rel=None) -> Case:
+    a, kw = _ev(args, extra), _ev(kwargs, extra)
+    before = _json(list(a[watch])) if watch is not None else None
+    want = _json(reference(*[list(x) if i == watch else x for i, x in enumerate(a)], **kw))
+    return Case(kind, args, kwargs, want, rel, watch, before, changed)
 
 
 # ---------------------------------------------------------------- next_token
@@ -81,25 +119,7 @@ def next_token_cases():
         ("whole-number inputs", f"{A}([2, -1, 3], int)", f"{A}([[1, 0, 2, 1], [0, 3, -1, 2], [1, 1, 0, -1]], int)",
          f"{A}([0, 1, 0, 2], int)"),
     ]
-    out = []
-    for kind, h, W, b in cases:
-        want = ref.next_token(_ev(h), _ev(W), _ev(b))
-        out.append((kind, h, W, b, want))
-    return out
-
-
-def next_token_hidden() -> str:
-    lines = "\n".join(f"        ({k!r}, {h}, {W}, {b}, {w})," for k, h, W, b, w in next_token_cases())
-    return f"""### BEGIN HIDDEN TESTS
-def _hidden_next_token():
-    from whole_transformer import grading as g
-    np = g.np
-    # (kind of case, h, W, b, the right id: worked out when this notebook was made)
-    cases = [
-{lines}
-    ]
-{_loop("next_token", "next_token(case[1], case[2], case[3])", "g.same_id(got, want)")}
-### END HIDDEN TESTS"""
+    return [_case(ref.next_token, kind, f"({h}, {W}, {b})") for kind, h, W, b in cases]
 
 
 # ---------------------------------------------------------------- greedy_decode
@@ -114,12 +134,11 @@ def greedy_cases():
     cases = []
 
     def add(kind, model, prompt, args="()", kwargs="{}"):
-        m = _ev(model, extra)
-        p = _ev(prompt, extra)
-        a, kw = _ev(args), _ev(kwargs)
-        want = ref.greedy_decode(m, list(p), *a, **kw)
-        cases.append((kind, model, prompt, args, kwargs, want))
-        return want
+        more = args[1:-1].strip().rstrip(",")
+        case = _case(ref.greedy_decode, kind, f"({model}, {prompt}{', ' + more if more else ''})", kwargs, extra,
+                     watch=1, changed="the caller's prompt must not change")
+        cases.append(case)
+        return case.want
 
     def find(kind, n_tokens, plen, eos, want_eos, max_new=6, base=3300, **opts):
         """A seed whose reading ends (or does not end) with eos, so both kinds of case are there."""
@@ -163,41 +182,14 @@ def greedy_cases():
     return cases
 
 
-def greedy_hidden() -> str:
-    cases = greedy_cases()
-    lines = "\n".join(f"        ({k!r}, {m}, {p}, {a}, {kw}, {w})," for k, m, p, a, kw, w in cases)
-    check_prompt = """
-        elif not g.unchanged(case[2], before):
-            if "the caller's prompt must not change" not in failed:
-                failed.append("the caller's prompt must not change")"""
-    loop = _loop("greedy_decode", "greedy_decode(case[1], case[2], *case[3], **case[4])", "g.same_ids(got, want)",
-                 check_prompt)
-    loop = loop.replace("        kind, want = case[0], case[-1]\n",
-                        "        kind, want = case[0], case[-1]\n        before = case[2][:]\n")
-    return f"""### BEGIN HIDDEN TESTS
-def _hidden_greedy_decode():
-    from whole_transformer import grading as g
-    from whole_transformer import task
-    from whole_transformer.train import load_model
-    M, ints = g.score_model, g.numpy_ints
-    read_60 = g.model_rows(load_model("60"))
-    # (kind of case, model, prompt, more arguments, keyword arguments, the right ids:
-    #  worked out when this notebook was made)
-    cases = [
-{lines}
-    ]
-{loop}
-### END HIDDEN TESTS"""
-
-
 # ---------------------------------------------------------------- make_xy
 def make_xy_cases():
     cases = []
 
     def add(kind, seq, args="()", kwargs="{}"):
-        s = _ev(seq, {"ints": g.numpy_ints})
-        want = ref.make_xy(list(s), *_ev(args), **_ev(kwargs))
-        cases.append((kind, seq, args, kwargs, want))
+        more = args[1:-1].strip().rstrip(",")
+        cases.append(_case(ref.make_xy, kind, f"({seq}, {more})" if more else f"({seq},)", kwargs,
+                           {"ints": g.numpy_ints}, watch=0, changed="the caller's sequence must not change"))
 
     for n in (0, 3, 9):
         add("a one-digit number", f"task.sequence({n})")
@@ -215,31 +207,6 @@ def make_xy_cases():
     add("a list of NumPy ints", "ints(task.sequence(271))")
     add("eq and pad given by position", "task.sequence(93)", "(12, 5)")
     return cases
-
-
-def make_xy_hidden() -> str:
-    lines = "\n".join(f"        ({k!r}, {s}, {a}, {kw}, {list(w[0])!r}, {list(w[1])!r})," for k, s, a, kw, w in
-                      make_xy_cases())
-    check_seq = """
-        elif not g.unchanged(case[1], before):
-            if "the caller's sequence must not change" not in failed:
-                failed.append("the caller's sequence must not change")"""
-    loop = _loop("make_xy", "make_xy(case[1], *case[2], **case[3])", "g.same_pair(got, case[4], case[5])",
-                 check_seq)
-    loop = loop.replace("        kind, want = case[0], case[-1]\n",
-                        "        kind = case[0]\n        before = case[1][:]\n")
-    return f"""### BEGIN HIDDEN TESTS
-def _hidden_make_xy():
-    from whole_transformer import grading as g
-    from whole_transformer import task
-    ints = g.numpy_ints
-    # (kind of case, sequence, more arguments, keyword arguments, the right x, the right y:
-    #  worked out when this notebook was made)
-    cases = [
-{lines}
-    ]
-{loop}
-### END HIDDEN TESTS"""
 
 
 # ---------------------------------------------------------------- masked_loss
@@ -263,11 +230,9 @@ def masked_loss_cases():
     cases = []
 
     def add(kind, logits, targets, kwargs="{}", rel=1e-6, env=None):
-        L = _ev(logits, env)
-        T = np.asarray(_ev(targets, env))
-        want = ref.masked_loss(np.asarray(L, dtype=np.float64), T, **_ev(kwargs))
-        assert np.isfinite(want)
-        cases.append((kind, logits, targets, kwargs, rel, want))
+        case = _case(ref.masked_loss, kind, f"({logits}, {targets})", kwargs, env, rel=rel)
+        assert np.isfinite(case.want)
+        cases.append(case)
 
     shapes = [(8, 42), (5, 7), (20, 11), (3, 4)]
     for i, (n, v) in enumerate(shapes):
@@ -285,77 +250,111 @@ def masked_loss_cases():
     add("large logits (around 1000)", "g.random_array(6511, (4, 5), 5.0, -900.0)", "g.array([2, 0, 4, 1], int)")
     add("logits far apart", "g.random_array(6601, (5, 6), 60.0)", f"g.array({_targets(6602, 5, 6, 0)}, int)")
     add("targets of dtype int32", "g.random_array(6701, (6, 7))", f"g.array({_targets(6702, 6, 7, 0)}, np.int32)")
-    env = {"batch_y": task.pad_rows([task.make_xy(task.sequence(n))[1] for n in range(64)]).reshape(-1)}
+    env = {"batch_y": _ev(BATCH_Y)}
     add("the targets of the batch 0…63 with float32 logits (320, 42)",
         "g.random_array(6801, (320, 42), 4.0, dtype=np.float32)", "batch_y", "{'pad': 0}", 1e-5, env)
     return cases
 
 
-def masked_loss_hidden() -> str:
-    lines = "\n".join(f"        ({k!r}, {lg}, {t}, {kw}, {rel!r}, {w!r})," for k, lg, t, kw, rel, w in
-                      masked_loss_cases())
-    loop = _loop("masked_loss", "masked_loss(case[1], case[2], **case[3])", "g.close(got, want, rel=case[4])")
+# ---------------------------------------------------------------- the cells
+#: per exercise: (lines that set up the names the cases use, how results compare, the model's position)
+SETUP = {
+    "next_token": (["np = g.np"], "id", None),
+    "greedy_decode": (["from whole_transformer import task", "from whole_transformer.train import load_model",
+                       "M, ints = g.score_model, g.numpy_ints", 'read_60 = g.model_rows(load_model("60"))'],
+                      "ids", 0),
+    "make_xy": (["from whole_transformer import task", "ints = g.numpy_ints"], "pair", None),
+    "masked_loss": (["from whole_transformer import task", "np = g.np", f"batch_y = {BATCH_Y}  # (320,)"],
+                    "close", None),
+}
+CASES = {"next_token": next_token_cases, "greedy_decode": greedy_cases, "make_xy": make_xy_cases,
+         "masked_loss": masked_loss_cases}
+
+
+def exercise_hidden(exercise: str) -> str:
+    """The hidden part of an exercise's test cell."""
+    setup, compare, model_at = SETUP[exercise]
+    cases = CASES[exercise]()
+    watch = {c.watch for c in cases}
+    (watch,) = watch
+    lines = "\n".join(f"        ({c.args}, {c.kwargs}),  # {c.kind}" for c in cases)
+    options = f", watch={watch}" if watch is not None else ""
+    options += f", models={model_at}" if model_at is not None else ""
+    expected = {"name": exercise, "compare": compare, "cases": [c.expected() for c in cases]}
+    setup_lines = "\n".join(f"    {s}" for s in setup)
     return f"""### BEGIN HIDDEN TESTS
-def _hidden_masked_loss():
+def _hidden_{exercise}():
     from whole_transformer import grading as g
-    from whole_transformer import task
-    np = g.np
-    batch_y = task.pad_rows([task.make_xy(task.sequence(n))[1] for n in range(64)]).reshape(-1)  # (320,)
-    # (kind of case, logits, targets, keyword arguments, relative tolerance, the right loss:
-    #  worked out when this notebook was made)
-    cases = [
+{setup_lines}
+    # (arguments, keyword arguments) of every case; the grader alone knows the right results
+    g.hand_out("{exercise}", {exercise}, [
 {lines}
-    ]
-{loop}
+    ]{options})
+
+
+_hidden_{exercise}()
+del _hidden_{exercise}
+{expected_region(expected)}
 ### END HIDDEN TESTS"""
 
 
-# ---------------------------------------------------------------- the notebooks
-GENERATORS = {"next_token": next_token_hidden, "greedy_decode": greedy_hidden, "make_xy": make_xy_hidden,
-              "masked_loss": masked_loss_hidden}
+def question_hidden(qid: str, answer) -> str:
+    """The hidden part of a question's test cell; ``answer`` is the value of its solution cell."""
+    kind = QUESTIONS[qid].kind
+    want = _json(answer)
+    if kind == "choice":
+        want = want.strip().upper()
+    expected = {"name": qid, "question": True, "compare": _COMPARE_OF_KIND[kind],
+                "what": QUESTION_WHAT[qid], "cases": [{"kind": "the answer", "want": want}]}
+    return f"""### BEGIN HIDDEN TESTS
+grading.hand_out_answer("{qid}", {qid})
+{expected_region(expected)}
+### END HIDDEN TESTS"""
 
 
-def test_cell_source(exercise: str) -> str:
-    """The whole source of an exercise's graded test cell: the visible check, then the hidden tests."""
-    return f'check("{exercise}")\n' + GENERATORS[exercise]()
+def solution_value(source: str, name: str):
+    """The value a question's solution cell gives ``name`` (its code between the solution markers)."""
+    ns: dict = {}
+    exec(compile(source, f"<solution {name}>", "exec"), ns)  # noqa: S102 - the instructor's own source cell
+    return ns[name]
 
 
-def out_of_sync() -> list[str]:
-    """The exercises whose test cell in the source notebook differs from what this module generates."""
-    import nbformat
-
-    stale = []
-    for ex, name in NOTEBOOK_OF.items():
-        nb = nbformat.read(SOURCE / name, as_version=4)
-        (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"test_{ex}"]
-        if cell.source != test_cell_source(ex):
-            stale.append(ex)
-    return stale
+def test_cell_source(test_id: str, solutions: dict[str, str]) -> str:
+    """The whole source of a graded test cell: the visible check, then the hidden part."""
+    name = test_id.removeprefix("test_")
+    if name in CASES:
+        return f'check("{name}")\n' + exercise_hidden(name)
+    return f'check("{name}")\n' + question_hidden(name, solution_value(solutions[name], name))
 
 
-def write() -> list[str]:
-    """Rewrite the exercises' test cells in the source notebooks; returns the exercises changed."""
-    import nbformat
+def _notebooks(source: Path):
+    for path in sorted(source.glob("*.ipynb")):
+        yield path, nbformat.read(path, as_version=4)
 
+
+def _planned(source: Path):
+    """(path, notebook, [(cell, new source)]) for every source notebook."""
+    for path, nb in _notebooks(source):
+        solutions = {grade_id(c): cell_source(c) for c in nb.cells if grade_id(c) and not is_test(c)}
+        changes = [(c, test_cell_source(grade_id(c), solutions)) for c in nb.cells if is_test(c)]
+        yield path, nb, changes
+
+
+def out_of_sync(source: Path) -> list[str]:
+    """The grade_ids of test cells whose source differs from what this module generates."""
+    return [grade_id(c) for _, _, changes in _planned(source) for c, new in changes if cell_source(c) != new]
+
+
+def write(source: Path) -> list[str]:
+    """Rewrite the test cells of the source notebooks; returns the grade_ids changed."""
     changed = []
-    for name in sorted(set(NOTEBOOK_OF.values())):
-        nb = nbformat.read(SOURCE / name, as_version=4)
-        for c in nb.cells:
-            gid = c.metadata.get("nbgrader", {}).get("grade_id", "")
-            ex = gid.removeprefix("test_")
-            if gid.startswith("test_") and ex in NOTEBOOK_OF and NOTEBOOK_OF[ex] == name:
-                new = test_cell_source(ex)
-                if c.source != new:
-                    c.source = new
-                    changed.append(ex)
-        nbformat.write(nb, SOURCE / name)
+    for path, nb, changes in _planned(source):
+        touched = False
+        for c, new in changes:
+            if cell_source(c) != new:
+                c.source = new
+                changed.append(grade_id(c))
+                touched = True
+        if touched:
+            nbformat.write(nb, path)
     return changed
-
-
-if __name__ == "__main__":
-    if "--write" in sys.argv[1:]:
-        print("rewrote:", ", ".join(write()) or "nothing")
-    else:
-        stale = out_of_sync()
-        print("out of sync:", ", ".join(stale) if stale else "none")
-        sys.exit(1 if stale else 0)

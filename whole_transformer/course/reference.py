@@ -1,12 +1,12 @@
-"""Reference solutions of the four graded exercises, and the stand-in model of notebook 03.
+"""Reference solutions of the four graded exercises. Instructor-only: never in the students' handout.
 
-The visible checks (``checks.py``) run a student's function beside these on the same inputs.
-The hidden tests never call this module: they compare with literals written when the
-notebooks were made, so a submission that changes this module changes no grade. A notebook
-that imports this module is reported by the autograder's integrity check.
+They work out the expected values of the hidden tests (``hidden.py``, read only by the grader)
+and the hashes the visible checks compare with (``checkdata.py``). Neither the student's kernel
+nor the package students receive holds this module or its results.
 
     >>> next_token(np.array([1.0, -1.0]), np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 1.0]]), np.zeros(3))
     0
+    >>> from whole_transformer.exercise_checks import STAND_IN_PROMPT, stand_in_model
     >>> greedy_decode(stand_in_model, STAND_IN_PROMPT)   # "2 0 2 =" → "two hundred two <eos>"
     [3, 2, 3, 4, 5, 6, 5, 1]
     >>> make_xy([6, 4, 9, 12, 17, 41, 33, 20, 1])      # 4 2 7 = four hundred twenty seven <eos>
@@ -71,35 +71,3 @@ def masked_loss(logits, targets, pad=PAD):
     nll = -np.log(p[np.arange(N), targets])  # (N,)
     keep = targets != pad  # (N,)
     return float(nll[keep].mean())
-
-
-# ---------------------------------------------------------------- the stand-in model of notebook 03
-#: Seven tokens, enough to read 202 aloud.
-STAND_IN_VOCAB = ["<pad>", "<eos>", "0", "2", "=", "two", "hundred"]
-#: "2 0 2 =" as ids.
-STAND_IN_PROMPT = [3, 2, 3, 4]
-#: Row t: the scores a token t gives to each possible next token.
-STAND_IN_TOKEN = np.array(
-    [
-        # <pad> <eos>  0    2    =   two hundred
-        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # <pad>
-        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # <eos>
-        [0.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0],  # 0: then 2
-        [0.0, 0.0, 2.0, 0.0, 1.0, 0.0, 0.0],  # 2: then 0
-        [0.0, 0.0, 0.0, 0.0, 0.0, 3.0, 0.0],  # =: then two
-        [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 3.0],  # two: then hundred
-        [0.0, 1.0, 0.0, 0.0, 0.0, 3.0, 0.0],  # hundred: then two
-    ]
-)
-#: Row p: what being at position p adds (the '=' after three digits, the end after the last word).
-STAND_IN_POSITION = np.zeros((10, 7))
-STAND_IN_POSITION[2, 4] = 3.0  # position 2: '=' comes next
-STAND_IN_POSITION[6, 1] = 3.0  # position 6: <eos> comes next
-
-
-def stand_in_model(ids):
-    """Row p of the output = STAND_IN_TOKEN[ids[p]] + STAND_IN_POSITION[p]: (len(ids), 7)."""
-    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-    if not 1 <= len(ids) <= len(STAND_IN_POSITION):
-        raise ValueError(f"the stand-in model reads 1 to {len(STAND_IN_POSITION)} ids, got {len(ids)}")
-    return STAND_IN_TOKEN[ids] + STAND_IN_POSITION[: len(ids)]

@@ -1,0 +1,349 @@
+"""The visible checks of the four exercises: ✓ Right, or a hint aimed at the likely mistake.
+
+``check("greedy_decode")`` runs the student's function on a few fixed cases (made here, the same
+every time) and compares what it gives with what the reference solution gives on them. The
+reference solutions are not here and neither are their results: ``data/exercise_checks.json``
+holds, for each case, a salted hash of the right outcome and of the outcome of every typical
+mistake (with the mistake's hint), computed when the course was built
+(``python -m whole_transformer.course check-data --write``). Reading this module or that file gives
+hints, not answers. When the results match a mistake's, its hint is shown; failing that, hints
+read from the types of the results; failing that, the first case that differs and what the
+function returned. The hidden tests use other cases and decide the points; a check only helps,
+and never raises for a wrong function.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from . import grading as _grading
+
+DATA = Path(__file__).with_name("data") / "exercise_checks.json"
+_MAX_CALLS = 200  # a greedy loop that calls the model more often than this does not stop
+FLOAT_DIGITS = 7  # floats are compared to 7 significant digits (the hidden tests: 1e-6 relative)
+
+
+class _TooManyCalls(Exception):
+    pass
+
+
+@dataclass
+class _Case:
+    label: str  # what the case is, as the student reads it in a hint
+    make: Callable[[], tuple[tuple, dict]]  # fresh (args, kwargs) for every run
+    watch: int | None = None  # the argument (a list) that the function must not change
+
+
+@dataclass
+class Outcome:
+    value: object = None  # the returned value as plain Python (or the raw value if not plain)
+    raw: object = None
+    error: BaseException | None = None
+    changed: bool = False  # the watched argument was changed
+
+    def describe(self) -> str:
+        if self.error is not None:
+            return f"raised {type(self.error).__name__}: {self.error}"
+        return _show(self.value)
+
+    def canonical(self) -> str:
+        """The outcome as text, floats to FLOAT_DIGITS significant digits: what is hashed."""
+        if self.error is not None:
+            return "error:" + type(self.error).__name__
+        return f"value:{_canon(self.value)};changed:{self.changed}"
+
+
+def _canon(value) -> str:
+    t = type(value)
+    if t is bool:
+        return "b" + str(value)
+    if t is int:
+        return f"i{value}"
+    if t is float:
+        return "f" + (repr(value) if not math.isfinite(value) else f"{value:.{FLOAT_DIGITS - 1}e}")
+    if t is str:
+        return "s" + json.dumps(value)
+    if value is None:
+        return "none"
+    if t is tuple:
+        return "[" + ",".join(_canon(v) for v in value) + "]"
+    return "other:" + t.__name__
+
+
+def digest(exercise: str, index: int, canonical: str, salt: str) -> str:
+    return hashlib.sha256(f"{salt}:{exercise}:{index}:{canonical}".encode()).hexdigest()[:20]
+
+
+def _show(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, tuple) and value and all(isinstance(v, float) for v in value):
+        return "[" + ", ".join(f"{v:.4g}" for v in value) + "]"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    return repr(value)
+
+
+def run_case(fn, case: _Case) -> Outcome:
+    """What ``fn`` does on one case: its value (as plain Python), or the error it raised."""
+    args, kwargs = case.make()
+    before = list(args[case.watch]) if case.watch is not None else None
+    out = Outcome()
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.raw = fn(*args, **kwargs)
+    except (Exception, _TooManyCalls) as e:  # the student's code may raise anything
+        out.error = e
+        return out
+    try:
+        out.value = _grading.plain(out.raw)
+    except _grading.NotPlain:
+        out.value = out.raw
+    if case.watch is not None:
+        out.changed = list(args[case.watch]) != before
+    return out
+
+
+def _counting(model):
+    """The model, refusing to run more than _MAX_CALLS times (a loop that never stops)."""
+    calls = [0]
+
+    def counted(ids):
+        calls[0] += 1
+        if calls[0] > _MAX_CALLS:
+            raise _TooManyCalls(f"the model was called more than {_MAX_CALLS} times: does your loop stop?")
+        return model(ids)
+
+    return counted
+
+
+def _is_number_not_int(v) -> bool:
+    return isinstance(v, float) or isinstance(v, tuple)
+
+
+# ---------------------------------------------------------------- the stand-in model of notebook 03
+#: Seven tokens, enough to read 202 aloud.
+STAND_IN_VOCAB = ["<pad>", "<eos>", "0", "2", "=", "two", "hundred"]
+#: "2 0 2 =" as ids.
+STAND_IN_PROMPT = [3, 2, 3, 4]
+#: Row t: the scores a token t gives to each possible next token.
+STAND_IN_TOKEN = np.array(
+    [
+        # <pad> <eos>  0    2    =   two hundred
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # <pad>
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # <eos>
+        [0.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0],  # 0: then 2
+        [0.0, 0.0, 2.0, 0.0, 1.0, 0.0, 0.0],  # 2: then 0
+        [0.0, 0.0, 0.0, 0.0, 0.0, 3.0, 0.0],  # =: then two
+        [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 3.0],  # two: then hundred
+        [0.0, 1.0, 0.0, 0.0, 0.0, 3.0, 0.0],  # hundred: then two
+    ]
+)
+#: Row p: what being at position p adds (the '=' after three digits, the end after the last word).
+STAND_IN_POSITION = np.zeros((10, 7))
+STAND_IN_POSITION[2, 4] = 3.0  # position 2: '=' comes next
+STAND_IN_POSITION[6, 1] = 3.0  # position 6: <eos> comes next
+
+
+def stand_in_model(ids):
+    """Row p of the output = STAND_IN_TOKEN[ids[p]] + STAND_IN_POSITION[p]: (len(ids), 7)."""
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    if not 1 <= len(ids) <= len(STAND_IN_POSITION):
+        raise ValueError(f"the stand-in model reads 1 to {len(STAND_IN_POSITION)} ids, got {len(ids)}")
+    return STAND_IN_TOKEN[ids] + STAND_IN_POSITION[: len(ids)]
+
+
+def _nt_cases() -> list[_Case]:
+    def c(label, h, W, b):
+        return _Case(label, lambda: ((np.array(h, float), np.array(W, float), np.array(b, float)), {}))
+
+    rng = np.random.default_rng(2024)
+    h4, W46, b6 = rng.normal(size=4), rng.normal(size=(4, 6)), rng.normal(size=6) * 0.1
+    return [
+        c("h = [2, 0.5] with a 2 × 4 output layer", [2.0, 0.5], [[0.5, 1.0, -1.0, 0.25], [1.0, 1.5, 2.0, -0.5]],
+          [0.0, 0.0, 0.5, 1.0]),
+        c("a random h (4,), W (4, 6), b (6,)", h4, W46, b6),
+        c("a case where the bias decides", [1.0, 1.0], [[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]], [0.0, -0.5, 0.2]),
+        c("a tie: ids 1 and 3 share the highest score", [1.0, 2.0], [[0.0, 1.0, 0.0, 3.0], [0.5, 1.5, 1.0, 0.5]],
+          [0.0, 0.0, 0.0, 0.0]),
+        c("scores that are all negative", [1.0, 1.0], [[-3.0, -1.0, -2.0], [-1.0, -2.0, -2.0]], [0.0, 0.0, -1.0]),
+        c("a square W (d = V = 3)", [1.0, 0.0, 2.0], [[0.0, 3.0, 1.0], [5.0, 0.0, 0.0], [1.0, 0.0, 2.0]],
+          [0.0, 0.0, 0.0]),
+    ]
+
+
+def _gd_cases() -> list[_Case]:
+    stand_in = stand_in_model
+
+    def c(label, model, prompt, **kw):
+        return _Case(label, lambda: ((_counting(model), list(prompt)), dict(kw)), watch=1)
+
+    random9 = _grading.score_model(907, 9)
+    eos5 = _grading.score_model(911, 8)
+    never = _grading.score_model(913, 7, eos=1, never_eos=True)
+    ties = _grading.score_model(919, 6, ties=True)
+    return [
+        c("the stand-in model reading '2 0 2 =' (eos=1, max_new=6)", stand_in, STAND_IN_PROMPT),
+        c("the stand-in model with max_new=2", stand_in, STAND_IN_PROMPT, max_new=2),
+        c("the stand-in model with max_new=0", stand_in, STAND_IN_PROMPT, max_new=0),
+        c("a random model of 9 tokens, prompt [4, 7, 2]", random9, [4, 7, 2], eos=1, max_new=6),
+        c("a model that never picks eos, max_new=4", never, [3, 5], eos=1, max_new=4),
+        c("a random model whose eos is 5, prompt [2, 6, 3, 7]", eos5, [2, 6, 3, 7], eos=5, max_new=6),
+        c("a prompt of one token", random9, [6], eos=1, max_new=6),
+        c("a model whose scores often tie, prompt [4, 5]", ties, [4, 5], eos=1, max_new=6),
+    ]
+
+
+def _xy_cases() -> list[_Case]:
+    from .task import copy_sequence, sequence
+
+    def c(label, seq, **kw):
+        return _Case(label, lambda: ((list(seq),), dict(kw)), watch=0)
+
+    return [
+        c("427: 4 2 7 = four hundred twenty seven <eos>", sequence(427)),
+        c("7: 7 = seven <eos>", sequence(7)),
+        c("905: 9 0 5 = nine hundred five <eos>", sequence(905)),
+        c("38 with pad=-1", sequence(38), pad=-1),
+        c("a sequence whose '=' is id 3: [5, 6, 3, 7, 8, 1] with eq=3", [5, 6, 3, 7, 8, 1], eq=3),
+        c("the copy task 1 2 = 1 2 <eos>", copy_sequence(12)),
+    ]
+
+
+def _ml_cases() -> list[_Case]:
+    def c(label, logits, targets, **kw):
+        return _Case(label, lambda: ((np.array(logits, float), np.array(targets)), dict(kw)))
+
+    rng = np.random.default_rng(4242)
+    return [
+        c("logits (4, 3), targets [2, 0, 1, 0]", [[1.0, 0.5, 2.0], [0.0, 2.0, 1.0], [0.5, 1.5, -1.0],
+                                                    [3.0, 0.0, 0.0]], [2, 0, 1, 0]),
+        c("random logits (6, 5), three rows PAD", rng.normal(size=(6, 5)), [0, 3, 0, 1, 4, 0]),
+        c("random logits (3, 4), no PAD row", rng.normal(size=(3, 4)), [1, 3, 2]),
+        c("pad=2 (so target 0 counts)", rng.normal(size=(5, 4)), [0, 2, 3, 2, 0], pad=2),
+        c("large logits (about 800)", rng.normal(size=(4, 6)) * 30 + 800, [5, 0, 1, 2]),
+    ]
+
+
+def _nt_diagnose(cases, got) -> str | None:
+    for o in got:
+        if o.error is None and (_is_number_not_int(o.value) or isinstance(o.value, bool)):
+            return ("It returns a score (or several), not an id. The id of the next token is the position of the "
+                    "highest score: np.argmax(scores).")
+    for o in got:
+        if o.error is not None and ("matmul" in str(o.error) or "shape" in str(o.error) or "align" in str(o.error)):
+            return "Check the product: h is (d,) and W is (d, V), so the scores are h @ W + b, of shape (V,)."
+    return None
+
+
+def _gd_diagnose(cases, got) -> str | None:
+    for o in got:
+        if o.error is None and isinstance(o.value, tuple) and any(not isinstance(v, int) for v in o.value):
+            return ("It appends scores, not ids. Append the position of the highest score of the last row "
+                    "(np.argmax), an int.")
+    for o in got:
+        if o.error is None and o.changed:
+            return "It changes the caller's prompt: start from a copy, ids = list(prompt)."
+    for o in got:
+        if o.error is None and not isinstance(o.value, tuple):
+            return f"It should return the list of ids, but returned {o.describe()}."
+    return None
+
+
+def _xy_diagnose(cases, got) -> str | None:
+    for o in got:
+        if o.error is None and o.changed:
+            return "It changes the caller's sequence: build x and y as new lists (seq[:-1] and seq[1:] are copies)."
+    for o in got:
+        if o.error is None and not (isinstance(o.value, tuple) and len(o.value) == 2):
+            return f"It should return two lists, x and y (return x, y), but returned {o.describe()}."
+    return None
+
+
+def _ml_diagnose(cases, got) -> str | None:
+    for o in got:
+        if o.error is None and isinstance(o.value, tuple):
+            return ("It returns several numbers; the loss is one number, the mean over the rows that count "
+                    "(e.g. float(nll[keep].mean())).")
+    for c, o in zip(cases, got, strict=True):
+        if "large" in c.label and o.error is None and isinstance(o.value, float) and not np.isfinite(o.value):
+            return ("With large logits it gives nan or inf: exp overflows. Use the notebook's softmax, which "
+                    "subtracts each row's maximum first.")
+    return None
+
+@dataclass
+class Exercise:
+    name: str
+    signature: str
+    cases: Callable[[], list[_Case]]
+    diagnose: Callable[[list[_Case], list[Outcome]], str | None]  # hints from types, before the first case
+
+
+EXERCISES: dict[str, Exercise] = {
+    "next_token": Exercise("next_token", "next_token(h, W, b)", _nt_cases, _nt_diagnose),
+    "greedy_decode": Exercise("greedy_decode", "greedy_decode(model, prompt, eos=1, max_new=6)", _gd_cases,
+                              _gd_diagnose),
+    "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", _xy_cases, _xy_diagnose),
+    "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", _ml_cases, _ml_diagnose),
+}
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    return json.loads(DATA.read_text())
+
+
+def _hashes(ex: Exercise, outcomes: list[Outcome]) -> list[str]:
+    salt = _data()["salt"]
+    return [digest(ex.name, i, o.canonical(), salt) for i, o in enumerate(outcomes)]
+
+
+def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
+    if not callable(fn):
+        return False, f"✗ `{ex.name}` is not a function: define it with `def {ex.signature}:` and run that cell."
+    data = _data()["exercises"][ex.name]
+    cases = ex.cases()
+    got = [run_case(fn, c) for c in cases]
+    mine = _hashes(ex, got)
+    bad = [i for i, (h, right) in enumerate(zip(mine, data["right"], strict=True)) if h != right]
+    if not bad:
+        return True, f"✓ Right. {ex.name} gives the right result on all {len(cases)} cases."
+    first = got[bad[0]]
+    if isinstance(first.error, NotImplementedError):
+        return False, (f"✗ Not written yet: replace `raise NotImplementedError()` in {ex.name} with your code, "
+                       "run that cell, then run this one again.")
+    if isinstance(first.error, _TooManyCalls):
+        return False, f"✗ Not yet. On {cases[bad[0]].label}: {first.error}"
+    if first.error is None and first.raw is None:
+        return False, f"✗ Not yet. {ex.name} returns None: did you forget the `return` at the end?"
+    for m in data["mistakes"]:  # a typical mistake that gives exactly these results
+        if m["outcomes"] == mine:
+            return False, "✗ Not yet. " + m["hint"]
+    hint = ex.diagnose(cases, got)
+    if hint:
+        return False, "✗ Not yet. " + hint
+    i = bad[0]
+    for m in data["mistakes"]:  # a mistake that explains at least the first case that differs
+        if m["outcomes"][i] == mine[i]:
+            return False, f"✗ Not yet. On {cases[i].label}: {m['hint']}"
+    if first.error is not None:
+        return False, f"✗ Not yet. On {cases[i].label} it {first.describe()}"
+    extra = " It also changed the list it was given." if first.changed else ""
+    return False, f"✗ Not yet. On {cases[i].label} it returned {first.describe()}, which is not right.{extra}"
+
+
+def check_exercise(name: str, fn) -> bool:
+    """Run ``fn`` on the fixed cases of exercise ``name``; print ✓ or a hint; return True if right."""
+    ok, message = _verdict(EXERCISES[name], fn)
+    print(message)
+    return ok
