@@ -19,10 +19,12 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+import verdicts
 from hostile import AlwaysEqual
 from implementations import NOTEBOOK_OF, SOURCE, grade, graded_cells, implementations, notebook_cells
 
-from whole_transformer import checks, grading, reference, task
+from whole_transformer import checks, exercise_checks, grading, task
+from whole_transformer.course import hidden, reference
 
 ALL = implementations()
 EXERCISES = sorted(NOTEBOOK_OF)
@@ -38,10 +40,11 @@ def test_reference_next_token_and_greedy_decode():
     h, W, b = np.array([2.0, 0.5]), np.array([[0.5, 1.0, -1.0, 0.25], [1.0, 1.5, 2.0, -0.5]]), np.zeros(4)
     assert reference.next_token(h, W, b) == 1
     assert reference.next_token(np.array([1.0]), np.array([[0.0, 2.0, 2.0]]), np.zeros(3)) == 1  # first of a tie
-    assert reference.greedy_decode(reference.stand_in_model, reference.STAND_IN_PROMPT) == [3, 2, 3, 4, 5, 6, 5, 1]
-    assert reference.greedy_decode(reference.stand_in_model, [3, 2, 3, 4], max_new=2) == [3, 2, 3, 4, 5, 6]
+    stand_in = exercise_checks.stand_in_model
+    assert reference.greedy_decode(stand_in, exercise_checks.STAND_IN_PROMPT) == [3, 2, 3, 4, 5, 6, 5, 1]
+    assert reference.greedy_decode(stand_in, [3, 2, 3, 4], max_new=2) == [3, 2, 3, 4, 5, 6]
     prompt = [3, 2, 3, 4]
-    reference.greedy_decode(reference.stand_in_model, prompt)
+    reference.greedy_decode(stand_in, prompt)
     assert prompt == [3, 2, 3, 4]
 
 
@@ -56,9 +59,10 @@ def test_reference_greedy_decode_reads_like_the_package():
 
 
 def test_reference_make_xy_agrees_with_the_task_on_every_number():
-    for n in range(1000):
-        for seq in (task.sequence(n), task.copy_sequence(n)):
-            assert reference.make_xy(seq) == task.make_xy(seq)
+    for t, make in (("read", task.sequence), ("copy", task.copy_sequence)):
+        X, Y, lengths = task.xy_arrays(range(1000), t)
+        for n in range(1000):
+            assert reference.make_xy(make(n)) == (X[n, : lengths[n]].tolist(), Y[n, : lengths[n]].tolist())
     assert reference.make_xy(task.sequence(427)) == ([6, 4, 9, 12, 17, 41, 33, 20], [0, 0, 0, 17, 41, 33, 20, 1])
 
 
@@ -83,11 +87,11 @@ def test_the_notebook_stand_in_is_the_reference_stand_in():
     src = next("".join(c["source"]) for c in cells if "def stand_in(ids)" in "".join(c["source"]))
     ns = {"np": np}
     exec(src, ns)
-    assert np.array_equal(ns["TOKEN"], reference.STAND_IN_TOKEN)
-    assert np.array_equal(ns["POSITION"], reference.STAND_IN_POSITION)
-    assert ns["STAND_IN_VOCAB"] == reference.STAND_IN_VOCAB
+    assert np.array_equal(ns["TOKEN"], exercise_checks.STAND_IN_TOKEN)
+    assert np.array_equal(ns["POSITION"], exercise_checks.STAND_IN_POSITION)
+    assert ns["STAND_IN_VOCAB"] == exercise_checks.STAND_IN_VOCAB
     ids = [3, 2, 3, 4, 5, 6, 5]
-    assert np.array_equal(ns["stand_in"](ids), reference.stand_in_model(ids))
+    assert np.array_equal(ns["stand_in"](ids), exercise_checks.stand_in_model(ids))
 
 
 # ------------------------------------------------------------------------------------------ implementations
@@ -125,15 +129,21 @@ def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake
     assert imp.check_says in graded.output, graded.output
     # the hidden test says which kinds of case failed, and nothing else
     (message,) = graded.errors.values()
-    assert message.startswith(f"AssertionError: {imp.exercise} is not right yet for: "), message
+    assert message.startswith(f"TestFailed: {imp.exercise} is not right yet for: "), message
     kinds = message.split(": ", 2)[2].split("; ")
     assert set(kinds) <= hidden_kinds(imp.exercise) | {"the caller's prompt must not change",
                                                        "the caller's sequence must not change"}, kinds
 
 
-def hidden_kinds(exercise: str) -> set[str]:
+def expected_of(exercise: str) -> dict:
+    from whole_transformer.course.verdict import split_expected
+
     (cell,) = graded_cells(exercise).values()
-    return set(re.findall(r"^        \('([^']+)',", HIDDEN.search(cell["source"]).group(1), re.M))
+    return split_expected(cell["source"])[1]
+
+
+def hidden_kinds(exercise: str) -> set[str]:
+    return {c["kind"] for c in expected_of(exercise)["cases"]}
 
 
 # ------------------------------------------------------------------------------------------ the graded cells
@@ -154,25 +164,25 @@ def test_graded_cells_follow_the_convention(exercise):
     hidden = HIDDEN.search(cell["source"]).group(1)
     assert "reference" not in hidden and "whole_transformer.checks" not in hidden
     assert len(hidden_kinds(exercise)) >= 6
+    kernel_part = hidden.split("### BEGIN EXPECTED")[0]
+    assert f'g.hand_out("{exercise}", {exercise},' in kernel_part
 
 
 def test_the_notebooks_hold_the_hidden_tests_generated_from_the_reference():
-    """tests/implementations/hidden_tests.py works every expected value out with the reference;
-    the notebooks hold exactly its output (run it with --write after changing a case)."""
-    from implementations import hidden_tests
-
-    assert hidden_tests.out_of_sync() == []
+    """whole_transformer/course/hidden.py works every expected value out with the reference;
+    the notebooks hold exactly its output (python -m whole_transformer.course hidden-tests --write)."""
+    assert hidden.out_of_sync(SOURCE) == []
 
 
 def test_the_trained_model_cases_expect_the_right_readings():
     """Cases with the 60-epoch model expect what a right reading is, not what some weights say."""
-    from implementations import hidden_tests
-
-    for kind, model, prompt, args, kwargs, want in hidden_tests.greedy_cases():
-        if model == "read_60":
-            n = int("".join(task.VOCAB[i] for i in eval(prompt, {"task": task, "ints": grading.numpy_ints})[:-1]))
-            max_new = eval(kwargs).get("max_new", 6) if not eval(args) else eval(args)[1]
-            assert want == task.sequence(n)[: len(task.prompt(n)) + max_new], (kind, n)
+    for case in hidden.greedy_cases():
+        if case.args.startswith("(read_60,"):
+            args = eval(case.args.replace("read_60", "None"), {"task": task, "ints": grading.numpy_ints})
+            prompt = [int(i) for i in args[1]]
+            n = int("".join(task.VOCAB[i] for i in prompt[:-1]))
+            max_new = args[3] if len(args) > 3 else eval(case.kwargs).get("max_new", 6)
+            assert case.want == task.sequence(n)[: len(task.prompt(n)) + max_new], (case.kind, n)
 
 
 def test_hidden_tests_cover_the_cases_the_issue_names():
@@ -188,15 +198,18 @@ def test_hidden_tests_cover_the_cases_the_issue_names():
         assert needle in kinds["next_token"], needle
 
 
-def test_the_expected_values_are_not_left_in_the_notebook_globals():
-    """The cases live inside a function that is deleted after the run: a submission cannot read them."""
+def test_no_expected_value_reaches_the_kernel():
+    """The kernel runs the test cell without its EXPECTED part, and leaves no name of the hidden test behind."""
     for ex in EXERCISES:
         graded = grade(ex, right_source(ex))
         assert graded.points == graded.max_points
         added = {k for k in graded.namespace if k.startswith("_") and not k.startswith("__")}
-        assert added <= {"_failed"}, added
-        assert graded.namespace["_failed"] == []
-        assert not any(k in graded.namespace for k in ("cases", "case", "want", f"_hidden_{ex}"))
+        assert not added, added
+        (cell,) = graded_cells(ex).values()
+        from whole_transformer.course.verdict import split_expected
+
+        kernel_part, expected = split_expected(cell["source"])
+        assert expected["cases"] and "EXPECTED" not in kernel_part and '"want"' not in kernel_part
 
 
 # ------------------------------------------------------------------------------------------ hostile submissions
@@ -301,10 +314,10 @@ def test_subclasses_of_int_float_and_list_cannot_lie():
         def __eq__(self, other):
             return True
 
-    assert not grading.same_id(LyingInt(5), 3)
-    assert not grading.close(LyingFloat(5.0), 3.0)
-    assert not grading.same_ids(LyingList([9]), [1, 2])
-    assert not grading.same_pair(LyingList([[1], [2]]), [1], [2])
+    assert not verdicts.same_id(LyingInt(5), 3)
+    assert not verdicts.close(LyingFloat(5.0), 3.0)
+    assert not verdicts.same_ids(LyingList([9]), [1, 2])
+    assert not verdicts.same_pair(LyingList([[1], [2]]), [1], [2])
 
 
 def test_a_submission_that_reads_the_notebook_globals_finds_no_expected_value():
@@ -396,39 +409,32 @@ def test_check_unknown_names_raise_with_the_list():
 
 # ------------------------------------------------------------------------------------------ grading helpers
 def test_same_id_accepts_python_and_numpy_ints_only():
-    assert grading.same_id(3, 3) and grading.same_id(np.int64(3), 3) and grading.same_id(np.int32(3), 3)
-    assert grading.same_id(np.array(3), 3) and grading.same_id(torch.tensor(3), 3)
+    assert verdicts.same_id(3, 3) and verdicts.same_id(np.int64(3), 3) and verdicts.same_id(np.int32(3), 3)
+    assert verdicts.same_id(np.array(3), 3) and verdicts.same_id(torch.tensor(3), 3)
     for bad in (3.0, np.float64(3.0), True, [3], np.array([3]), "3", None, AlwaysEqual()):
-        assert not grading.same_id(bad, 3), bad
-    assert not grading.same_id(True, 1) and not grading.same_id(4, 3)
+        assert not verdicts.same_id(bad, 3), bad
+    assert not verdicts.same_id(True, 1) and not verdicts.same_id(4, 3)
 
 
 def test_same_ids_accepts_lists_tuples_and_int_arrays():
     want = [6, 4, 12, 1]
     for ok in (want, tuple(want), np.array(want), [np.int64(v) for v in want], torch.tensor(want)):
-        assert grading.same_ids(ok, want), ok
+        assert verdicts.same_ids(ok, want), ok
     for bad in ([6, 4, 12], [6, 4, 12, 1, 0], [6.0, 4, 12, 1], np.array(want, dtype=float), [6, 4, 12, True],
                 "6 4 12 1", None, [[6, 4, 12, 1]], AlwaysEqual()):
-        assert not grading.same_ids(bad, want), bad
+        assert not verdicts.same_ids(bad, want), bad
 
 
-def test_same_pair_close_same_array_and_unchanged():
-    assert grading.same_pair(([1, 2], [0, 3]), [1, 2], [0, 3])
-    assert grading.same_pair([np.array([1, 2]), (0, 3)], [1, 2], [0, 3])
-    assert not grading.same_pair(([1, 2], [0, 3], []), [1, 2], [0, 3])
-    assert not grading.same_pair({"x": [1, 2]}, [1, 2], [0, 3])
-    assert grading.close(0.5, 0.5) and grading.close(np.float32(0.5), 0.5) and grading.close(np.array(0.5), 0.5)
-    assert grading.close(0.5 + 1e-8, 0.5) and not grading.close(0.5 + 1e-4, 0.5)
-    assert grading.close(0.50001, 0.5, rel=1e-4)
+    assert verdicts.same_pair(([1, 2], [0, 3]), [1, 2], [0, 3])
+    assert verdicts.same_pair([np.array([1, 2]), (0, 3)], [1, 2], [0, 3])
+    assert not verdicts.same_pair(([1, 2], [0, 3], []), [1, 2], [0, 3])
+    assert not verdicts.same_pair({"x": [1, 2]}, [1, 2], [0, 3])
+    assert verdicts.close(0.5, 0.5) and verdicts.close(np.float32(0.5), 0.5) and verdicts.close(np.array(0.5), 0.5)
+    assert verdicts.close(0.5 + 1e-8, 0.5) and not verdicts.close(0.5 + 1e-4, 0.5)
+    assert verdicts.close(0.50001, 0.5, rel=1e-4)
     for bad in (float("nan"), float("inf"), np.array([0.5]), "0.5", None, True, AlwaysEqual()):
-        assert not grading.close(bad, 0.5), bad
-    assert not grading.close(0.5, float("nan"))
-    assert grading.same_array(np.eye(2), [[1.0, 0.0], [0.0, 1.0]])
-    assert grading.same_array(np.eye(2) + 1e-9, np.eye(2))
-    assert not grading.same_array(np.eye(3), np.eye(2)) and not grading.same_array(np.eye(2) * 2, np.eye(2))
-    a = [1, 2]
-    assert grading.unchanged(a, [1, 2]) and grading.unchanged(a, [np.int64(1), np.int64(2)])
-    assert not grading.unchanged([1, 2, 3], [1, 2]) and not grading.unchanged((1, 2), [1, 2])
+        assert not verdicts.close(bad, 0.5), bad
+    assert not verdicts.close(0.5, float("nan"))
 
 
 def test_hidden_test_data_is_made_from_private_references():

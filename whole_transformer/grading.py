@@ -40,7 +40,11 @@ _generic_item = np.generic.item
 _ndarray_tolist = np.ndarray.tolist
 _tuple_iter = tuple.__iter__
 _modules = sys.modules
-_dumps = json.dumps
+_int_repr = int.__repr__
+_float_repr = float.__repr__
+_encode_str = json.encoder.encode_basestring_ascii
+_dict_items = dict.items
+_FLOAT_WORDS = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
 class NotPlain(Exception):
@@ -141,8 +145,29 @@ def _listify(value):
     return value
 
 
+def _encode(value) -> str:
+    """JSON text of plain data, with references taken at import (a replaced ``isinstance``, ``repr``
+    or ``json`` changes nothing here)."""
+    t = _type(value)
+    if value is None:
+        return "null"
+    if t is bool:
+        return "true" if value else "false"
+    if t is int:
+        return _int_repr(value)
+    if t is float:
+        return _FLOAT_WORDS.get(_float_repr(value), None) or _float_repr(value)
+    if t is str:
+        return _encode_str(value)
+    if t is list:
+        return "[" + ", ".join([_encode(v) for v in value]) + "]"
+    if t is dict:
+        return "{" + ", ".join([_encode_str(k) + ": " + _encode(v) for k, v in _dict_items(value)]) + "}"
+    raise NotPlain(f"a value of type {t.__name__}")
+
+
 def _publish(name: str, results: list) -> None:
-    data = _dumps({"name": name, "results": results})
+    data = _encode({"name": name, "results": results})
     text = f"{name}: {_len(results)} result(s) handed to the grader"
     try:
         from IPython.display import publish_display_data

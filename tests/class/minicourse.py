@@ -2,7 +2,8 @@
 
 One notebook, ``01-mini.ipynb``, in the course's conventions: a locked import cell, a question
 (answer cell ``answer_q`` + test cell ``test_answer_q``) and an exercise (``double(x)``, two test
-cells ``test_double_small`` and ``test_double_neg``, 1 point each, hidden tests with grading.same).
+cells ``test_double_small`` and ``test_double_neg``, 1 point each). Their hidden tests hand results
+to the grader (``grading.hand_out``) and hold the expected values in their EXPECTED part.
 """
 
 from __future__ import annotations
@@ -39,6 +40,13 @@ def _meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
     return {"nbgrader": m}
 
 
+def _expected(name, compare, cases, **more):
+    from whole_transformer.course.verdict import expected_region
+
+    return expected_region({"name": name, "compare": compare, **more,
+                            "cases": [{"kind": k, "want": w} for k, w in cases]})
+
+
 def mini_notebook():
     cells = [
         nbf.new_markdown_cell("# Mini\nA tiny notebook.", metadata=_meta("intro", locked=True)),
@@ -48,17 +56,20 @@ def mini_notebook():
         nbf.new_code_cell("# answer_q = a whole number\n### BEGIN SOLUTION\nanswer_q = 8\n### END SOLUTION",
                           metadata={**_meta("answer_q", solution=True), "tags": ["raises-exception"]}),
         nbf.new_code_cell('print("checking answer_q")\n### BEGIN HIDDEN TESTS\n'
-                          'assert grading.same(answer_q, 8), "answer_q: the count is not right"\n'
-                          "### END HIDDEN TESTS", metadata=_meta("test_answer_q", grade=True, locked=True, points=1)),
+                          'grading.hand_out_answer("answer_q", answer_q)\n'
+                          + _expected("answer_q", "same", [("the answer", 8)], question=True, what="the count")
+                          + "\n### END HIDDEN TESTS",
+                          metadata=_meta("test_answer_q", grade=True, locked=True, points=1)),
         nbf.new_markdown_cell("Write `double(x)`."),
         nbf.new_code_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
                           metadata={**_meta("double", solution=True), "tags": ["raises-exception"]}),
         nbf.new_code_cell('assert double(1) == 2, "double(1) should be 2"\n### BEGIN HIDDEN TESTS\n'
-                          'assert grading.same(double(21), 42), "double: a positive number is not doubled"\n'
-                          "### END HIDDEN TESTS", metadata=_meta("test_double_small", grade=True, locked=True,
-                                                                  points=1)),
-        nbf.new_code_cell('### BEGIN HIDDEN TESTS\nassert grading.same(double(-3), -6), '
-                          '"double: a negative number is not doubled"\n### END HIDDEN TESTS',
+                          'grading.hand_out("double", double, [((21,), {})])\n'
+                          + _expected("double", "same", [("a positive number", 42)])
+                          + "\n### END HIDDEN TESTS", metadata=_meta("test_double_small", grade=True, locked=True,
+                                                                       points=1)),
+        nbf.new_code_cell('### BEGIN HIDDEN TESTS\ngrading.hand_out("double", double, [((-3,), {})])\n'
+                          + _expected("double", "same", [("a negative number", -6)]) + "\n### END HIDDEN TESTS",
                           metadata=_meta("test_double_neg", grade=True, locked=True, points=1)),
         nbf.new_code_cell("print('the end')"),
     ]

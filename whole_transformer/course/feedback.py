@@ -23,6 +23,8 @@ from nbgrader import utils as nbutils
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
+from .verdict import FAILED, GRADER_ERROR
+
 NOT_SHOWN = "# (hidden tests: not shown)"
 GRADER_ERRORS = {"CellTimeoutError", "DeadKernelError", "NotRun"}
 
@@ -96,6 +98,8 @@ def _verdict(cell: NotebookNode, rules) -> NotebookNode:
         ename, evalue = e.get("ename", "Error"), str(e.get("evalue", ""))
         if ename in GRADER_ERRORS:
             text = f"{ename}: {evalue}"
+        elif ename in (FAILED, GRADER_ERROR):  # the grader's own verdict (verdict.py)
+            text = f"Test failed: {evalue}"
         elif ename == "AssertionError" and safe_message(evalue, rules):
             text = f"Test failed: {evalue}"
         elif ename == "AssertionError":

@@ -16,7 +16,7 @@ During ``nbgrader autograde`` two preprocessors stand around the kernel (``nbgra
    on the hidden inputs, handing the results out as one output of type ``grading.RESULTS_MIME``.
 2. ``Verdict`` (after the kernel) reads that output, compares each case here with the expected
    value, and replaces the cell's outputs by the verdict: a line "Tests passed." or an
-   ``AssertionError`` naming the kinds of case that failed. nbgrader's own ``SaveAutoGrades``
+   error ``TestFailed`` naming the kinds of case that failed. nbgrader's own ``SaveAutoGrades``
    then scores the cell from that verdict, so it is what lands in the gradebook, in
    ``grades.csv``, ``grades-detail.csv``, the Formgrader and the feedback.
 
@@ -175,6 +175,11 @@ class Verdict(NbGraderPreprocessor):
         return nb, resources
 
 
+#: The names of the errors only this module writes (feedback shows their messages as they are): a
+#: test cell keeps no output of the kernel's, so student code cannot forge one.
+FAILED, GRADER_ERROR = "TestFailed", "GraderError"
+
+
 def _error(ename: str, text: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[f"{ename}: {text}"])
 
@@ -186,15 +191,16 @@ def verdict_outputs(cell, expected: dict | None) -> list[NotebookNode]:
               and RESULTS_MIME in o.get("data", {})]
     errors = [o for o in outputs if o.get("output_type") == "error"]
     if expected is None:
-        return [_error("GraderError", "this test has no expected values: regenerate the hidden tests "
+        return [_error(GRADER_ERROR, "this test has no expected values: regenerate the hidden tests "
                                       "(python -m whole_transformer.course hidden-tests --write)")]
     if len(handed) != 1:
         if errors:  # the kernel's own error: the student's code raised before the results, or a timeout
             e = errors[-1]
-            return [NotebookNode(output_type="error", ename=e.get("ename", "Error"), evalue=e.get("evalue", ""),
-                                 traceback=[f"{e.get('ename', 'Error')}: {e.get('evalue', '')}"])]
+            ename = str(e.get("ename", "Error"))
+            ename = "Error" if ename in (FAILED, GRADER_ERROR) else ename  # the kernel cannot speak for the grader
+            return [_error(ename, str(e.get("evalue", "")))]
         why = "no results were handed out" if not handed else "more than one set of results was handed out"
-        return [_error("AssertionError", f"{expected['name']}: {why}")]
+        return [_error(FAILED, f"{expected['name']}: {why}")]
     raw = handed[0]["data"][RESULTS_MIME]
     try:
         data = json.loads(raw) if isinstance(raw, str) else raw
@@ -206,7 +212,7 @@ def verdict_outputs(cell, expected: dict | None) -> list[NotebookNode]:
     except (ValueError, TypeError, KeyError):
         failed = ["the results handed out could not be read"]
     if failed:
-        return [_error("AssertionError", failure_message(expected, failed))]
+        return [_error(FAILED, failure_message(expected, failed))]
     n = len(expected["cases"])
     text = f"{PASSED} ({n} case{'s' if n != 1 else ''})\n" if not expected.get("question") else f"{PASSED}\n"
     return [NotebookNode(output_type="stream", name="stdout", text=text)]
