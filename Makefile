@@ -9,7 +9,7 @@ JOBS ?= 1
 PORT ?= 8888
 ASSIGNMENT := whole-transformer
 
-.PHONY: help lab test e2e lint release lecture autograde feedback grades bench checkpoints venv clean
+.PHONY: help lab test e2e lint release lecture handout autograde feedback grades bench checkpoints venv clean
 
 help:
 	@echo "make lab         open the course in JupyterLab"
@@ -17,6 +17,7 @@ help:
 	@echo "make e2e         only the browser tests"
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
+	@echo "make handout     build handout/, the students' repository (no answers, no hidden tests)"
 	@echo "make autograde   grade submitted/<student>/$(ASSIGNMENT)/ (JOBS=N in parallel)"
 	@echo "make feedback    write feedback HTML for every graded student"
 	@echo "make grades      write grades.csv and grades-detail.csv"
@@ -55,6 +56,9 @@ release: $(STAMP)
 
 lecture: $(STAMP)
 	$(PY) -m whole_transformer.course lecture
+
+handout: $(STAMP)
+	$(PY) -m whole_transformer.course handout
 
 autograde: $(STAMP)
 	$(PY) -m whole_transformer.course autograde --jobs $(JOBS)

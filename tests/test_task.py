@@ -22,7 +22,6 @@ from whole_transformer.task import (
     encode,
     expected_answer,
     make_batch,
-    make_xy,
     number_to_words,
     pad_rows,
     parse_prompt,
@@ -31,6 +30,7 @@ from whole_transformer.task import (
     split,
     to_text,
     tokenize,
+    xy_arrays,
 )
 
 # ------------------------------------------------------------------ vocabulary
@@ -145,7 +145,7 @@ def test_small_sequences(n, text):
 
 
 def test_longest_x_is_8_tokens():
-    lengths = {n: len(make_xy(sequence(n))[0]) for n in range(1000)}
+    lengths = dict(enumerate(xy_arrays(range(1000))[2].tolist()))
     assert max(lengths.values()) == 8
     assert lengths[777] == 8  # 7 7 7 = seven hundred seventy seven
     assert min(lengths.values()) == 3  # 0 = zero
@@ -214,34 +214,37 @@ def test_answer_words_stops_at_eos_and_skips_pad():
 # ------------------------------------------------------------------ x and y
 
 
-def test_make_xy_of_427():
-    x, y = make_xy(sequence(427))
+def _xy(n, task="read"):
+    x, y, lengths = xy_arrays([n], task)
+    return x[0, : lengths[0]].tolist(), y[0, : lengths[0]].tolist()
+
+
+def test_xy_of_427():
+    x, y = _xy(427)
     assert to_text(x) == "4 2 7 = four hundred twenty seven"
     assert to_text(y) == "<pad> <pad> <pad> four hundred twenty seven <eos>"
     assert len(y) == 8
     assert sum(t != PAD for t in y) == 5  # 5 of 8 targets count
 
 
-def test_make_xy_is_a_shift_by_one_with_prompt_targets_padded():
+def test_xy_arrays_shift_by_one_with_prompt_targets_padded():
+    X, Y, lengths = xy_arrays(range(1000))
+    assert X.shape == Y.shape == (1000, 8) and X.dtype == Y.dtype == np.int64
     for n in range(1000):
-        seq = sequence(n)
-        x, y = make_xy(seq)
-        assert x == seq[:-1]
+        seq, L = sequence(n), lengths[n]
+        assert L == len(seq) - 1
+        assert X[n, :L].tolist() == seq[:-1] and (X[n, L:] == PAD).all() and (Y[n, L:] == PAD).all()
         k = seq.index(EQ)
-        assert y[:k] == [PAD] * k
-        assert y[k:] == seq[k + 1:]
+        assert Y[n, :k].tolist() == [PAD] * k
+        assert Y[n, k:L].tolist() == seq[k + 1:]
 
 
-def test_make_xy_custom_eq_and_pad():
-    x, y = make_xy([5, 6, 7, 9, 9], eq=7, pad=-1)
-    assert x == [5, 6, 7, 9] and y == [-1, -1, 9, 9]
-
-
-@pytest.mark.parametrize("seq, message", [([], "at least 2 tokens"), ([12], "at least 2 tokens"),
-                                          ([6, 4, 9], "has no '=' token")])
-def test_make_xy_rejects_bad_sequences(seq, message):
-    with pytest.raises(ValueError, match=message):
-        make_xy(seq)
+def test_xy_arrays_of_the_copy_task_and_bad_tasks():
+    assert _xy(12, "copy") == ([3, 4, 12, 3, 4], [0, 0, 3, 4, 1])
+    with pytest.raises(ValueError, match="unknown task"):
+        xy_arrays([1], "sing")
+    with pytest.raises(ValueError, match="no rows"):
+        xy_arrays([])
 
 
 # ------------------------------------------------------------------ batches
@@ -267,13 +270,13 @@ def test_batch_of_0_to_63():
         "padding": 35,
     }
     # the longest x of the batch, e.g. 2 3 = twenty three
-    assert to_text(make_xy(sequence(23))[0]) == "2 3 = twenty three"
+    assert to_text(_xy(23)[0]) == "2 3 = twenty three"
 
 
 def test_make_batch_right_pads_with_pad():
     x, y = make_batch([5, 427])
-    assert x[0].tolist() == make_xy(sequence(5))[0] + [PAD] * 5
-    assert x[1].tolist() == make_xy(sequence(427))[0]
+    assert x[0].tolist() == _xy(5)[0] + [PAD] * 5
+    assert x[1].tolist() == _xy(427)[0]
     assert y[0, 3:].tolist() == [PAD] * 5
 
 

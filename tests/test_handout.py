@@ -1,0 +1,343 @@
+"""The students' handout (``make handout``): complete on its own, and holding no answer.
+
+Every test works on a copy of the handout in a temporary folder, run by a Python that cannot see
+the instructor's repository: site-packages of the environment are on its path, but not the
+editable install of the course (``-S``: no .pth file is read), so ``whole_transformer`` is the
+handout's copy and ``whole_transformer.course`` does not exist there.
+
+- the handout holds the released notebooks, the package without ``course/``, Makefile,
+  pyproject.toml, environment.yml and a README with the student guide, and nothing else;
+- every notebook runs top to bottom from the copy; every visible exercise check says ✓ Right to
+  each correct implementation and names the mistake of each catalogued wrong one;
+- no public function or method of the handout's package passes an exercise's hidden test;
+- no solution cell's code appears in any handout file, even with other names and formatting.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import nbformat
+import pytest
+from implementations import NOTEBOOK_OF, graded_cells, implementations
+
+from whole_transformer.course import handout as handout_mod
+from whole_transformer.course import verdict
+from whole_transformer.course.cells import cell_source, grade_id
+from whole_transformer.course.layout import Course
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO / "source" / "whole-transformer"
+pytestmark = pytest.mark.xdist_group("handout")
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> Path:
+    """A fresh handout, built into a temporary folder and then copied elsewhere (as a clone would be)."""
+    built = handout_mod.handout(Course.here(REPO), tmp_path_factory.mktemp("built") / "handout", log=lambda *_: None)
+    copy = tmp_path_factory.mktemp("student") / "course"
+    shutil.copytree(built, copy)
+    return copy
+
+
+def isolated_env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JUPYTER", "WT_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(root), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    env["PYTHONNOUSERSITE"] = "1"
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def run_isolated(root: Path, code: str, timeout: int = 600) -> str:
+    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=root, env=isolated_env(root), capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+# ------------------------------------------------------------------------------------------ contents
+def test_the_handout_holds_what_a_student_needs_and_nothing_more(handout):
+    top = sorted(p.name for p in handout.iterdir())
+    assert top == sorted([".gitignore", handout_mod.MARK, "Makefile", "README.md", "environment.yml", "pyproject.toml",
+                          "release", "whole_transformer"])
+    notebooks = sorted(p.name for p in (handout / "release" / "whole-transformer").iterdir())
+    assert notebooks == sorted(set(NOTEBOOK_OF.values()) | {"01-whole-machine.ipynb", "02-microscope.ipynb"})
+    assert not (handout / "whole_transformer" / "course").exists()
+    names = {p.name for p in handout.rglob("*")}
+    assert not names & {"reference.py", "mistakes.py", "hidden.py", "checkdata.py", "source", "tests", "notebooks",
+                        "gradebook.db", "autograde", "submitted", "sandbox.py", "integrity.py"}
+    for nb in (handout / "release").rglob("*.ipynb"):
+        text = nb.read_text()
+        for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "BEGIN EXPECTED", "hand_out"):
+            assert marker not in text, (nb.name, marker)
+    readme = (handout / "README.md").read_text()
+    assert "## Student guide" in readme and "make lab" in readme and "Instructor guide" not in readme
+    pyproject = (handout / "pyproject.toml").read_text()
+    assert '"torch==2.13.0"' in pyproject and "dev" not in pyproject and "pytest" not in pyproject
+
+
+def test_make_lab_is_set_up_in_the_handout(handout):
+    done = subprocess.run(["make", "-n", "lab"], cwd=handout, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "pip install --quiet -e ." in done.stdout and "jupyter lab" in done.stdout
+    assert "release/whole-transformer/01-whole-machine.ipynb" in done.stdout
+
+
+def test_a_handout_not_made_by_the_command_is_never_overwritten(tmp_path):
+    mine = tmp_path / "handout"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    with pytest.raises(RuntimeError, match="was not made by `make handout`"):
+        handout_mod.handout(Course.here(REPO), mine, log=lambda *_: None)
+    assert (mine / "notes.txt").read_text() == "my notes"
+
+
+def test_rebuilding_keeps_the_git_folder(tmp_path):
+    dest = handout_mod.handout(Course.here(REPO), tmp_path / "h", log=lambda *_: None)
+    (dest / ".git").mkdir()
+    (dest / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (dest / "stale.txt").write_text("left from an old build")
+    handout_mod.handout(Course.here(REPO), dest, log=lambda *_: None)
+    assert (dest / ".git" / "HEAD").exists() and not (dest / "stale.txt").exists()
+
+
+# ------------------------------------------------------------------------------------------ it works alone
+def test_the_copy_cannot_see_the_instructors_package(handout):
+    out = run_isolated(handout, "import importlib.util, whole_transformer\n"
+                                "print(whole_transformer.__file__)\n"
+                                "print(importlib.util.find_spec('whole_transformer.course'))")
+    path, course = out.split()
+    assert Path(path).resolve().is_relative_to(handout.resolve()) and course == "None"
+
+
+@pytest.mark.slow
+def test_every_notebook_runs_top_to_bottom_from_the_copy(handout, tmp_path):
+    """The released notebooks, run in a kernel that sees only the copy (answers are stubs: the
+    cells that raise NotImplementedError are the ones tagged raises-exception)."""
+    from nbclient import NotebookClient
+
+    kernels = tmp_path / "kernels" / "handout"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-S", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "handout", "language": "python", "env": isolated_env(handout)}))
+    os.environ["JUPYTER_PATH"] = str(tmp_path)
+    try:
+        for path in sorted((handout / "release" / "whole-transformer").glob("*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            nb.cells.append(nbformat.v4.new_code_cell(
+                "import whole_transformer, importlib.util\n"
+                f"assert whole_transformer.__file__.startswith({str(handout.resolve())!r})\n"
+                "assert importlib.util.find_spec('whole_transformer.course') is None"))
+            NotebookClient(nb, kernel_name="handout", timeout=300, resources={"metadata": {"path": str(path.parent)}},
+                           allow_errors=False).execute()
+            errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                      if o.output_type == "error" and o.ename != "NotImplementedError"]
+            assert not errors, (path.name, errors[:1])
+    finally:
+        os.environ.pop("JUPYTER_PATH", None)
+
+
+def test_the_visible_checks_work_from_the_copy(handout):
+    """✓ Right for every correct implementation; the catalogued words for every wrong one."""
+    imps = [{"id": i.id, "exercise": i.exercise, "correct": i.correct, "source": i.source, "says": i.check_says}
+            for i in implementations()]
+    setup = {ex: cell_source_of(ex, "constants") for ex in NOTEBOOK_OF}
+    code = f"""
+import contextlib, io, json
+import numpy as np
+from whole_transformer.checks import check
+out = {{}}
+for imp in json.loads({json.dumps(json.dumps(imps))}):
+    ns = {{"np": np}}
+    exec(json.loads({json.dumps(json.dumps(setup))})[imp["exercise"]], ns)
+    exec(imp["source"], ns)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        check(imp["exercise"], ns[imp["exercise"]])
+    out[imp["id"]] = buf.getvalue()
+print(json.dumps(out))
+"""
+    said = json.loads(run_isolated(handout, code).strip().splitlines()[-1])
+    for imp in imps:
+        text = said[imp["id"]]
+        if imp["correct"]:
+            assert text.startswith("✓ Right."), (imp["id"], text)
+        else:
+            assert text.startswith("✗") and imp["says"] in text, (imp["id"], text)
+
+
+def cell_source_of(exercise: str, gid: str) -> str:
+    nb = nbformat.read(SOURCE / NOTEBOOK_OF[exercise], as_version=4)
+    return next(cell_source(c) for c in nb.cells if grade_id(c) == gid)
+
+
+# ------------------------------------------------------------------------------------------ nothing solves
+SOLVERS = r'''
+import importlib, inspect, json, pkgutil, signal, sys, os
+import numpy as np
+import whole_transformer
+from whole_transformer import grading
+
+def candidates():
+    seen = set()
+    for info in pkgutil.walk_packages(whole_transformer.__path__, "whole_transformer."):
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != mod.__name__:
+                continue
+            if inspect.isfunction(obj) and id(obj) not in seen:
+                seen.add(id(obj))
+                yield f"{mod.__name__}.{name}", obj
+            elif inspect.isclass(obj):
+                for mname, m in vars(obj).items():
+                    if mname.startswith("_"):
+                        continue
+                    fn = getattr(obj, mname, None)
+                    if callable(fn) and id(m) not in seen:
+                        seen.add(id(m))
+                        yield f"{mod.__name__}.{name}.{mname}", fn
+
+class Slow(Exception):
+    pass
+
+def alarm(*_):
+    raise Slow()
+
+signal.signal(signal.SIGALRM, alarm)
+spec = json.loads(sys.stdin.read())
+results = {}
+for exercise, kernel_part in spec.items():
+    captured = []
+    real = grading.hand_out
+    grading.hand_out = lambda name, fn, cases, **kw: captured.append((cases, kw))
+    ns = {"np": np, "grading": grading, exercise: None}
+    exec(kernel_part, ns)
+    grading.hand_out = real
+    (cases, kw), = captured
+    for label, fn in candidates():
+        handed = []
+        saved, grading._publish = grading._publish, lambda name, res: handed.append(res)
+        signal.alarm(20)
+        try:
+            grading.hand_out(exercise, fn, cases, **kw)
+        except BaseException as e:
+            handed = [[{"error": type(e).__name__}] * len(cases)]
+        finally:
+            signal.alarm(0)
+            grading._publish = saved
+        results.setdefault(exercise, {})[label] = handed[0]
+print(json.dumps(results))
+'''
+
+
+@pytest.mark.slow
+def test_no_function_of_the_handout_passes_a_hidden_test(handout):
+    spec, expected = {}, {}
+    for ex in NOTEBOOK_OF:
+        (cell,) = graded_cells(ex).values()
+        hidden = cell["source"].split("### BEGIN HIDDEN TESTS\n", 1)[1].split("### END HIDDEN TESTS")[0]
+        spec[ex], expected[ex] = verdict.split_expected(hidden)
+    done = subprocess.run([sys.executable, "-S", "-c", SOLVERS], input=json.dumps(spec), cwd=handout,
+                          env=isolated_env(handout), capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for ex, by_function in results.items():
+        assert len(by_function) > 50, "every public function and method was tried"
+        passing = [label for label, res in by_function.items() if not verdict.judge(expected[ex], res)]
+        assert passing == [], (ex, passing)
+
+
+# ------------------------------------------------------------------------------------------ no solution code
+class _Rename(ast.NodeTransformer):
+    """Names become n0, n1, … in order of first appearance; docstrings go."""
+
+    def __init__(self):
+        self.names: dict[str, str] = {}
+
+    def _n(self, name: str) -> str:
+        return self.names.setdefault(name, f"n{len(self.names)}")
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(id=self._n(node.id), ctx=node.ctx), node)
+
+    def visit_arg(self, node):
+        return ast.copy_location(ast.arg(arg=self._n(node.arg)), node)
+
+
+def _normal(statements: list[ast.stmt]) -> str:
+    body = [s for s in statements if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                          and isinstance(s.value.value, str))]
+    renamer = _Rename()
+    return "|".join(ast.dump(renamer.visit(ast.fix_missing_locations(ast.parse(ast.unparse(s)).body[0])))
+                    for s in body)
+
+
+def _bodies(tree: ast.AST) -> list[list[ast.stmt]]:
+    out = [tree.body] if hasattr(tree, "body") and isinstance(tree.body, list) else []
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt) and node is not tree:
+                out.append(block)
+    return out
+
+
+def solution_bodies() -> dict[str, str]:
+    """Each exercise's solution (the code between the markers), normalised."""
+    out = {}
+    for ex, name in NOTEBOOK_OF.items():
+        nb = nbformat.read(SOURCE / name, as_version=4)
+        src = next(cell_source(c) for c in nb.cells if grade_id(c) == ex)
+        fn = ast.parse(src).body[0]
+        out[ex] = (len([s for s in fn.body if not isinstance(s, ast.Expr)]), _normal(fn.body))
+    return out
+
+
+def holds_solution(text: str, solutions: dict[str, tuple[int, str]]) -> list[str]:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    found = []
+    for block in _bodies(tree):
+        for ex, (n, want) in solutions.items():
+            for i in range(0, max(0, len(block) - n) + 1):
+                if _normal(block[i:i + n]) == want:
+                    found.append(ex)
+    return found
+
+
+def test_the_solution_finder_finds_renamed_and_reformatted_solutions():
+    solutions = solution_bodies()
+    nb = nbformat.read(SOURCE / NOTEBOOK_OF["make_xy"], as_version=4)
+    src = next(cell_source(c) for c in nb.cells if grade_id(c) == "make_xy")
+    disguised = ast.unparse(_RenameAll().visit(ast.parse(src)))  # other names, other formatting
+    assert disguised != src and "make_xy" in holds_solution(f"class Helper:\n    pass\n\n\n{disguised}", solutions)
+
+
+class _RenameAll(ast.NodeTransformer):
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(id=node.id + "_z", ctx=node.ctx), node)
+
+    def visit_arg(self, node):
+        return ast.copy_location(ast.arg(arg=node.arg + "_z"), node)
+
+
+def test_no_solution_code_in_any_handout_file(handout):
+    solutions = solution_bodies()
+    for path in handout.rglob("*"):
+        if path.suffix == ".py":
+            assert holds_solution(path.read_text(), solutions) == [], path
+        elif path.suffix == ".ipynb":
+            nb = nbformat.read(path, as_version=4)
+            for c in nb.cells:
+                if c.cell_type == "code":
+                    assert holds_solution(cell_source(c), solutions) == [], (path.name, cell_source(c)[:80])

@@ -1,0 +1,107 @@
+"""``make handout``: the students' repository, built from the course, holding no answer.
+
+``handout/`` gets exactly what a student needs to run the course on their own machine:
+
+    release/whole-transformer/*.ipynb   the released notebooks (answers replaced by stubs, no hidden tests)
+    whole_transformer/                  the package the notebooks import, without ``course/`` (reference
+                                        solutions, the mistake catalogue, hidden tests, grading, sandbox)
+    Makefile, pyproject.toml,           ``make lab`` sets up .venv and opens the course; the same pins as
+    environment.yml                     the course, without the instructor's tools
+    README.md, .gitignore               the student guide
+
+Nothing of ``source/``, ``tests/``, ``notebooks/`` (the lecture edition has the answers written in),
+the gradebook or the submissions. The JupyterHub route installs the same package for students.
+
+The folder is rebuilt whole each time; its ``.git`` (if the instructor publishes it with git) is
+kept. A ``handout/`` that this command did not make is never overwritten.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+from .layout import ASSIGNMENT, Course
+
+MARK = ".whole-transformer-handout"
+TEMPLATE = Path(__file__).with_name("templates") / "handout"
+#: Packages of the instructor's side only (grading at scale, JupyterHub): not in the students' pins.
+INSTRUCTOR_ONLY = ("dask", "distributed", "psycopg", "psycopg2", "psycopg2-binary", "jupyterhub")
+#: What of the package stays with the instructor.
+PRIVATE = ("course",)
+
+
+def _requirement_name(req: str) -> str:
+    return re.split(r"[<>=!~\[; ]", req.strip(), maxsplit=1)[0].lower()
+
+
+def _student_dependencies(course: Course) -> list[str]:
+    project = tomllib.loads((course.root / "pyproject.toml").read_text())["project"]
+    return [d for d in project["dependencies"] if _requirement_name(d) not in INSTRUCTOR_ONLY]
+
+
+def _environment_yml(course: Course) -> str:
+    lines = (course.root / "environment.yml").read_text().splitlines()
+    keep = [line for line in lines
+            if _requirement_name(line.strip().lstrip("- ").split("=")[0]) not in INSTRUCTOR_ONLY]
+    return "\n".join(keep) + "\n"
+
+
+def _pyproject(course: Course) -> str:
+    deps = "\n".join(f'    "{d}",' for d in _student_dependencies(course))
+    return (TEMPLATE / "pyproject.toml").read_text().replace("@DEPENDENCIES@", deps)
+
+
+def _student_guide(course: Course) -> str:
+    readme = (course.root / "README.md").read_text()
+    m = re.search(r"^## Student guide\n(.*?)(?=^## )", readme, re.S | re.M)
+    if not m:
+        raise RuntimeError("README.md has no '## Student guide' section to hand out")
+    return (TEMPLATE / "README.md").read_text().replace("@STUDENT_GUIDE@", m.group(1).strip())
+
+
+def _clear(dest: Path) -> None:
+    """Empty a handout folder made by this command (its .git stays); refuse any other folder."""
+    if not dest.exists():
+        return
+    if not dest.is_dir() or (any(dest.iterdir()) and not (dest / MARK).exists()):
+        raise RuntimeError(f"{dest} exists and was not made by `make handout`: move it away or choose "
+                           "another folder (--dest); nothing was changed")
+    for child in dest.iterdir():
+        if child.name == ".git":
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def handout(course: Course, dest: Path | None = None, log=print) -> Path:
+    """Build the students' repository in ``dest`` (default ``handout/`` in the course folder)."""
+    import whole_transformer
+
+    dest = (dest or course.root / "handout").resolve()
+    release = course.release
+    names = sorted(p.name for p in release.glob("*.ipynb"))
+    if not names:
+        raise RuntimeError(f"{release} holds no notebook: run `make release` first")
+    _clear(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / MARK).write_text("made by `make handout` from the course; rebuilt whole by it\n")
+    shutil.copytree(release, dest / "release" / ASSIGNMENT,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.pyc", "__pycache__"))
+    package = Path(whole_transformer.__file__).resolve().parent
+    shutil.copytree(package, dest / "whole_transformer",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *[p for p in PRIVATE]))
+    for private in PRIVATE:  # ignore_patterns matches names anywhere: make sure only the top one went
+        if (dest / "whole_transformer" / private).exists():
+            raise RuntimeError(f"whole_transformer/{private} was copied into the handout")
+    shutil.copy2(TEMPLATE / "Makefile", dest / "Makefile")
+    shutil.copy2(TEMPLATE / "gitignore", dest / ".gitignore")
+    (dest / "pyproject.toml").write_text(_pyproject(course))
+    (dest / "environment.yml").write_text(_environment_yml(course))
+    (dest / "README.md").write_text(_student_guide(course))
+    log(f"wrote {dest}: {len(names)} notebooks and the whole_transformer package (no course/, no answers)")
+    return dest
