@@ -276,6 +276,41 @@ def roster(nbs: Notebooks, course: Path) -> list[Student]:
                      findings=[(NB4, "make_xy", "NBGRADER_EXECUTION")],
                      note="tampers with builtins and NumPy only when graded"))
 
+    # ------------------------------------------------------------------ hostile: talking the kernel into points
+    # Each hands in a wrong answer and tampers with its own kernel; the verdict is reached outside the
+    # kernel, so each loses that exercise's points (issue 10).
+    nb = alt.solved(NB4)
+    set_answer(nb, "masked_loss", PATCH_GRADING + "\n\n" + wrong["masked_loss"])
+    S.append(Student("patches-grading", {NB4: nb}, zero("test_masked_loss"),
+                     note="replaces every function of whole_transformer.grading by one that returns True"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "next_token", SWAP_MODULES + "\n\n" + wrong["next_token"])
+    S.append(Student("swaps-modules", {NB3: nb}, zero("test_next_token", "test_greedy_decode"),
+                     note="puts a module whose every attribute returns True in sys.modules (grading, numpy): "
+                          "the hidden tests after it hand nothing out, so they fail too"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "greedy_decode", "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n\n\n"
+                                    + wrong["greedy_decode"])
+    S.append(Student("custom-exc", {NB3: nb}, zero("test_greedy_decode"),
+                     note="an IPython exception handler that swallows every error"))
+
+    nb = alt.solved(NB4)
+    set_answer(nb, "masked_loss", LYING_FLOAT)
+    S.append(Student("lying-float", {NB4: nb}, zero("test_masked_loss"),
+                     note="returns a float subclass whose ==, - and abs lie"))
+
+    nb = alt.solved(NB4)
+    set_answer(nb, "make_xy", NO_ASSERT + "\n\n" + wrong["make_xy"])
+    S.append(Student("ast-no-assert", {NB4: nb}, zero("test_make_xy"),
+                     note="an AST transformer that rewrites every assert away"))
+
+    nb = alt.solved(NB3)
+    set_answer(nb, "next_token", FAKE_VERDICT + "\n\n" + wrong["next_token"])
+    S.append(Student("fake-verdict", {NB3: nb}, zero("test_next_token"),
+                     note="prints 'Tests passed.' and hands out a second, made-up set of results after every cell"))
+
     nb = alt.solved(NB3)
     src, gb = course / "source" / "whole-transformer" / f"{NB3}.ipynb", course / "gradebook.db"
     other = course / "submitted" / "full" / "whole-transformer" / f"{NB3}.ipynb"
@@ -310,6 +345,69 @@ class Anything(int):
 def next_token(h, W, b):
     return Anything(0)
 """
+
+PATCH_GRADING = """\
+from whole_transformer import grading
+for name in dir(grading):
+    if callable(getattr(grading, name)) and not name.startswith("__"):
+        setattr(grading, name, lambda *a, **k: True)"""
+
+SWAP_MODULES = """\
+import sys, types
+
+
+class Yes(types.ModuleType):
+    def __getattr__(self, name):
+        return lambda *a, **k: True
+
+
+import whole_transformer
+sys.modules["whole_transformer.grading"] = whole_transformer.grading = Yes("whole_transformer.grading")
+sys.modules["numpy.testing"] = Yes("numpy.testing")"""
+
+LYING_FLOAT = """\
+class Liar(float):
+    def __eq__(self, other):
+        return True
+
+    def __sub__(self, other):
+        return Liar(0.0)
+
+    def __rsub__(self, other):
+        return Liar(0.0)
+
+    def __abs__(self):
+        return 0.0
+
+    __hash__ = float.__hash__
+
+
+def masked_loss(logits, targets, pad=0):
+    return Liar(123.0)
+"""
+
+NO_ASSERT = """\
+import ast
+
+
+class NoAssert(ast.NodeTransformer):
+    def visit_Assert(self, node):
+        return ast.Pass()
+
+
+get_ipython().ast_transformers.append(NoAssert())"""
+
+FAKE_VERDICT = """\
+from IPython.display import publish_display_data
+
+
+def _after(result):
+    print("Tests passed.")
+    publish_display_data({"application/vnd.whole-transformer.results+json":
+                          '{"name": "next_token", "results": [{"value": 0}]}', "text/plain": "ok"})
+
+
+get_ipython().events.register("post_run_cell", _after)"""
 
 SNOOP = """\
 import os, pathlib

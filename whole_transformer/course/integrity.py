@@ -32,14 +32,14 @@ from nbformat import NotebookNode
 
 NBGRADER_FLAGS = ("grade", "grade_id", "locked", "solution", "task", "points")
 
-#: package functions that solve (part of) an exercise: using one in an answer is reported
+#: package functions that do part of an exercise's job (batched, on tensors): using one in an answer is reported
 REFERENCE_FUNCTIONS = {
-    "task": {"make_xy"},
+    "task": {"xy_arrays", "make_batch"},
     "train": {"loss_fn"},
     "decode": {"greedy_step", "greedy_trace", "greedy_decode_slow", "read_numbers"},
 }
 #: package modules no answer has any business importing
-FORBIDDEN_MODULES = ("whole_transformer.reference", "whole_transformer.course", "nbgrader")
+FORBIDDEN_MODULES = ("whole_transformer.course", "nbgrader")
 
 _BUILTIN_NAMES = {n for n in dir(builtins) if not n.startswith("_")} | {"__builtins__", "__import__"}
 _HARMLESS_BUILTIN_NAMES = {"copyright", "credits", "license", "exit", "quit", "help"}
@@ -416,11 +416,11 @@ class _Scanner(ast.NodeVisitor):
     def _check_module(self, module: str, names=()):
         for bad in FORBIDDEN_MODULES:
             if module == bad or module.startswith(bad + "."):
-                what = "the reference implementations" if "reference" in bad else "grading internals"
+                what = "grading internals, reference implementations" if "course" in bad else "grading internals"
                 self.add(f"imports {module} ({what})")
             for n in names:
                 if f"{module}.{n}" == bad:
-                    what = "the reference implementations" if "reference" in bad else "grading internals"
+                    what = "grading internals, reference implementations" if "course" in bad else "grading internals"
                     self.add(f"imports {bad} ({what})")
         if module.startswith("whole_transformer."):
             short = module.split(".")[1]
@@ -516,8 +516,9 @@ class _Scanner(ast.NodeVisitor):
 _TEXT_RULES = (
     (re.compile(r"NBGRADER_EXECUTION"), "refers to NBGRADER_EXECUTION (may behave differently when graded)"),
     (re.compile(r"showtraceback"), "touches IPython's showtraceback (may hide errors from the grader)"),
-    (re.compile(r"whole_transformer\s*\.\s*reference|import\s+reference\b|from\s+whole_transformer\s+import[^\n]*"
-                r"\breference\b"), "imports whole_transformer.reference (the reference implementations)"),
+    (re.compile(r"whole_transformer\s*\.\s*course|import\s+reference\b|from\s+whole_transformer[.\w]*\s+import[^\n]*"
+                r"\b(reference|course)\b"),
+     "imports the course's grading side (reference implementations, hidden tests)"),
     (re.compile(r"gradebook\.db"), "names the gradebook"),
 )
 

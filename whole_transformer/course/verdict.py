@@ -184,31 +184,46 @@ def _error(ename: str, text: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[f"{ename}: {text}"])
 
 
+def _handed(outputs, name: str) -> list:
+    """The results handed out for test ``name`` (results of another name are ignored)."""
+    out = []
+    for o in outputs:
+        if o.get("output_type") not in ("display_data", "execute_result") or RESULTS_MIME not in o.get("data", {}):
+            continue
+        raw = o["data"][RESULTS_MIME]
+        try:
+            if isinstance(raw, str) and len(raw) > MAX_RESULTS_BYTES:
+                raise ValueError("too large")
+            data = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            data = None
+        if type(data) is dict and data.get("name") == name:
+            out.append(data)
+        elif type(data) is not dict:
+            out.append(None)  # unreadable: it may have been this test's
+    return out
+
+
 def verdict_outputs(cell, expected: dict | None) -> list[NotebookNode]:
     """The outputs a test cell keeps: the verdict on its results, or why there is none."""
     outputs = cell.get("outputs", [])
-    handed = [o for o in outputs if o.get("output_type") in ("display_data", "execute_result")
-              and RESULTS_MIME in o.get("data", {})]
     errors = [o for o in outputs if o.get("output_type") == "error"]
     if expected is None:
         return [_error(GRADER_ERROR, "this test has no expected values: regenerate the hidden tests "
-                                      "(python -m whole_transformer.course hidden-tests --write)")]
+                                     "(python -m whole_transformer.course hidden-tests --write)")]
+    handed = _handed(outputs, expected["name"])
     if len(handed) != 1:
-        if errors:  # the kernel's own error: the student's code raised before the results, or a timeout
+        if errors and not handed:  # the kernel's own error: the student's code raised first, or a timeout
             e = errors[-1]
             ename = str(e.get("ename", "Error"))
             ename = "Error" if ename in (FAILED, GRADER_ERROR) else ename  # the kernel cannot speak for the grader
             return [_error(ename, str(e.get("evalue", "")))]
         why = "no results were handed out" if not handed else "more than one set of results was handed out"
         return [_error(FAILED, f"{expected['name']}: {why}")]
-    raw = handed[0]["data"][RESULTS_MIME]
     try:
-        data = json.loads(raw) if isinstance(raw, str) else raw
-        if isinstance(raw, str) and len(raw) > MAX_RESULTS_BYTES:
-            raise ValueError("too large")
-        if type(data) is not dict or data.get("name") != expected["name"]:
-            raise ValueError("results of another test")
-        failed = judge(expected, data.get("results"))
+        if handed[0] is None:
+            raise ValueError("unreadable")
+        failed = judge(expected, handed[0].get("results"))
     except (ValueError, TypeError, KeyError):
         failed = ["the results handed out could not be read"]
     if failed:
