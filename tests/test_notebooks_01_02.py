@@ -20,11 +20,13 @@ import sys
 
 import nbformat
 import pytest
+from implementations import run_test_cell
 from notebook_helpers import HIDDEN, SOURCE, errors, kernel_env, load, nbg
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as outputs
 
 from whole_transformer import checks, grading, scale_study
+from whole_transformer.course.verdict import failure_message, split_expected
 
 
 def execute(nb, **env):
@@ -77,10 +79,11 @@ def test_questions_follow_the_convention(name):
         visible = tst.source.split("### BEGIN HIDDEN TESTS")[0]
         assert visible.strip() == f'check("{qid}")'
         hidden = HIDDEN.search(tst.source).group(1)
-        assert "grading." in hidden and qid in hidden
+        kernel_part, expected = split_expected(hidden)
+        assert f'grading.hand_out_answer("{qid}", {qid})' in kernel_part and "want" not in kernel_part
         answer = str(NOTEBOOKS[name][qid])
-        message = re.findall(r'"([^"]*)"\s*$', hidden.strip(), re.M)
-        assert message and all(answer not in m and "64, 8" not in m for m in message), "a message names the answer"
+        message = failure_message(expected, ["the answer"])
+        assert answer not in message and "64, 8" not in message, "a message names the answer"
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
@@ -88,12 +91,10 @@ def test_hidden_tests_pass_the_right_answer_and_fail_every_hinted_wrong_one(name
     nb = load(name)
     for qid, right in NOTEBOOKS[name].items():
         tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{qid}")
-        hidden = HIDDEN.search(tst.source).group(1)
-        exec(hidden, {"grading": grading, qid: right})
+        assert run_test_cell(tst.source, {"grading": grading, "check": checks.check, qid: right}) == (True, None)
         wrongs = list(checks.QUESTIONS[qid].hints) + [None, "", 3.5, True]
         for wrong in wrongs:
-            with pytest.raises(AssertionError):
-                exec(hidden, {"grading": grading, qid: wrong})
+            assert run_test_cell(tst.source, {"grading": grading, "check": checks.check, qid: wrong})[0] is False, (qid, wrong)
         # the visible check agrees with the hidden test on the right answer
         assert checks.QUESTIONS[qid].is_right(right)
 

@@ -25,12 +25,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from implementations import implementations
+from implementations import implementations, run_test_cell
 from notebook_helpers import HIDDEN, SOURCE, errors, kernel_env, load, nbg
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as text_of
 
 from whole_transformer import checks, grading
+from whole_transformer.course.verdict import failure_message, split_expected
 
 
 def execute(nb, **env):
@@ -88,9 +89,10 @@ def test_questions_and_exercises_follow_the_convention(name):
         assert body.startswith(f"{qid} = ")
         assert nbg(tst) == {**nbg(tst), "grade": True, "points": 1, "locked": True}
         assert tst.source.split("### BEGIN HIDDEN TESTS")[0].strip() == f'check("{qid}")'
-        hidden = HIDDEN.search(tst.source).group(1)
-        message = re.findall(r'"([^"]*)"\s*$', hidden.strip(), re.M)
-        assert message and not any(re.search(rf"\b{re.escape(str(answer))}\b", m) for m in message), "names the answer"
+        kernel_part, expected = split_expected(HIDDEN.search(tst.source).group(1))
+        assert f'grading.hand_out_answer("{qid}", {qid})' in kernel_part and "want" not in kernel_part
+        message = failure_message(expected, ["the answer"])
+        assert not re.search(rf"\b{re.escape(str(answer))}\b", message), "names the answer"
     cells = nb.cells
     for ex, points in EXERCISES[name].items():
         i = next(k for k, c in enumerate(cells) if nbg(c).get("grade_id") == ex)
@@ -109,11 +111,10 @@ def test_questions_and_exercises_follow_the_convention(name):
 def test_question_hidden_tests_pass_the_right_answer_and_fail_every_hinted_wrong_one(name):
     nb = load(name)
     for qid, right in QUESTIONS[name].items():
-        hidden = HIDDEN.search(cell_of(nb, f"test_{qid}").source).group(1)
-        exec(hidden, {"grading": grading, qid: right})
+        source = cell_of(nb, f"test_{qid}").source
+        assert run_test_cell(source, {"grading": grading, "check": checks.check, qid: right}) == (True, None)
         for wrong in [*checks.QUESTIONS[qid].hints, None, "", 3.5, True]:
-            with pytest.raises(AssertionError):
-                exec(hidden, {"grading": grading, qid: wrong})
+            assert run_test_cell(source, {"grading": grading, "check": checks.check, qid: wrong})[0] is False, (qid, wrong)
         assert checks.QUESTIONS[qid].is_right(right)
 
 

@@ -243,7 +243,7 @@ def test_xy_arrays_of_the_copy_task_and_bad_tasks():
     assert _xy(12, "copy") == ([3, 4, 12, 3, 4], [0, 0, 3, 4, 1])
     with pytest.raises(ValueError, match="unknown task"):
         xy_arrays([1], "sing")
-    with pytest.raises(ValueError, match="no rows"):
+    with pytest.raises(ValueError, match="no numbers"):
         xy_arrays([])
 
 

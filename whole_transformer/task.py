@@ -184,7 +184,10 @@ def xy_arrays(numbers_: Iterable[int], task: str = "read") -> tuple[np.ndarray, 
     make_seq = {"read": sequence, "copy": copy_sequence}.get(task)
     if make_seq is None:
         raise ValueError(f"unknown task {task!r}: use 'read' or 'copy'")
-    seqs = pad_rows([make_seq(n) for n in numbers_])  # (B, L + 1)
+    rows = [make_seq(n) for n in numbers_]
+    if not rows:
+        raise ValueError("cannot make a batch of no numbers: give at least one number from 0 to 999")
+    seqs = pad_rows(rows)  # (B, L + 1)
     lengths = (seqs != PAD).sum(axis=1) - 1  # (B,) a sequence holds no PAD of its own
     x, y = seqs[:, :-1].copy(), seqs[:, 1:].copy()  # (B, L) each
     x[np.arange(x.shape[1])[None, :] >= lengths[:, None]] = PAD  # a row's own last token is no input

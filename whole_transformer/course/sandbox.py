@@ -150,22 +150,49 @@ def _package_dir() -> Path:
 
 
 def _python_roots() -> list[Path]:
-    """Folders the interpreter and its libraries live in (venv, base installation)."""
+    """Folders the interpreter and its libraries live in: the environment (venv, conda, system),
+    its base installation, and every site-packages folder on the path (e.g. from PYTHONPATH).
+
+    Each is given as it is really found (symbolic links resolved); ``_python_binds`` also binds it
+    at the path Python knows it by, so a venv reached through a link still starts.
+    """
     roots: list[Path] = []
     for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         roots.append(Path(p).resolve())
     exe = Path(sys.executable)
     roots.append(exe.parent.resolve())
     roots.append(exe.resolve().parent.parent)
+    roots += [Path(e).resolve() for e in _site_folders()]  # library folders only: never the course
     # drop nested duplicates: keep the shortest roots, skip system folders bound anyway
     out: list[Path] = []
     for r in sorted(set(roots), key=lambda p: len(p.parts)):
         if r == Path("/") or any(r == o or o in r.parents for o in out):
             continue
-        if r.parts[:2] in {("/", "usr")} and not str(r).startswith("/usr/local"):
+        if _under_usr(r):
             continue
         out.append(r)
     return out
+
+
+def _site_folders() -> list[str]:
+    """The library folders on this interpreter's path (its own, and any from PYTHONPATH)."""
+    return [e for e in sys.path if e and Path(e).name in {"site-packages", "dist-packages"} and Path(e).is_dir()]
+
+
+def _under_usr(p: Path) -> bool:
+    return p.parts[:2] == ("/", "usr") and not str(p).startswith("/usr/local")
+
+
+def _python_binds() -> list[tuple[Path, Path]]:
+    """(real folder, path inside the sandbox) pairs for the interpreter: each root at its real path,
+    and the environment and interpreter folders also at the (unresolved) paths Python uses."""
+    pairs = [(r, r) for r in _python_roots()]
+    seen_as = {Path(sys.prefix).absolute(), Path(sys.exec_prefix).absolute(), Path(sys.executable).absolute().parent}
+    for apparent in seen_as:
+        real = apparent.resolve()
+        if apparent != real and not _under_usr(apparent) and real.is_dir():
+            pairs.append((real, apparent))
+    return pairs
 
 
 @dataclass
@@ -196,8 +223,8 @@ class SandboxSpec:
         a += ["--ro-bind", str(self.runtime / "group"), "/etc/group"]
         a += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/tmp/home"]
         a += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
-        for root in _python_roots():
-            a += ["--ro-bind", str(root), str(root)]
+        for real, inside in _python_binds():
+            a += ["--ro-bind", str(real), str(inside)]
         pkg = _package_dir()
         a += ["--ro-bind", str(pkg), str(pkg)]
         for sub in self.hide:
@@ -223,7 +250,7 @@ class SandboxSpec:
             "LOGNAME": "student",
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
-            "PYTHONPATH": str(_package_dir().parent),
+            "PYTHONPATH": os.pathsep.join([str(_package_dir().parent), *_site_folders()]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONNOUSERSITE": "1",
             "MPLCONFIGDIR": "/tmp/home/.matplotlib",
