@@ -339,3 +339,8 @@ def test_assigned_names_reads_answer_and_function_cells():
     assert checks._assigned_names("tokens_905 == 8") == set()
     assert checks._assigned_names('check("tokens_905")') == set()
     assert checks._assigned_names("def greedy_decode(model, prompt, eos=1, max_new=6):\n    pass") == {"greedy_decode"}
+
+
+def test_the_masked_loss_hints_describe_mistakes_not_code_the_student_did_not_write():
+    for mistake in checks.EXERCISES["masked_loss"].mistakes:
+        assert "nll" not in mistake.hint and ".mean()" not in mistake.hint, mistake.hint

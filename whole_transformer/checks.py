@@ -902,8 +902,8 @@ _MASKED_LOSS = _Exercise(
         _Mistake("mean over all rows", _ml_all_rows,
                  "It averages over every row, PAD rows included. Keep only the rows whose target is not pad."),
         _Mistake("(nll * keep).mean()", _ml_keep_mean,
-                 "(nll * keep).mean() divides by all N rows. Divide by the number of rows that count "
-                 "(keep.sum()), or take nll[keep].mean()."),
+                 "It adds up only the rows that count but then divides by all N rows, PAD rows included. "
+                 "Divide by the number of rows whose target is not pad."),
         _Mistake("pad hard-coded", _ml_pad_zero,
                  "It skips the targets that are 0; skip the ones equal to the pad argument (pad may not be 0)."),
         _Mistake("sum", _ml_sum, "It returns the sum; the loss is the mean over the rows that count."),

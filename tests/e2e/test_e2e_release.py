@@ -171,7 +171,7 @@ def read_aloud(lab, decode, checkpoint_label, number):
     words = []
     for k in range(1, 9):
         decode.locator("button.wt-decode-next").click()
-        wait_text(status, re.compile(rf"Step {k} of|Done after {k} steps"))
+        wait_text(status, re.compile(rf"Step {k}:|Done after {k} steps"))
         wait_text(decode.locator(".wt-decode-view"), f"step {k}:")
         words.append(decode.locator(".wt-decode-picked").inner_text().strip())
         bars = decode.locator(".wt-decode-att")
