@@ -44,7 +44,7 @@ def cell_values(widget_html: str) -> np.ndarray:
 
 def drawn_order(a: np.ndarray) -> np.ndarray:
     """The values of a as the microscope's heatmaps list them: head by head, then column chunks of
-    MAX_COLS (the 42 scores are drawn as two tables), row by row."""
+    MAX_COLS (the 42 scores are drawn as three tables), row by row."""
     slices = a if a.ndim == 3 else [a.reshape(1, -1) if a.ndim == 1 else a]
     out = []
     for s in slices:
@@ -493,3 +493,11 @@ def test_microscope_numbers_blocks_and_heads_from_1_as_notebooks_01_and_03_do(ti
     inside = [s for s, stage in zip(shown, lab.stages, strict=True) if stage.block is not None]
     assert inside and all("in block 1" in s for s in inside)
     assert not any("block 0" in s or "head 0" in s for s in shown)
+
+
+def test_microscope_can_open_at_its_last_step(tiny):
+    lab = microscope_lab(model=tiny, step=-1)
+    assert lab.step.value == lab.step.max == len(lab.stages) - 1 and lab.current.name == "next word"
+    assert lab.next.disabled and not lab.prev.disabled
+    with pytest.raises(ValueError, match="counted from the end"):
+        microscope_lab(model=tiny, step=len(lab.stages))

@@ -38,7 +38,7 @@ NOTEBOOKS = {
     "02-microscope.ipynb": {"attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "B"},
 }
 LABS = {"01-whole-machine.ipynb": ["machine_lab()"],
-        "02-microscope.ipynb": ["microscope_lab()", "block_picture()", "scale_lab()"]}
+        "02-microscope.ipynb": ["microscope_lab(step=-1)", "block_picture()", "scale_lab()"]}
 TIME_LIMIT = 30  # seconds, top to bottom in a fresh kernel
 
 

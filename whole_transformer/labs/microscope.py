@@ -39,7 +39,7 @@ DEFAULT_PROMPT = "8 9 ="
 #: The sizes of the full model of notebook 01, for the same tensor in a batch of 64 inputs of 8 tokens.
 FULL_SIZES = {"B": 64, "L": 8, "L_q": 8, "L_k": 8, "d_model": 64, "h": 4, "d_k": 16, "d_ff": 128, "V": 42}
 SHOWN_AXIS = {"d_head": "d_k"}  # the trace's axis name → the name the notebooks use
-MAX_COLS = 21  # the 42 scores of a row are drawn as two tables of 21 columns, so they fit the page
+MAX_COLS = 14  # the 42 scores of a row are drawn as three tables of 14 columns, so they fit a 1000 px notebook
 
 
 def shown_axes(axes) -> tuple[str, ...]:
@@ -178,10 +178,11 @@ class MicroscopeLab(widgets.VBox):
         self._labels: list[str] = []
         if not self._read(text):
             raise ValueError(self._last_error)
-        if not 0 <= step < len(self.stages):
-            raise ValueError(f"step must be 0…{len(self.stages) - 1}, got {step}")
-        self.step.max = len(self.stages) - 1
-        self.step.value = step
+        n = len(self.stages)
+        if isinstance(step, bool) or not isinstance(step, int) or not -n <= step < n:
+            raise ValueError(f"step must be 0…{n - 1} (or counted from the end: -1 is the last), got {step!r}")
+        self.step.max = n - 1
+        self.step.value = step % n
         self._show()
         self.prompt.observe(self._on_prompt, "value")
         self.step.observe(lambda _c: self._show(), "value")
@@ -283,5 +284,6 @@ class MicroscopeLab(widgets.VBox):
 
 
 def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0) -> MicroscopeLab:
-    """The tiny model under the microscope, reading ``text`` (default '8 9 ='), starting at ``step``."""
+    """The tiny model under the microscope, reading ``text`` (default '8 9 ='), starting at ``step``
+    (``step=-1``: at the last step, the word it writes, so a saved copy of the notebook pictures a whole run)."""
     return MicroscopeLab(text, model, step)

@@ -139,10 +139,9 @@ def top_scores_html(scores: np.ndarray, top: int = TOP) -> str:
     return "".join(out)
 
 
-#: The Play widget draws ▶ (play, then ❚❚ pause) and ■ (stop) as bare icons. ipywidgets puts a widget's
-#: tooltip on its description label only, not on these buttons, so the label names them in plain view
-#: and its tooltip says more.
-PLAY_LABEL = "▶ play · ■ stop"
+#: The Play widget draws ▶ (play, then ❚❚ pause) and ■ (stop) as bare icons. ipywidgets puts the tooltip on
+#: the widget's box when it has no description (on the description label otherwise), so the Play widget
+#: has none: the browser shows this over both buttons.
 PLAY_TOOLTIP = "▶ plays the steps one by one (press ❚❚ to pause); ■ stops and goes back to the prompt"
 
 
@@ -150,7 +149,7 @@ class DecodeLab(widgets.VBox):
     """Greedy decoding of one number, step by step, with the last row's attention and top scores."""
 
     def __init__(self, number: int | str = 896, checkpoint: str = "60", block: int | None = None,
-                 head: str | int = "mean", interval_ms: int = 900):
+                 head: str | int = "mean", interval_ms: int = 900, finished: bool = False):
         checkpoint = str(checkpoint)
         if checkpoint not in CHECKPOINTS:
             raise ValueError(f"checkpoint must be one of {sorted(CHECKPOINTS)}, got {checkpoint!r}")
@@ -171,8 +170,7 @@ class DecodeLab(widgets.VBox):
         self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
         self.play = widgets.Play(value=0, min=0, max=1, step=1, interval=interval_ms, show_repeat=False,
-                                 description=PLAY_LABEL, tooltip=PLAY_TOOLTIP,
-                                 style={"description_width": "initial"})
+                                 tooltip=PLAY_TOOLTIP)
         self.block = widgets.Dropdown(options=[(f"block {b}", b) for b in range(1, n_layers + 1)], value=block,
                                       description="attention", layout=widgets.Layout(width="200px"))
         self.head = widgets.Dropdown(options=[("heads averaged", "mean")] + [(f"head {h}", h)
@@ -199,6 +197,8 @@ class DecodeLab(widgets.VBox):
         self.block.observe(lambda _: self._render(), names="value")
         self.head.observe(lambda _: self._render(), names="value")
         self._recompute()
+        if finished:  # open on the whole reading (Reset goes back to the prompt)
+            self.run_to_end()
 
     # ---- state
     @property
@@ -306,7 +306,8 @@ class DecodeLab(widgets.VBox):
 
 
 def decode_lab(number: int | str = 896, checkpoint: str = "60", **kwargs) -> DecodeLab:
-    """The decode lab: type a number, pick a model, press Next step."""
+    """The decode lab: type a number, pick a model, press Next step. With ``finished=True`` it opens on the
+    whole reading, its last step, so that a saved copy of the notebook pictures a finished run."""
     return DecodeLab(number, checkpoint, **kwargs)
 
 
