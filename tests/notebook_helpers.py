@@ -33,12 +33,13 @@ def kernel_env(**extra):
     return env
 
 
-def execute(nb, *, timeout=180, allow_errors=False, **env):
-    """Run nb in a fresh kernel (cwd: the source folder); returns the seconds it took, kernel start included."""
+def execute(nb, *, timeout=180, allow_errors=False, store_widget_state=False, **env):
+    """Run nb in a fresh kernel (cwd: the source folder); returns the seconds it took, kernel start included.
+    With store_widget_state the widgets' last state is kept in nb.metadata.widgets (see widget_text)."""
     from nbclient import NotebookClient
 
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            resources={"metadata": {"path": str(SOURCE)}})
+                            store_widget_state=store_widget_state, resources={"metadata": {"path": str(SOURCE)}})
     start = time.perf_counter()
     client.execute(env=kernel_env(**env))
     return time.perf_counter() - start
@@ -58,3 +59,50 @@ def stream_text(cell):
 def errors(nb):
     return [(i, o.ename) for i, c in enumerate(nb.cells) if c.cell_type == "code"
             for o in c.get("outputs", []) if o.output_type == "error"]
+
+
+def plain(html_text):
+    """Text as a reader sees it: tags dropped, entities read, runs of white space made one space."""
+    import html
+
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", html_text))).strip()
+
+
+def widget_text(nb, cell):
+    """What the widgets a cell displays show as text, in their last state (run with store_widget_state=True):
+    every string value (HTML, Label, Text), description, tooltip and option label, children included."""
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    out, seen = [], set()
+
+    def visit(model_id):
+        if model_id in seen or model_id not in state:
+            return
+        seen.add(model_id)
+        st = state[model_id].get("state", {})
+        for key in ("description", "tooltip", "value", "placeholder"):
+            if isinstance(st.get(key), str):
+                out.append(st[key])
+        out.extend(str(x) for x in st.get("_options_labels", []))
+        for child in st.get("children", []):
+            visit(str(child).removeprefix("IPY_MODEL_"))
+
+    for o in cell.get("outputs", []):
+        view = o.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+        if view:
+            visit(view["model_id"])
+    return plain(" ".join(out))
+
+
+def output_text(nb, cell):
+    """Everything a cell's outputs show as text: printed lines, errors, text, HTML and Markdown, and widgets."""
+    out = [stream_text(cell)]
+    for o in cell.get("outputs", []):
+        data = o.get("data", {})
+        for mime in ("text/html", "text/markdown"):
+            if mime in data:
+                out.append(data[mime])
+                break
+        else:
+            if "text/plain" in data and "application/vnd.jupyter.widget-view+json" not in data:
+                out.append(data["text/plain"])
+    return plain(" ".join(out) + " " + widget_text(nb, cell))

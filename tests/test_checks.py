@@ -276,3 +276,72 @@ def test_replaced_builtins_and_numpy_change_nothing():
     wants = [("same", 8.0), ("same", (1, 2, 3)), ("same", (1, 2)), ("shape", (64, 8, 42)), ("same", 8)]
     assert [verdicts.grader_side(c, h, w) for h, (c, w) in zip(handed, wants, strict=True)] == [
         False, False, True, False, False]
+
+
+# ------------------------------------------------------------------ checks inside IPython
+@pytest.fixture
+def shell():
+    """A fresh IPython shell with the checks imported, as in a notebook's first cell."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    sh = InteractiveShell.instance()
+    sh.run_cell("from whole_transformer.checks import check")
+    checks._watch_cells()  # in a kernel the import does this; here the module was imported before the shell
+    checks._FAILED.clear()
+    yield sh
+    checks._FAILED.clear()
+    InteractiveShell.clear_instance()
+
+
+def test_a_check_after_an_answer_cell_that_raised_grades_nothing(shell, capsys):
+    shell.run_cell('std1_no_factor = "A"')
+    shell.run_cell("std1_no_factor = B")  # no quotes: NameError, and the variable keeps "A"
+    capsys.readouterr()
+    shell.run_cell('check("std1_no_factor")')
+    out = capsys.readouterr().out
+    assert "The answer cell did not run" in out and "NameError" in out and "nothing was graded" in out
+    assert "Not yet" not in out and "✓" not in out, "the check graded the earlier value"
+    shell.run_cell('std1_no_factor = "B"')
+    shell.run_cell('check("std1_no_factor")')
+    assert capsys.readouterr().out.splitlines()[0] == "✓ Right."
+
+
+def test_a_check_after_a_stub_left_in_the_answer_cell(shell, capsys):
+    shell.run_cell("tokens_905 = 8\nraise NotImplementedError()")
+    capsys.readouterr()
+    shell.run_cell('check("tokens_905")')
+    out = capsys.readouterr().out
+    assert "still raises NotImplementedError" in out and "✓" not in out
+
+
+def test_a_check_after_a_function_cell_with_a_syntax_error(shell, capsys):
+    shell.run_cell("import numpy as np\n\ndef next_token(h, W, b):\n    return int(np.argmax(h @ W + b))")
+    shell.run_cell("def next_token(h, W, b)\n    return 0")
+    capsys.readouterr()
+    shell.run_cell('check("next_token")')
+    out = capsys.readouterr().out
+    assert "The cell that defines `next_token` did not run" in out and "SyntaxError" in out and "✓" not in out
+
+
+def test_a_check_shows_no_out_value_in_a_notebook(shell, capsys):
+    shell.run_cell("tokens_905 = 8")
+    result = shell.run_cell('check("tokens_905")')
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "✓ Right." and "True" not in out  # (a terminal shell prints an empty Out prompt)
+    data, _ = shell.display_formatter.format(result.result)
+    assert data == {}, f"IPython would show {data} under the check"
+    assert result.result and bool(result.result) is True  # still true, for a cell that uses the value
+
+
+def test_assigned_names_reads_answer_and_function_cells():
+    assert checks._assigned_names("# tokens_905 = a whole number\ntokens_905 = 8") == {"tokens_905"}
+    assert checks._assigned_names("tokens_905 == 8") == set()
+    assert checks._assigned_names('check("tokens_905")') == set()
+    assert checks._assigned_names("def greedy_decode(model, prompt, eos=1, max_new=6):\n    pass") == {"greedy_decode"}
+
+
+def test_the_masked_loss_hints_describe_mistakes_not_code_the_student_did_not_write():
+    from whole_transformer.course.mistakes import MISTAKES
+
+    for mistake in MISTAKES["masked_loss"]:
+        assert "nll" not in mistake.hint and ".mean()" not in mistake.hint, mistake.hint

@@ -44,7 +44,7 @@ def cell_values(widget_html: str) -> np.ndarray:
 
 def drawn_order(a: np.ndarray) -> np.ndarray:
     """The values of a as the microscope's heatmaps list them: head by head, then column chunks of
-    MAX_COLS (the 42 scores are drawn as two tables), row by row."""
+    MAX_COLS (the 42 scores are drawn as three tables), row by row."""
     slices = a if a.ndim == 3 else [a.reshape(1, -1) if a.ndim == 1 else a]
     out = []
     for s in slices:
@@ -283,7 +283,7 @@ def test_block_picture_carries_the_microscope_shapes_and_numbers(tiny):
         assert label in joined, label
     steps = trace(tiny, parse_prompt("8 9 ="))
     by = {s.label: s.array for s in steps}
-    np.testing.assert_array_equal(pic.rows["residual 2"], by["block 0 · residual 2"][-1])
+    np.testing.assert_array_equal(pic.rows["residual 2"], by["block 1 · residual 2"][-1])
     assert "wt-block" in pic._dom_classes
 
 
@@ -482,3 +482,22 @@ def test_one_change_responds_well_under_the_bound_inside_a_kernel(record_propert
     assert len(medians) == 8
     slow = {k: v for k, v in medians.items() if v >= RESPONSE_BOUND_MS}
     assert not slow, f"changes slower than {RESPONSE_BOUND_MS} ms in a kernel: {slow}"
+
+
+def test_microscope_numbers_blocks_and_heads_from_1_as_notebooks_01_and_03_do(tiny):
+    lab = microscope_lab(model=tiny)
+    shown = []
+    for i in range(len(lab.stages)):
+        lab.step.value = i
+        shown.append(text(lab.title.value) + " " + text(lab.heatmap.value))
+    inside = [s for s, stage in zip(shown, lab.stages, strict=True) if stage.block is not None]
+    assert inside and all("in block 1" in s for s in inside)
+    assert not any("block 0" in s or "head 0" in s for s in shown)
+
+
+def test_microscope_can_open_at_its_last_step(tiny):
+    lab = microscope_lab(model=tiny, step=-1)
+    assert lab.step.value == lab.step.max == len(lab.stages) - 1 and lab.current.name == "next word"
+    assert lab.next.disabled and not lab.prev.disabled
+    with pytest.raises(ValueError, match="counted from the end"):
+        microscope_lab(model=tiny, step=len(lab.stages))

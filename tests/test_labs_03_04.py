@@ -95,7 +95,9 @@ def test_decode_lab_next_reset_play_and_choices():
     assert lab.play.max == n == 5
     lab.next_step()
     lab.next_step()
-    assert lab.step == 2 and "Step 2 of 5" in lab.message
+    assert lab.step == 2 and "Step 2:" in lab.message
+    assert not re.search(r"\bof \d", text(lab.status.value)), "the lab tells the answer's length"
+    assert not lab.next_button.disabled
     rows = re.findall(r'class="wt-decode-token"', lab.view.value)
     assert len(rows) == 5, "4 2 7 = four go in at step 2"
     mean = weights(lab.view.value)
@@ -108,6 +110,15 @@ def test_decode_lab_next_reset_play_and_choices():
     assert lab.step == 0 and "wt-decode-picked" not in lab.view.value
     lab.play.value = n  # what Play does, one step at a time, from the browser
     assert lab.done and lab.right
+    assert lab.next_button.disabled, "Next step stays active after <eos>"
+    lab.reset_button.click()
+    assert not lab.next_button.disabled
+
+
+def test_decode_lab_names_its_play_and_stop_buttons():
+    lab = decode_lab()
+    assert lab.play.description == "", "with a description, ipywidgets shows the tooltip on it, not on the buttons"
+    assert "▶" in lab.play.tooltip and "■" in lab.play.tooltip
 
 
 @pytest.mark.parametrize("bad", ["abc", "1000", "-5", "", "12 34", "8 9 = four", "4.5"])
@@ -166,6 +177,7 @@ def test_held_out_table_60_reads_all_2_reads_almost_none():
     assert page.count("wt-heldout-right") == 100 + table.right["after 2 epochs"]
     assert "twenty four" in page and "100/100 right" in table.summary()
     assert repr(table).splitlines()[0] == table.summary()
+    assert "all 100 numbers are in the table; scroll inside it" in page, "the page says it shows all 100"
     with pytest.raises(ValueError):
         held_out_table([], {})
 
@@ -301,3 +313,37 @@ def test_making_the_labs_trains_nothing(monkeypatch):
     batch_lab()
     decode_lab()
     assert calls == []
+
+
+def test_a_run_at_0_percent_held_out_stays_above_the_x_axis():
+    from whole_transformer.train import EpochLog
+
+    svg = chart_svg({"no_mask": [EpochLog(e, 0.5 / e, 0.0, 0.1) for e in range(1, 16)]})
+    frame = re.search(r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"', svg)
+    bottom = float(frame[1]) + float(frame[2])
+    points = re.search(r'class="wt-acc-line" data-run="no_mask"[^>]*points="([^"]*)"', svg)[1]
+    ys = [float(p.split(",")[1]) for p in points.split()]
+    assert all(y <= bottom - 4 for y in ys), f"the dashed 0 % line lies on the frame at y={bottom}: {ys[:3]}"
+
+
+def test_each_training_lab_shows_its_own_run_and_can_draw_another_labs_runs(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    main = training_lab()
+    main.train("main", epochs=1)
+    ablation = training_lab("no_mask", epochs=1, compare=main)
+    assert 'data-run="main"' in ablation.chart.value and "trained in the lab above" in ablation.chart.value
+    ablation.train()
+    assert set(ablation.runs) == {"no_mask"} and set(main.runs) == {"main"}
+    assert "no causal mask, after 1 epochs" in ablation.message and "the course's model" in main.message
+    assert 'data-run="no_mask"' not in main.chart.value, "a run of one lab appeared in another"
+    assert 'data-run="main"' in ablation.chart.value and 'data-run="no_mask"' in ablation.chart.value
+    with pytest.raises(ValueError, match="compare"):
+        training_lab(compare="main")
+
+
+def test_decode_lab_can_open_on_the_finished_reading():
+    lab = decode_lab(finished=True)
+    assert lab.done and lab.right and lab.next_button.disabled
+    assert "Done after" in lab.message and "wt-decode-picked" in lab.view.value
+    lab.reset_button.click()
+    assert lab.step == 0 and not lab.next_button.disabled

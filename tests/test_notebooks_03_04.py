@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from implementations import implementations, run_test_cell
-from notebook_helpers import HIDDEN, SOURCE, errors, kernel_env, load, nbg
+from notebook_helpers import HIDDEN, SOURCE, errors, kernel_env, load, nbg, widget_text
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as text_of
 
@@ -35,7 +35,7 @@ from whole_transformer.course.verdict import failure_message, split_expected
 
 
 def execute(nb, **env):
-    return _execute(nb, allow_errors=True, **env)
+    return _execute(nb, allow_errors=True, store_widget_state=True, **env)
 
 
 
@@ -43,7 +43,7 @@ N03, N04 = "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb"
 QUESTIONS = {N03: {"changes_during_inference": "B", "rows_742": 7},
              N04: {"counted_427": 5, "flat_shape": (320, 42), "no_causal_mask": "B", "learns_nothing": "B"}}
 EXERCISES = {N03: {"next_token": 2, "greedy_decode": 3}, N04: {"make_xy": 2, "masked_loss": 3}}
-LABS = {N03: ["decode_lab()"], N04: ["batch_lab()"]}
+LABS = {N03: ["decode_lab(finished=True)"], N04: ["batch_lab()"]}
 TIME_LIMIT = {N03: 30, N04: 60}  # seconds, top to bottom in a fresh kernel
 
 
@@ -110,11 +110,12 @@ def test_questions_and_exercises_follow_the_convention(name):
 @pytest.mark.parametrize("name", [N03, N04])
 def test_question_hidden_tests_pass_the_right_answer_and_fail_every_hinted_wrong_one(name):
     nb = load(name)
+    kernel = {"grading": grading, "check": checks.check}
     for qid, right in QUESTIONS[name].items():
         source = cell_of(nb, f"test_{qid}").source
-        assert run_test_cell(source, {"grading": grading, "check": checks.check, qid: right}) == (True, None)
+        assert run_test_cell(source, dict(kernel, **{qid: right})) == (True, None)
         for wrong in [*checks.QUESTIONS[qid].hints, None, "", 3.5, True]:
-            assert run_test_cell(source, {"grading": grading, "check": checks.check, qid: wrong})[0] is False, (qid, wrong)
+            assert run_test_cell(source, dict(kernel, **{qid: wrong}))[0] is False, (qid, wrong)
         assert checks.QUESTIONS[qid].is_right(right)
 
 
@@ -161,8 +162,10 @@ def test_notebook_runs_top_to_bottom_in_a_fresh_kernel(name, mode, record_proper
         assert shows_widget(next(c for c in nb.cells if c.cell_type == "code" and "training_lab()" in c.source))
         losses = dict(re.findall(r"after\s+(\d+) epochs:\s+PyTorch ([0-9.]+)\s+yours \2", everything))
         assert set(losses) == {"2", "60"}, "masked_loss agrees with PyTorch to six digits"
+        labs = "\n".join(widget_text(nb, c) for c in nb.cells if c.cell_type == "code" and "training_lab(" in c.source)
         runs = {m[0]: (int(m[1]), float(m[2]), int(m[3])) for m in re.findall(
-            r"^(.+), after (\d+) epochs: training loss ([0-9.]+), (\d+) % of the 100 held-out", everything, re.M)}
+            r"(the course's model|no causal mask|token table std 1|copy task), after (\d+) epochs: "
+            r"training loss ([0-9.]+), (\d+) % of the 100 held-out", labs)}
         assert set(runs) == {"the course's model", "no causal mask", "token table std 1", "copy task"}
         if mode == "autograde":
             assert all(epochs == 2 for epochs, _, _ in runs.values()), runs

@@ -85,7 +85,7 @@ def test_names_axes_and_blocks(model60):
     assert nm.find(steps, "scores", 1).axes == ("h", "L_q", "L_k")
     assert nm.find(steps, "Q", 0).axes == ("h", "L", "d_head")
     assert nm.find(steps, "logits").label == "logits"
-    assert nm.find(steps, "weights", 1).label == "block 1 · weights"
+    assert nm.find(steps, "weights", 1).label == "block 2 · weights"  # labels count blocks from 1, as 01 and 03 do
     assert "weights" in repr(nm.find(steps, "weights", 1)) and "L_q=9" in repr(nm.find(steps, "weights", 1))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import numbers
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -175,17 +176,124 @@ _q("learns_nothing", "choice", "b711400ea007c776", {
 _MISSING = object()
 
 
-def check(qid: str, answer=_MISSING) -> bool:
-    """Print whether an answer is right, or a hint aimed at the likely mistake; return True if right.
+# ---------------------------------------------------------------- answer cells that failed
+# A check reads the notebook's variable, so after an answer cell raised (``std1_no_factor = B``
+# without quotes is a NameError) the variable still holds an earlier value, or none. Grading that
+# value would answer a question the student no longer asks. In IPython the checks therefore watch
+# every cell that runs: a cell that assigns a question's variable (or defines an exercise's
+# function) and fails marks that name, and the next successful run of such a cell clears the mark.
+_FAILED: dict[str, str] = {}  # name → what the cell that should have set it raised
+
+
+def _assigned_names(source: str) -> set[str]:
+    """The names of questions and exercises that a cell sets at its top level (read as text, so a
+    cell with a syntax error counts too)."""
+    names = set()
+    for name in (*QUESTIONS, *EXERCISES):
+        if re.search(rf"^(?:{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)|def\s+{re.escape(name)}\s*\()",
+                     source, re.M):
+            names.add(name)
+    return names
+
+
+def _after_cell(result) -> None:
+    """IPython's post_run_cell event: note the question and exercise names whose cell failed."""
+    source = getattr(getattr(result, "info", None), "raw_cell", None) or ""
+    names = _assigned_names(source)
+    if not names:
+        return
+    error = result.error_before_exec or result.error_in_exec
+    for name in names:
+        if error is None:
+            _FAILED.pop(name, None)
+        else:
+            _FAILED[name] = f"{type(error).__name__}: {error}"
+
+
+def _watch_cells() -> None:
+    """Register _after_cell with the running IPython, once (importing this module again is harmless)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    for cb in list(shell.events.callbacks["post_run_cell"]):
+        if cb is _after_cell:
+            return
+        if getattr(cb, "__qualname__", "") == "_after_cell" and getattr(cb, "__module__", "") == __name__:
+            shell.events.unregister("post_run_cell", cb)  # left by an earlier import of this module
+    shell.events.register("post_run_cell", _after_cell)
+
+
+_watch_cells()
+
+
+def _did_not_run(name: str, what: str) -> str:
+    if _FAILED[name].startswith("NotImplementedError"):
+        return (f"✗ The {what} still raises NotImplementedError: delete the line `raise NotImplementedError()`, "
+                "run the cell, then run this check again. Nothing was graded.")
+    return (f"✗ The {what} did not run: it stopped with {_FAILED[name]}. So `{name}` is not what the cell "
+            f"says now (or has changed since it ran), and nothing was graded. Fix the cell, run it, then run "
+            "this check again.")
+
+
+class _Quiet:
+    """What check() returns in a notebook: true or false like the bool it wraps, but IPython shows
+    nothing for it, so a check cell prints ✓ or ✗ and no ``Out[n]: True`` under it."""
+
+    __slots__ = ("ok",)
+
+    def __init__(self, ok: bool):
+        self.ok = bool(ok)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __eq__(self, other) -> bool:
+        return self.ok == other
+
+    def __hash__(self) -> int:
+        return hash(self.ok)
+
+    def __repr__(self) -> str:
+        return repr(self.ok)
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+def _in_ipython(caller_globals: dict) -> bool:
+    return "get_ipython" in caller_globals and "_ih" in caller_globals
+
+
+def check(qid: str, answer=_MISSING):
+    """Print whether an answer is right, or a hint aimed at the likely mistake.
 
     ``check("tokens_905")`` reads the notebook variable of the same name as the question, so the
     check works (and says what to do) even before the answer cell has run. For an exercise,
     ``check("greedy_decode")`` runs the notebook's function of that name beside the reference.
+    When the cell that sets the variable (or defines the function) failed the last time it ran,
+    the check says so and grades nothing.
+
+    Returns True or False. Called from a notebook cell it returns a value IPython does not
+    display (it is still true or false), so the cell shows only the printed line.
     """
+    _watch_cells()
+    caller = inspect.currentframe().f_back.f_globals
+    ok = _check(qid, answer, caller)
+    return _Quiet(ok) if _in_ipython(caller) else ok
+
+
+def _check(qid: str, answer, caller: dict) -> bool:
     if qid in EXERCISES:
         fn = answer
         if fn is _MISSING:
-            fn = inspect.currentframe().f_back.f_globals.get(qid, _MISSING)
+            if qid in _FAILED:
+                print(_did_not_run(qid, f"cell that defines `{qid}`"))
+                return False
+            fn = caller.get(qid, _MISSING)
             if fn is _MISSING:
                 print(f"No function yet: run the cell that defines `{EXERCISES[qid].signature}` first.")
                 return False
@@ -194,7 +302,9 @@ def check(qid: str, answer=_MISSING) -> bool:
         raise ValueError(f"unknown question {qid!r}; the questions are {sorted(QUESTIONS)} "
                          f"and the exercises {sorted(EXERCISES)}")
     if answer is _MISSING:
-        caller = inspect.currentframe().f_back.f_globals
+        if qid in _FAILED:
+            print(_did_not_run(qid, "answer cell"))
+            return False
         if qid not in caller:
             print(f"No answer yet: write `{qid} = ...` in the answer cell above and run it.")
             return False

@@ -273,8 +273,8 @@ def _xy_diagnose(cases, got) -> str | None:
 def _ml_diagnose(cases, got) -> str | None:
     for o in got:
         if o.error is None and isinstance(o.value, tuple):
-            return ("It returns several numbers; the loss is one number, the mean over the rows that count "
-                    "(e.g. float(nll[keep].mean())).")
+            return ("It returns several numbers; the loss is one number: the mean of the rows' losses, over the "
+                    "rows that count.")
     for c, o in zip(cases, got, strict=True):
         if "large" in c.label and o.error is None and isinstance(o.value, float) and not np.isfinite(o.value):
             return ("With large logits it gives nan or inf: exp overflows. Use the notebook's softmax, which "

@@ -74,8 +74,9 @@ class Intermediate:
 
     @property
     def label(self) -> str:
-        """'block 0 · weights', or just the name outside the blocks."""
-        return self.name if self.block is None else f"block {self.block} · {self.name}"
+        """'block 1 · weights' (blocks numbered from 1, as the notebooks say), or just the name outside the
+        blocks. ``block`` itself counts from 0, like the torch names blocks.0, blocks.1."""
+        return self.name if self.block is None else f"block {self.block + 1} · {self.name}"
 
     def __repr__(self) -> str:
         dims = ", ".join(f"{a}={n}" for a, n in zip(self.axes, self.array.shape, strict=True))

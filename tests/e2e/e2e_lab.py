@@ -346,3 +346,59 @@ def type_into(field, text):
     field.click()
     field.fill(text)
     field.press("Enter")
+
+
+# ------------------------------------------------------------------------------------- labs fit the page
+NOTEBOOK_WIDTH = 1000  # px: the notebook panel of a laptop screen with JupyterLab's side bars closed
+
+_OVERFLOW_JS = """root => {
+    // The output area that holds the lab scrolls sideways when something in it is too wide; an element
+    // inside it that clips or scrolls (overflow other than visible) hides part of its content.
+    const area = root.closest('.jp-OutputArea-output') || root;
+    const name = el => (el.className && el.className.baseVal === undefined ? String(el.className) : el.tagName)
+        .split(/\\s+/).filter(c => c.startsWith('wt-') || c.startsWith('widget-')).slice(0, 3).join('.') || el.tagName;
+    const bad = [];
+    for (const el of [area, ...area.querySelectorAll('*')]) {
+        if (el.clientWidth === 0 || el.closest('svg') && el.tagName !== 'svg') continue;
+        const overflow = getComputedStyle(el).overflowX;
+        if (el !== area && overflow === 'visible') continue;
+        if (el.scrollWidth > el.clientWidth + 1) {
+            bad.push(`${name(el)} (${overflow}): ${el.scrollWidth} px of content in ${el.clientWidth} px`);
+        }
+    }
+    return {area: area.clientWidth, content: Math.max(root.scrollWidth, ...Array.from(root.querySelectorAll('*'),
+            el => el.getBoundingClientRect().right - root.getBoundingClientRect().left)), bad};
+}"""
+
+
+def set_notebook_width(nb, width=NOTEBOOK_WIDTH):
+    """Resize the page so that the notebook panel is `width` px wide, as on a laptop."""
+    page = nb.page
+    for _ in range(3):
+        now = nb.panel.evaluate("el => el.getBoundingClientRect().width")
+        if abs(now - width) <= 1:
+            return
+        size = page.viewport_size
+        page.set_viewport_size({"width": round(size["width"] + width - now), "height": size["height"]})
+        page.wait_for_timeout(300)  # JupyterLab lays the panels out again
+    pytest.fail(f"the notebook panel is {now:.0f} px wide, not {width}")
+
+
+def overflow(root):
+    """{area: the output area's width, content: how far the lab reaches, bad: every element whose content is wider
+    than the element (so it scrolls sideways or is cut off)}."""
+    return root.evaluate(_OVERFLOW_JS)
+
+
+def assert_fits(lab, nb, root, shot_name):
+    """The lab, as it is now, fits a NOTEBOOK_WIDTH px notebook: nothing in it, nor the output area around it, is
+    wider than its box. The lab is screenshotted to artifacts/e2e/<shot_name>.png either way."""
+    set_notebook_width(nb)
+    root.page.wait_for_timeout(100)
+    found = overflow(root)
+    lab.shot(root, shot_name)
+    assert not found["bad"], (
+        f"{shot_name}: in a {NOTEBOOK_WIDTH} px notebook (output area {found['area']} px) this lab scrolls sideways "
+        f"or cuts content off: {found['bad'][:6]}"
+    )
+    return found

@@ -3,7 +3,8 @@
 - opened in JupyterLab, each notebook shows its labs from the saved widget state before anything runs;
   run top to bottom, no cell output is an error, and every lab shows again, live;
 - each standalone HTML page, opened in Chromium with every network request blocked (a lecture hall without
-  network), renders the labs' saved views with the widget JavaScript shipped beside it.
+  network), says at the top that its labs are pictures of a run, and renders the labs' saved views with the
+  widget JavaScript shipped beside it; the decode and microscope labs are pictured at the end of their run.
 
 Screenshots: artifacts/e2e/<notebook>-lecture-<lab>-saved.png (opened, not run), -live.png (after Run All),
 <notebook>-html-<lab>.png (the offline HTML page).
@@ -27,6 +28,13 @@ SAVED_VIEW = {
     "decode": ".wt-decode-view .wt-decode-rows .wt-decode-token",
     "batch": '.wt-batch-count[data-kind="counted"]',
     "training": ".wt-training-chart .wt-loss-line",
+}
+
+
+# The labs that step through a run show it finished (its last step) in a saved copy: a picture of the whole run.
+FINISHED = {
+    "microscope": (".wt-microscope-title", "next word"),
+    "decode": (".wt-decode-status", "Done after"),
 }
 
 
@@ -105,7 +113,15 @@ def test_lecture_html_offline(offline_page, lab, name):
     page.errors.clear()
     page.missing.clear()
     page.goto(html.as_uri())
+    top = page.locator(".jp-MarkdownCell").first.inner_text()
+    assert "picture of one run" in top and "nothing is computed again" in top, (
+        f"{html.name} does not say at the top that its labs are pictures of a run: {top[:200]!r}")
     check_saved_views(page, name, lab.shot, "html")
+    for kind in LABS[name]:
+        if kind in FINISHED:
+            where, text = FINISHED[kind]
+            shown = page.locator(f".wt-lab.wt-{kind} {where}").first.inner_text()
+            assert text in shown, f"{html.name}: the {kind} lab is not pictured at the end of its run: {shown!r}"
     page.wait_for_load_state("load")
     page.wait_for_timeout(300)  # fonts and images the widgets asked for
     errors = page.locator(".jupyter-widgets-error-widget, :text('Error displaying widget')")

@@ -3,6 +3,11 @@ raise (NotImplementedError), and every lab answers a student's clicks, slides an
 
 The tests of one notebook follow each other and share one run of it (see Lab.run). Screenshots of every lab
 before and after the interaction go to artifacts/e2e/<notebook>-release-<lab>-{before,after}.png.
+
+Every lab, in its widest state (the microscope at each of its steps, the batch lab with "5, 17, 905", the
+decode lab at the end of a long reading, the training lab after a run), fits a 1000 px wide notebook: no
+element in it, nor the output area around it, is wider than its box (scrollWidth ≤ clientWidth). Those
+states are screenshotted to artifacts/e2e/<notebook>-release-<lab>-widest.png.
 The `exercise_*` functions are used by the lecture tests too.
 """
 
@@ -10,7 +15,19 @@ import functools
 import re
 
 import pytest
-from e2e_lab import LABS, NOTEBOOKS, RELEASE, by_description, set_slider, slider_value, type_into, wait_text
+from e2e_lab import (
+    LABS,
+    NOTEBOOKS,
+    RELEASE,
+    assert_fits,
+    by_description,
+    overflow,
+    set_notebook_width,
+    set_slider,
+    slider_value,
+    type_into,
+    wait_text,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
@@ -87,6 +104,7 @@ def exercise_machine(lab, nb, prefix):
     )
     wait_text(change, f"→ {d_after}: total")
     assert machine_total(machine) == parameter_counts(machine_config(machine))["total"]
+    assert_fits(lab, nb, machine, f"{prefix}-machine-widest")
 
 
 # ---------------------------------------------------------------------------------------------- 02
@@ -104,6 +122,9 @@ def exercise_microscope(lab, nb, prefix):
     micro = nb.lab_widget("microscope").first
     lab.shot(micro, f"{prefix}-microscope-before")
     step = by_description(micro, "slider", "step")
+    assert micro.locator(".wt-microscope-next").is_disabled(), "the microscope does not open at its last step"
+    set_slider(step, "0")  # it opens at the last step, the word; the first steps are the ids
+    micro.locator(".wt-microscope-title", has_text="step 0 of").wait_for()
     views = [microscope_view(micro)]
     start = int(slider_value(step))
     nxt, prev = micro.locator("button.wt-microscope-next"), micro.locator("button.wt-microscope-prev")
@@ -123,6 +144,32 @@ def exercise_microscope(lab, nb, prefix):
     prev.click()
     micro.locator(".wt-microscope-title", has_text=f"step {start + len(views) - 2} of").wait_for()
     assert microscope_view(micro) == views[-2], "Previous did not bring back the step before"
+    assert "block 0" not in micro.inner_text(), "the microscope numbers blocks from 0; 01 and 03 say block 1 and 2"
+
+
+def microscope_every_step_fits(lab, nb, prefix):
+    """Step through every step of the microscope: each fits a 1000 px notebook; the widest is screenshotted."""
+    micro = nb.lab_widget("microscope").first
+    set_notebook_width(nb)
+    step = by_description(micro, "slider", "step")
+    nxt = micro.locator("button.wt-microscope-next")
+    set_slider(step, "0")
+    micro.locator(".wt-microscope-title", has_text="step 0 of").wait_for()
+    last = int(re.search(r"step 0 of (\d+)", micro.locator(".wt-microscope-title").inner_text())[1])
+    widest, problems = (0, -1), []
+    for k in range(last + 1):
+        if k:
+            nxt.click()
+            micro.locator(".wt-microscope-title", has_text=f"step {k} of").wait_for()
+        assert slider_value(step) == str(k)
+        found = overflow(micro)
+        problems += [f"step {k}: {b}" for b in found["bad"]]
+        widest = max(widest, (found["content"], k))
+    assert nxt.is_disabled(), "Next is still active at the last step"
+    set_slider(step, str(widest[1]))
+    micro.locator(".wt-microscope-title", has_text=f"step {widest[1]} of").wait_for()
+    assert_fits(lab, nb, micro, f"{prefix}-microscope-widest")
+    assert not problems, f"microscope steps that do not fit a 1000 px notebook: {problems[:6]}"
 
 
 def exercise_block(lab, nb, prefix):
@@ -132,6 +179,7 @@ def exercise_block(lab, nb, prefix):
     image.wait_for()
     assert image.evaluate("img => img.complete && img.naturalWidth > 200"), "the block picture did not load"
     lab.shot(block, f"{prefix}-block")
+    assert_fits(lab, nb, block, f"{prefix}-block-widest")
 
 
 def exercise_scale(lab, nb, prefix):
@@ -148,6 +196,7 @@ def exercise_scale(lab, nb, prefix):
     factor = ratio / new if on else new / ratio
     assert factor == pytest.approx(8, rel=0.01), f"the factor √64 = 8 should scale the ratio 8×: {ratio} → {new}"
     lab.shot(scale, f"{prefix}-scale-after")
+    assert_fits(lab, nb, scale, f"{prefix}-scale-widest")
 
 
 # ---------------------------------------------------------------------------------------------- 03
@@ -171,7 +220,8 @@ def read_aloud(lab, decode, checkpoint_label, number):
     words = []
     for k in range(1, 9):
         decode.locator("button.wt-decode-next").click()
-        wait_text(status, re.compile(rf"Step {k} of|Done after {k} steps"))
+        wait_text(status, re.compile(rf"Step {k}:|Done after {k} steps"))
+        assert not re.search(r"Step \d+ of", status.inner_text()), "the status tells the answer's length"
         wait_text(decode.locator(".wt-decode-view"), f"step {k}:")
         words.append(decode.locator(".wt-decode-picked").inner_text().strip())
         bars = decode.locator(".wt-decode-att")
@@ -182,6 +232,7 @@ def read_aloud(lab, decode, checkpoint_label, number):
         heights = [b.bounding_box()["height"] for b in bars.all()]
         assert sum(heights) > 20, f"step {k}: the attention bars are not drawn (heights {heights})"
         if status.locator(".wt-decode-right, .wt-decode-wrong").count():
+            assert decode.locator("button.wt-decode-next").is_disabled(), "Next step is still active after the end"
             return words
     pytest.fail(f"reading {number} never ended; the words so far: {words}")
 
@@ -199,6 +250,14 @@ def exercise_decode(lab, nb, prefix):
     assert words == greedy_words("2", 14), "the page does not show what the 2-epoch model says"
     assert decode.locator(".wt-decode-status .wt-decode-wrong").count() == 1, "the 2-epoch model read 14 right?"
     lab.shot(decode, f"{prefix}-decode-after-14")
+
+    play = decode.locator(".wt-decode-play").first  # the box of the ▶ and ■ buttons: its title is their tooltip
+    tip = play.get_attribute("title") or ""
+    assert "▶" in tip and "■" in tip, f"the ▶ and ■ buttons have no tooltip: {tip!r}"
+    play.locator("button").first.hover()
+    words = read_aloud(lab, decode, "after 60 epochs", 777)  # the longest answer: 4 + 5 tokens at its last step
+    assert words == greedy_words("60", 777)
+    assert_fits(lab, nb, decode, f"{prefix}-decode-widest")
 
 
 # ---------------------------------------------------------------------------------------------- 04
@@ -218,6 +277,10 @@ def exercise_batch(lab, nb, prefix):
         assert int(shown) == want[kind], f"{kind}: the lab shows {shown}, batch_counts says {want[kind]}"
     assert batch.locator(".wt-batch-grid .wt-target").count() == want["targets"]
     lab.shot(batch, f"{prefix}-batch-after")
+    assert_fits(lab, nb, batch, f"{prefix}-batch-widest")
+    type_into(batch.locator(".wt-batch-numbers input"), "777, 117, 373")  # the longest sequences, 8 tokens of x
+    batch.locator('.wt-batch-summary [data-name="x"][data-shape="3x8"]').wait_for()
+    assert_fits(lab, nb, batch, f"{prefix}-batch-longest")
 
 
 def exercise_training(lab, nb, prefix):
@@ -241,6 +304,7 @@ def exercise_training(lab, nb, prefix):
     assert fill == pytest.approx(track, abs=2), f"the progress bar is {fill:.0f} of {track:.0f} px after the run"
     train.locator(".wt-training-reads .wt-read").first.wait_for()
     lab.shot(train, f"{prefix}-training-after")
+    assert_fits(lab, nb, train, f"{prefix}-training-widest")
 
 
 # ---------------------------------------------------------------------------------------------- tests
@@ -258,6 +322,10 @@ def test_release_02_runs(lab):
 
 def test_release_02_microscope_lab(lab):
     exercise_microscope(lab, run(lab, N02).nb, "02-release")
+
+
+def test_release_02_every_microscope_step_fits(lab):
+    microscope_every_step_fits(lab, run(lab, N02).nb, "02-release")
 
 
 def test_release_02_block_and_scale_labs(lab):

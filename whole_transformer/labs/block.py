@@ -145,7 +145,8 @@ class BlockPicture(widgets.VBox):
         self.figure.savefig(buf, format="png", dpi=100)
         self.png = buf.getvalue()
         self.image = widgets.Image(value=self.png, format="png", layout=widgets.Layout(max_width="1150px",
-                                                                                    width="100%"))
+                                                                                    width="100%", margin="0"))
+        # (no margin: ipywidgets' default 2 px on each side would make 100 % wider than the page)
         self.image.add_class("wt-block-image")
         self.caption = widgets.HTML(
             f'<div style="font-size: 13px; color: #444;">Shapes for {_html.esc(" ".join(decode(ids)))}: '

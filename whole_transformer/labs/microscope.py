@@ -39,7 +39,7 @@ DEFAULT_PROMPT = "8 9 ="
 #: The sizes of the full model of notebook 01, for the same tensor in a batch of 64 inputs of 8 tokens.
 FULL_SIZES = {"B": 64, "L": 8, "L_q": 8, "L_k": 8, "d_model": 64, "h": 4, "d_k": 16, "d_ff": 128, "V": 42}
 SHOWN_AXIS = {"d_head": "d_k"}  # the trace's axis name → the name the notebooks use
-MAX_COLS = 21  # the 42 scores of a row are drawn as two tables of 21 columns, so they fit the page
+MAX_COLS = 14  # the 42 scores of a row are drawn as three tables of 14 columns, so they fit a 1000 px notebook
 
 
 def shown_axes(axes) -> tuple[str, ...]:
@@ -85,7 +85,8 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
                 "columns; with 4 heads each would get a quarter.")
     if name == "scores":
         i, j = np.unravel_index(int(np.argmax(a[0])), a[0].shape)
-        return (f"Every query row meets every key column: Q @ Kᵀ / √{by[f'block {stage.block} · K'].array.shape[-1]}. "
+        d_k = by[f"block {stage.block + 1} · K"].array.shape[-1]
+        return (f"Every query row meets every key column: Q @ Kᵀ / √{d_k}. "
                 f"The largest score, {a[0, i, j]:.2f}, is '{tokens[i]}' looking at '{tokens[j]}'.")
     if name == "masked scores":
         hidden = int(np.isneginf(a).sum())
@@ -114,7 +115,7 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
         zeros = int((a == 0).sum())
         return f"Every negative number becomes 0: {zeros} of the {a.size} are now 0."
     if name == "FFN out":
-        wide = by[f"block {stage.block} · FFN hidden"].array.shape[-1]
+        wide = by[f"block {stage.block + 1} · FFN hidden"].array.shape[-1]
         return f"Linear {wide} → {a.shape[-1]} brings each row back to d_model = {a.shape[-1]} numbers."
     if name == "residual 2":
         return ("The FFN's result is added to x. This is the block's output: the same shape as its input, "
@@ -177,10 +178,11 @@ class MicroscopeLab(widgets.VBox):
         self._labels: list[str] = []
         if not self._read(text):
             raise ValueError(self._last_error)
-        if not 0 <= step < len(self.stages):
-            raise ValueError(f"step must be 0…{len(self.stages) - 1}, got {step}")
-        self.step.max = len(self.stages) - 1
-        self.step.value = step
+        n = len(self.stages)
+        if isinstance(step, bool) or not isinstance(step, int) or not -n <= step < n:
+            raise ValueError(f"step must be 0…{n - 1} (or counted from the end: -1 is the last), got {step!r}")
+        self.step.max = n - 1
+        self.step.value = step % n
         self._show()
         self.prompt.observe(self._on_prompt, "value")
         self.step.observe(lambda _c: self._show(), "value")
@@ -238,7 +240,8 @@ class MicroscopeLab(widgets.VBox):
                f"{_html.esc(self.word)}</span>" if stage.name == "next word" else
                '<span style="color: #999; font-family: monospace;">?</span>')
         self.tokens.value = f"{cells} → {out}"
-        where = "" if stage.block is None else f'<span style="color: #777;"> in block {stage.block}</span>'
+        # blocks are numbered from 1, as in notebooks 01 and 03 (the trace counts from 0, like blocks.0 in torch)
+        where = "" if stage.block is None else f'<span style="color: #777;"> in block {stage.block + 1}</span>'
         self.title.value = (f'<div style="font-size: 15px; margin-top: 4px; {_html.TEXT}"><b>step {i} of {n - 1}: '
                             f"{_html.esc(stage.name)}</b>{where}"
                             f'<span style="color: #555;"> = {_html.esc(stage.formula)}</span></div>')
@@ -273,7 +276,7 @@ class MicroscopeLab(widgets.VBox):
         mode = "sequential" if stage.name == "weights" else "diverging"
         for head in range(a.shape[0]):
             cols = labels if axes[2] == "L_k" else None
-            parts.append(f'<div style="font-size: 12px; color: #555;">head {head}</div>')
+            parts.append(f'<div style="font-size: 12px; color: #555;">head {head + 1}</div>')
             parts.append(_html.heatmap(a[head], row_labels=labels, col_labels=cols, row_title=axes[1],
                                        col_title=SHOWN_AXIS.get(axes[2], axes[2]), mode=mode,
                                        scale=1.0 if mode == "sequential" else None))
@@ -281,5 +284,6 @@ class MicroscopeLab(widgets.VBox):
 
 
 def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0) -> MicroscopeLab:
-    """The tiny model under the microscope, reading ``text`` (default '8 9 ='), starting at ``step``."""
+    """The tiny model under the microscope, reading ``text`` (default '8 9 ='), starting at ``step``
+    (``step=-1``: at the last step, the word it writes, so a saved copy of the notebook pictures a whole run)."""
     return MicroscopeLab(text, model, step)

@@ -139,11 +139,17 @@ def top_scores_html(scores: np.ndarray, top: int = TOP) -> str:
     return "".join(out)
 
 
+#: The Play widget draws ▶ (play, then ❚❚ pause) and ■ (stop) as bare icons. ipywidgets puts the tooltip on
+#: the widget's box when it has no description (on the description label otherwise), so the Play widget
+#: has none: the browser shows this over both buttons.
+PLAY_TOOLTIP = "▶ plays the steps one by one (press ❚❚ to pause); ■ stops and goes back to the prompt"
+
+
 class DecodeLab(widgets.VBox):
     """Greedy decoding of one number, step by step, with the last row's attention and top scores."""
 
     def __init__(self, number: int | str = 896, checkpoint: str = "60", block: int | None = None,
-                 head: str | int = "mean", interval_ms: int = 900):
+                 head: str | int = "mean", interval_ms: int = 900, finished: bool = False):
         checkpoint = str(checkpoint)
         if checkpoint not in CHECKPOINTS:
             raise ValueError(f"checkpoint must be one of {sorted(CHECKPOINTS)}, got {checkpoint!r}")
@@ -164,7 +170,7 @@ class DecodeLab(widgets.VBox):
         self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
         self.play = widgets.Play(value=0, min=0, max=1, step=1, interval=interval_ms, show_repeat=False,
-                                 description="Play", tooltip="Play: one step at a time")
+                                 tooltip=PLAY_TOOLTIP)
         self.block = widgets.Dropdown(options=[(f"block {b}", b) for b in range(1, n_layers + 1)], value=block,
                                       description="attention", layout=widgets.Layout(width="200px"))
         self.head = widgets.Dropdown(options=[("heads averaged", "mean")] + [(f"head {h}", h)
@@ -191,6 +197,8 @@ class DecodeLab(widgets.VBox):
         self.block.observe(lambda _: self._render(), names="value")
         self.head.observe(lambda _: self._render(), names="value")
         self._recompute()
+        if finished:  # open on the whole reading (Reset goes back to the prompt)
+            self.run_to_end()
 
     # ---- state
     @property
@@ -260,6 +268,7 @@ class DecodeLab(widgets.VBox):
         if self._trace is None:
             return
         t, k, n = self._trace, self.step, self._n
+        self.next_button.disabled = self.done  # after <eos> (or the last new token) there is no next step
         model_name = CHECKPOINTS[self.checkpoint.value]
         if k == 0:
             tokens = [VOCAB[i] for i in t.prompt]
@@ -275,7 +284,7 @@ class DecodeLab(widgets.VBox):
         caption = (f"step {k}: {len(s.ids_in)} rows go in · bars: where the last row ({_esc(tokens[-1])}) "
                    f"looked, block {self.block.value}, {heads}")
         written = " ".join(VOCAB[i] for i in t.ids[len(t.prompt): len(t.prompt) + k])
-        line = f"Step {k} of {len(t.steps)}: {len(s.ids_in)} rows in, the last row picks '{picked}'."
+        line = f"Step {k}: {len(s.ids_in)} rows in, the last row picks '{picked}'."  # not "of n": that tells the length
         verdict = ""
         if k == len(t.steps):
             want = expected_answer(n)
@@ -297,7 +306,8 @@ class DecodeLab(widgets.VBox):
 
 
 def decode_lab(number: int | str = 896, checkpoint: str = "60", **kwargs) -> DecodeLab:
-    """The decode lab: type a number, pick a model, press Next step."""
+    """The decode lab: type a number, pick a model, press Next step. With ``finished=True`` it opens on the
+    whole reading, its last step, so that a saved copy of the notebook pictures a finished run."""
     return DecodeLab(number, checkpoint, **kwargs)
 
 
@@ -351,6 +361,9 @@ class HeldOutTable:
             rows.append(f'<tr><td style="padding: 1px 8px; text-align: right;">{n}</td>{"".join(cells)}</tr>')
         return (f'<div class="wt-heldout" style="font-family: ui-monospace, Menlo, monospace; font-size: 12px;">'
                 f'<div style="margin-bottom: 4px;"><b>{_esc(self.summary())}</b></div>'
+                f'<div class="wt-heldout-note" style="margin-bottom: 4px; color: #555;">all {len(self.numbers)} '
+                f'numbers are in the table{"; scroll inside it to see them all" if len(self.numbers) > 15 else ""}'
+                f'</div>'
                 f'<div style="max-height: 360px; overflow: auto; display: inline-block;">'
                 f'<table style="border-collapse: collapse;"><tr><th style="{th}">number</th>{head}</tr>'
                 f'{"".join(rows)}</table></div></div>')

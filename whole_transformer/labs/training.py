@@ -3,8 +3,9 @@
 ``training_lab()`` trains the course's model from scratch with ``train.train`` (batches of 64,
 Adam, lr 1e-3) and draws, after every epoch, the progress bar, the training loss (log scale)
 and the share of the 100 held-out numbers it reads right. When the run ends it reads a few
-held-out numbers aloud. Runs stay on the chart, so ablations can be compared with the course's
-model:
+held-out numbers aloud. A lab's runs stay on its chart, and a lab made with
+``training_lab(..., compare=other_lab)`` also draws the runs finished in that other lab, so an
+ablation is seen beside the course's model while each lab shows its own run:
 
 * ``no_mask``: no causal mask. Each position can see the token it must guess: the training loss
   falls lower than with the mask, but reading new numbers fails.
@@ -47,6 +48,7 @@ from ..train import EpochLog, Run, TrainConfig, train
 QUICK_EPOCHS = 2  # per run, under autograding
 MAX_EPOCHS = 100
 SAMPLE = 8  # held-out numbers read aloud after a run
+ACC_INSET = 6  # px between the frame and the 0 % and 100 % of the accuracy axis
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,11 @@ def _esc(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: int = 250) -> str:
-    """Loss (solid, log scale, left axis) and held-out accuracy (dashed, right axis) per epoch, per run."""
+def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: int = 250,
+              borrowed: frozenset = frozenset()) -> str:
+    """Loss (solid, log scale, left axis) and held-out accuracy (dashed, right axis) per epoch, per run.
+
+    ``borrowed``: the keys of runs made by another lab, drawn for comparison and named so in the legend."""
     left, right, top, bottom = 52, 52, 14, 34
     w, h = width - left - right, height - top - bottom
     logs = [lg for hist in histories.values() for lg in hist]
@@ -97,8 +102,8 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
         v = min(max(v, lo), hi)
         return top + h * (math.log10(hi) - math.log10(v)) / (math.log10(hi) - math.log10(lo))
 
-    def y_acc(a: float) -> float:
-        return top + h * (1 - a)
+    def y_acc(a: float) -> float:  # 0 % sits a little above the frame, so a line at 0 % stays visible
+        return top + ACC_INSET + (h - 2 * ACC_INSET) * (1 - a)
 
     out = [f'<svg class="wt-training-svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            f'xmlns="http://www.w3.org/2000/svg" style="font-family: sans-serif; font-size: 11px;">',
@@ -135,7 +140,8 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
     out.append("</svg>")
     legend = " ".join(
         f'<span style="margin-right: 12px;"><span style="display: inline-block; width: 14px; height: 3px; '
-        f'background: {RUNS[k].colour}; vertical-align: middle;"></span> {_esc(RUNS[k].label)}</span>'
+        f'background: {RUNS[k].colour}; vertical-align: middle;"></span> {_esc(RUNS[k].label)}'
+        f'{" (trained in the lab above)" if k in borrowed else ""}</span>'
         for k in histories if k in RUNS)
     return "".join(out) + f'<div style="font-size: 12px;">{legend}</div>'
 
@@ -143,7 +149,10 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
 class TrainingLab(widgets.VBox):
     """Train the model live; the loss curve and held-out accuracy update after every epoch."""
 
-    def __init__(self, run: str = "main", epochs: int = 60):
+    def __init__(self, run: str = "main", epochs: int = 60, compare: TrainingLab | None = None):
+        if compare is not None and not isinstance(compare, TrainingLab):
+            raise ValueError(f"compare must be another training lab, got {compare!r}")
+        self.compare = compare
         if run not in RUNS:
             raise ValueError(f"unknown run {run!r}: choose one of {sorted(RUNS)}")
         self._check_epochs(epochs)
@@ -170,7 +179,13 @@ class TrainingLab(widgets.VBox):
         self.train_button.on_click(lambda _: self.train())
         self._set_status(self._message + (f" (autograding: each run is cut to {QUICK_EPOCHS} epochs)"
                                           if autograding() else ""))
-        self.chart.value = chart_svg({})
+        self._draw()
+
+    def _draw(self) -> None:
+        """The chart: this lab's runs, and the finished runs of the lab it compares with (if any)."""
+        theirs = {} if self.compare is None else {k: r.history for k, r in self.compare.runs.items()
+                                                  if k not in self._live}
+        self.chart.value = chart_svg({**theirs, **self._live}, borrowed=frozenset(theirs))
 
     @staticmethod
     def _check_epochs(epochs) -> None:
@@ -210,7 +225,7 @@ class TrainingLab(widgets.VBox):
             self._live[run].append(log)
             self._set_status(f"{spec.label}, epoch {log.epoch} of {epochs}: loss {log.loss:.4f}, "
                              f"held out {100 * log.held_out:.0f} % right{cut}")
-            self.chart.value = chart_svg(self._live)
+            self._draw()
             self.table.value = self._table_html(self._live[run])
             self.progress.description = f"epoch {log.epoch}"
             self.progress.value = log.epoch
@@ -260,6 +275,9 @@ class TrainingLab(widgets.VBox):
                 f'<th style="{th}"></th></tr>{"".join(rows)}</table>')
 
 
-def training_lab(run: str = "main", epochs: int = 60) -> TrainingLab:
-    """The training lab. Nothing trains until Train is pressed or ``lab.train()`` is called."""
-    return TrainingLab(run, epochs)
+def training_lab(run: str = "main", epochs: int = 60, compare: TrainingLab | None = None) -> TrainingLab:
+    """The training lab. Nothing trains until Train is pressed or ``lab.train()`` is called.
+
+    Each lab shows its own runs; ``compare=other_lab`` also draws the runs finished in that lab, so an
+    ablation can be seen beside the course's model without the two labs sharing one chart."""
+    return TrainingLab(run, epochs, compare)

@@ -1,0 +1,123 @@
+"""Ask first, then show: the released notebooks, run top to bottom as a student's Run All does.
+
+- no question's answer appears, as text, in what the cells above its answer cell show (printed lines,
+  HTML, Markdown, and the last state of every lab); where the notebook does show the answer, it is
+  below the question;
+- a check cell shows its printed line and nothing else (no ``Out[n]: True``);
+- notebook 02 draws the scale study as a table, not as Markdown source with pipes;
+- in notebook 04 each training lab shows its own run, and no printed line repeats (and goes stale
+  beside) a lab's status.
+
+The notebooks run from release/ (what students get, rebuilt by ``make release``; another test fails
+when it is stale), once per notebook, with the widgets' state kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+from notebook_helpers import REPO, execute, nbg, output_text, stream_text, widget_text
+
+RELEASE = REPO / "release" / "whole-transformer"
+NOTEBOOKS = ["01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb",
+             "04-how-it-learned.ipynb"]
+
+# What would give each answer away if it were shown above the question, as regexes over the text a
+# reader sees. Each is a form the course's outputs really use (or the plain form of the answer).
+GIVEAWAYS = {
+    "tokens_905": [r"9 0 5 = nine hundred five <eos>", r"905\D{0,20}\b8 tokens"],
+    "logits_shape": [r"\(64, 8, 42\)", r"B 64 , L 8 , V 42", r"B 64, L 8, V 42", r"64 × 8 × 42"],
+    "heads_4_to_8": [r"with 8 heads", r"heads 4 → 8"],
+    "ffn_params": [r"16,576", r"\b16576\b"],
+    "attention_scores_shape": [r"\(64, 4, 8, 8\)", r"B 64 ?, h 4 ?, L_q 8 ?, L_k 8"],
+    "std1_no_factor": [r"std 1, no factor[^.]{0,80}held out 100, 100, 100",
+                       r"std 1, no factor \S+ \S+ 100 · 100 · 100", r"std 1, no factor \| [^\n]*100, 100, 100"],
+    "changes_during_inference": [r"attention scores change", r"no weight changes"],
+    "rows_742": [r"7 4 2 = seven hundred forty", r"\b7 rows (go )?in\b"],
+    "counted_427": [r"5 of 8 targets count"],
+    "flat_shape": [r"\(320, 42\)"],
+    "no_causal_mask": [r"no causal mask, (after|epoch) \d+"],
+    "learns_nothing": [r"copy task, (after|epoch) \d+"],
+}
+# The answers a notebook does show, below the question: the forms above are what its outputs really say.
+SHOWN_BELOW = {"logits_shape", "heads_4_to_8", "ffn_params", "std1_no_factor", "counted_427", "flat_shape",
+               "no_causal_mask", "learns_nothing"}
+TRAINING_RUNS = {"main": "the course's model", "no_mask": "no causal mask", "std1": "token table std 1",
+                 "copy": "copy task"}
+
+
+@pytest.fixture(scope="module")
+def released():
+    """name → the release notebook after Run All (errors allowed: the unanswered stubs raise)."""
+    runs = {}
+
+    def run(name):
+        if name not in runs:
+            nb = nbformat.read(RELEASE / name, as_version=4)
+            execute(nb, allow_errors=True, store_widget_state=True)
+            runs[name] = nb
+        return runs[name]
+
+    return run
+
+
+def questions(nb):
+    """(index of the answer cell, question id) for every question of the notebook, in order."""
+    return [(i, nbg(c)["grade_id"]) for i, c in enumerate(nb.cells)
+            if nbg(c).get("grade_id") in GIVEAWAYS and nbg(c).get("solution")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_no_answer_is_shown_above_its_question(released, name):
+    nb = released(name)
+    texts = [output_text(nb, c) if c.cell_type == "code" else "" for c in nb.cells]
+    asked = questions(nb)
+    assert asked, f"{name} has no questions"
+    for index, qid in asked:
+        above, below = " ".join(texts[:index]), " ".join(texts[index:])
+        for form in GIVEAWAYS[qid]:
+            hit = re.search(form, above)
+            assert not hit, f"{name}: the answer to {qid} is shown above the question: …{hit.group(0)}…"
+        if qid in SHOWN_BELOW:
+            assert any(re.search(form, below) for form in GIVEAWAYS[qid]), (
+                f"{name}: nothing below {qid} shows its answer in the forms the test looks for; "
+                "the forms no longer match what the notebook shows")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_check_cell_shows_its_line_and_no_out_value(released, name):
+    nb = released(name)
+    cells = [c for c in nb.cells if c.cell_type == "code" and c.source.strip().startswith("check(")]
+    assert cells
+    for c in cells:
+        kinds = [o.output_type for o in c.outputs]
+        assert "execute_result" not in kinds, f"{name}: {c.source.strip()} shows {c.outputs}"
+        assert stream_text(c).strip(), f"{name}: {c.source.strip()} printed nothing"
+
+
+@pytest.mark.slow
+def test_02_draws_the_scale_study_as_a_table(released):
+    nb = released("02-microscope.ipynb")
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "scale_study.table()" in c.source)
+    assert not stream_text(cell), "the table is printed as Markdown source"
+    (shown,) = [o for o in cell.outputs if o.output_type == "execute_result"]
+    assert "text/markdown" in shown.data and shown.data["text/markdown"].startswith("| setting |")
+
+
+@pytest.mark.slow
+def test_04_each_training_lab_shows_its_own_run(released):
+    nb = released("04-how-it-learned.ipynb")
+    cells = [c for c in nb.cells if c.cell_type == "code" and "training_lab(" in c.source]
+    assert len(cells) == len(TRAINING_RUNS), [c.source for c in cells]
+    for c, (key, label) in zip(cells, TRAINING_RUNS.items(), strict=True):
+        assert f'"{key}"' in c.source or key == "main", c.source
+        shown = widget_text(nb, c)
+        assert re.search(rf"{re.escape(label)}, after \d+ epochs", shown), (label, shown[:300])
+        for other_key, other in TRAINING_RUNS.items():
+            if other_key != key:
+                assert f"{other}, after" not in shown, f"the lab of {label} shows the run of {other}"
+        assert not stream_text(c).strip(), f"a printed line beside the {label} lab goes stale: {stream_text(c)!r}"
