@@ -197,6 +197,11 @@ def build_env(room: Classroom, package: Path, log: Path) -> None:
         _run([jupyter, "server", "extension", "disable", "--sys-prefix", ext], log=log)
     for plugin in INSTRUCTOR_LAB_PLUGINS:
         _run([jupyter, "labextension", "disable", "--level=sys_prefix", plugin], log=log)
+    # Terminals: a plain bash, not a login shell (Debian's /etc/profile would drop this environment from PATH)
+    server_config = etc / "jupyter_server_config.json"
+    settings = json.loads(server_config.read_text()) if server_config.exists() else {}
+    settings.setdefault("ServerApp", {})["terminado_settings"] = {"shell_command": ["/bin/bash"]}
+    server_config.write_text(json.dumps(settings, indent=1))
     (etc / "nbgrader_config.py").write_text(
         "# The classroom's nbgrader exchange, for everyone who runs this environment\n"
         "c = get_config()  # noqa: F821\n"
