@@ -333,11 +333,11 @@ def check_isolation(room, pages, who):
                        "python -c 'import whole_transformer as w; print(\"PACKAGE:\", w.__file__)'; "
                        f"grep -ls -r {room.home(instructor)} {room.env}/etc {room.env}/bin {room.env}/pyvenv.cfg "
                        f"{room.env}/lib/python3*/site-packages/*.pth {room.env}/lib/python3*/site-packages/whole_* "
-                       "| sed 's/^/NAMES-INSTRUCTOR: /'")
+                       "| sed 's/^/NAMES-INSTRUCTOR''-HIT: /'")  # the quotes keep the marker out of the echo
         (ARTIFACTS / f"4-{who[student]}-terminal.txt").write_text(out)
         assert student in out
         assert out.count("Permission denied") >= 6, out
         assert "tokens_905" not in out and "BEGIN SOLUTION" not in out, out
         package = re.search(r"PACKAGE: (\S+)", out)
         assert package and package.group(1).startswith(f"{room.env}/lib/"), out  # the shared copy, not a course
-        assert "NAMES-INSTRUCTOR: /" not in out, f"the students' environment names the instructor's folder: {out}"
+        assert "NAMES-INSTRUCTOR-HIT" not in out, f"the students' environment names the instructor's folder: {out}"
