@@ -8,8 +8,12 @@ STAMP := $(VENV)/.installed
 JOBS ?= 1
 PORT ?= 8888
 ASSIGNMENT := whole-transformer
+# JupyterHub's proxy for make classroom, from npm, into .classroom/ (no global install)
+PROXY_VERSION := 5.3.0
+PROXY := .classroom/node_modules/.bin/configurable-http-proxy
 
-.PHONY: help lab test e2e lint release lecture handout autograde feedback grades bench checkpoints venv clean
+.PHONY: help lab test e2e lint release lecture handout autograde feedback grades bench checkpoints venv clean \
+        classroom classroom-stop classroom-test classroom-proxy
 
 help:
 	@echo "make lab         open the course in JupyterLab"
@@ -23,6 +27,9 @@ help:
 	@echo "make grades      write grades.csv and grades-detail.csv"
 	@echo "make bench       measure speed, write benchmarks/results.md"
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
+	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
+	@echo "make classroom-stop    stop it; remove the accounts and folders it made"
+	@echo "make classroom-test    a term on JupyterHub in Chromium (root; part of make test)"
 
 venv: $(STAMP)
 
@@ -45,7 +52,7 @@ lab: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check whole_transformer tests benchmarks
 
-test: $(STAMP) lint
+test: $(STAMP) lint $(if $(shell command -v npm),$(PROXY))  # the proxy for the classroom test, where npm is
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 e2e: $(STAMP)
@@ -77,3 +84,27 @@ checkpoints: $(STAMP)
 
 clean:
 	rm -rf autograde feedback .pytest_cache artifacts
+
+# ---------------------------------------------------------------- a classroom on JupyterHub (root)
+# whole_transformer/course/classroom.py does the work; README "Running the course on JupyterHub".
+STUDENTS ?= 3
+CLASSROOM_DIR ?= /srv/wt-classroom
+CLASSROOM_PORT ?= 8000
+# the package folder the students' environment is installed from (non-editable)
+CLASSROOM_PACKAGE ?= handout
+classroom-proxy: $(PROXY)
+
+$(PROXY):
+	mkdir -p .classroom
+	npm install --prefix .classroom --no-audit --no-fund --loglevel=error configurable-http-proxy@$(PROXY_VERSION)
+	test -x $(PROXY)
+
+classroom: $(STAMP) $(PROXY) handout
+	$(PY) -m whole_transformer.course.classroom up --dir $(CLASSROOM_DIR) --students $(STUDENTS) \
+	    --port $(CLASSROOM_PORT) --package $(CLASSROOM_PACKAGE)
+
+classroom-stop: $(STAMP)
+	$(PY) -m whole_transformer.course.classroom down --dir $(CLASSROOM_DIR)
+
+classroom-test: $(STAMP) $(PROXY)
+	$(PY) -m pytest -m classroom tests/classroom

@@ -396,6 +396,12 @@ def grade_student(course: Course, student: str, template: Template, *, threads: 
         except Exception:  # noqa: BLE001 - any unreadable time: graded as if none was given
             result.findings.append({"notebook": "submission", "cell": "timestamp.txt",
                                     "finding": "timestamp.txt is not a time nbgrader can read: ignored"})
+    # Every other file goes along, as stock nbgrader does: release_feedback needs submission_secret.txt
+    for p in submission_files(folder / ASSIGNMENT):
+        rel = p.relative_to(folder / ASSIGNMENT)
+        if p.suffix != ".ipynb" and str(rel) != "timestamp.txt" and p.stat().st_size <= MAX_NOTEBOOK_BYTES:
+            (sub / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, sub / rel)
     to_grade = []
     for name in template.notebooks:
         res = NotebookResult()

@@ -51,7 +51,7 @@ def _environment_yml(course: Course) -> str:
 
 def _pyproject(course: Course) -> str:
     deps = "\n".join(f'    "{d}",' for d in _student_dependencies(course))
-    return (TEMPLATE / "pyproject.toml").read_text().replace("@DEPENDENCIES@", deps)
+    return (TEMPLATE / "pyproject.toml.in").read_text().replace("@DEPENDENCIES@", deps)
 
 
 def _student_guide(course: Course) -> str:

@@ -1,0 +1,77 @@
+"""Feedback reaches a student through nbgrader's exchange after the course's own autograde.
+
+One student of the small course (tests/class/minicourse.py) goes the exchange's whole way with
+real nbgrader commands: release_assignment, fetch_assignment, submit, collect, then the course's
+sandboxed autograde and feedback, then release_feedback and fetch_feedback. Stock nbgrader keeps a
+submission's non-notebook files (timestamp.txt, submission_secret.txt) through autograde and
+feedback; release_feedback needs the secret to name the file the student's fetch looks for.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "class"))
+from minicourse import NAME, make_course, require_sandbox  # noqa: E402
+
+from whole_transformer.course import build  # noqa: E402
+from whole_transformer.course.autograde import autograde  # noqa: E402
+from whole_transformer.course.feedback_cmd import feedback  # noqa: E402
+from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, nbgrader_env  # noqa: E402
+
+
+def nbgrader(args, cwd, exchange, user="instructor"):
+    env = nbgrader_env(Course(cwd)) if (Path(cwd) / "nbgrader_config.py").exists() else dict(os.environ)
+    student = [f"--student={user}"] if user != "instructor" else []  # else nbgrader takes the login name
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, *student, f"--Exchange.root={exchange}"],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+    return done
+
+
+@pytest.mark.xdist_group("course-mini")
+def test_feedback_goes_through_the_exchange_after_autograde(tmp_path):
+    require_sandbox()
+    root = make_course(tmp_path / "course")
+    course = Course(root)
+    build.release(course, log=lambda *a: None)
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    nbgrader(["release_assignment", ASSIGNMENT, "--force"], root, exchange)
+
+    home = tmp_path / "ada"
+    home.mkdir()
+    nbgrader(["fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    path = home / ASSIGNMENT / f"{NAME}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for c in nb.cells:
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if gid == "answer_q":
+            c.source = "answer_q = 8"
+        elif gid == "double":
+            c.source = "def double(x):\n    return 2 * x"
+    nbformat.write(nb, path)
+    nbgrader(["submit", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+
+    nbgrader(["collect", ASSIGNMENT], root, exchange)
+    submitted = root / "submitted" / "ada" / ASSIGNMENT
+    assert (submitted / "submission_secret.txt").is_file() and (submitted / "timestamp.txt").is_file()
+    autograde(course, log=lambda *a: None)
+    graded = root / "autograde" / "ada" / ASSIGNMENT
+    for name in ("submission_secret.txt", "timestamp.txt"):
+        assert (graded / name).read_text() == (submitted / name).read_text()
+    feedback(course, log=lambda *a: None)
+    nbgrader(["release_feedback", ASSIGNMENT], root, exchange)
+
+    nbgrader(["fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    got = list((home / ASSIGNMENT / "feedback").glob(f"*/{NAME}.html"))
+    assert len(got) == 1, sorted(p.relative_to(home) for p in (home / ASSIGNMENT).rglob("*"))
+    html = got[0].read_text()
+    assert "3.0 / 3.0" in html or "Score: 3" in html
