@@ -6,10 +6,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 1
+WORKERS ?= 2
+SCHEDULER ?=
 PORT ?= 8888
 ASSIGNMENT := whole-transformer
 
-.PHONY: help lab test e2e lint release lecture autograde feedback grades bench checkpoints venv clean
+.PHONY: help lab test e2e lint release lecture autograde workers feedback grades bench checkpoints venv clean
 
 help:
 	@echo "make lab         open the course in JupyterLab"
@@ -17,7 +19,9 @@ help:
 	@echo "make e2e         only the browser tests"
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
-	@echo "make autograde   grade submitted/<student>/$(ASSIGNMENT)/ (JOBS=N in parallel)"
+	@echo "make autograde   grade submitted/<student>/$(ASSIGNMENT)/ (JOBS=N in parallel, or"
+	@echo "                 SCHEDULER=tcp://HOST:8786 on a Dask cluster; DB_URL=postgresql://... gradebook)"
+	@echo "make workers     a local Dask scheduler and WORKERS=N worker processes (Ctrl-C stops them)"
 	@echo "make feedback    write feedback HTML for every graded student"
 	@echo "make grades      write grades.csv and grades-detail.csv"
 	@echo "make bench       measure speed, write benchmarks/results.md"
@@ -57,7 +61,10 @@ lecture: $(STAMP)
 	$(PY) -m whole_transformer.course lecture
 
 autograde: $(STAMP)
-	$(PY) -m whole_transformer.course autograde --jobs $(JOBS)
+	$(PY) -m whole_transformer.course autograde --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+
+workers: $(STAMP)
+	$(PY) -m whole_transformer.course workers --workers $(WORKERS)
 
 feedback: $(STAMP)
 	$(PY) -m whole_transformer.course feedback
