@@ -1028,31 +1028,35 @@ class DaskGraders:
 
 
 class Progress:
-    """Students done, running and left, with the rate: a tqdm bar on stderr (a line every 15 s
-    when stderr is not a terminal)."""
+    """Students done, running and left, with the rate: a tqdm bar on a terminal, else a plain line
+    on stderr every 15 s."""
 
     def __init__(self, total: int, enabled: bool = True):
         from tqdm import tqdm
 
         self.t0 = time.monotonic()
         self.tty = sys.stderr.isatty()
+        self.enabled = enabled and total > 0
         self.last = 0.0
-        self.bar = tqdm(total=total, unit="student", file=sys.stderr, disable=not enabled or total == 0,
+        self.bar = tqdm(total=total, unit="student", file=sys.stderr, disable=not (self.enabled and self.tty),
                         bar_format="autograde {bar:20} {desc}", dynamic_ncols=True)
         self.total = total
 
     def update(self, done: int, running: int, force: bool = False) -> None:
         now = time.monotonic()
-        if not (force or self.tty or now - self.last >= 15):
+        if not self.enabled or not (force or self.tty or now - self.last >= 15):
             return
         self.last = now
         minutes = (now - self.t0) / 60
         rate = done / minutes if minutes > 0 and done else 0.0
         left = self.total - done - running
         eta = f", about {(self.total - done) / rate:.0f} min to go" if rate and done < self.total else ""
-        self.bar.n = done
-        self.bar.set_description_str(f"{done}/{self.total} done · {running} running · {left} left · "
-                                     f"{rate:.1f} students/min{eta}")
+        text = f"{done}/{self.total} done · {running} running · {left} left · {rate:.1f} students/min{eta}"
+        if self.tty:
+            self.bar.n = done
+            self.bar.set_description_str(text)
+        else:
+            print(f"autograde: {text}", file=sys.stderr, flush=True)
 
     def clear(self) -> None:
         if self.tty:
