@@ -1207,7 +1207,7 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
         except BaseException:
             # Ctrl-C or an error: stop the graders now; students merged so far stay graded
             bar.close()
-            left += [job.student for job in running.values()] + queue
+            left = [s for s in todo if s not in set(graded) | set(elsewhere) | set(skipped)]
             log(f"autograde: stopping: {len(graded)} graded in this run, {len(left)} left (run it again to "
                 "grade who is left)")
             graders.stop()
