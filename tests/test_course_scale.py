@@ -120,6 +120,7 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
                     subs = {s.student.id for s in gb.find_assignment(ASSIGNMENT).submissions}
                 assert subs == set(SMALL_CLASS) - {"empty-folder"}
                 assert list((root / "feedback" / "full" / ASSIGNMENT).glob("*.html"))
+                assert _formgrader_sees(root) == {s: totals[s] for s in subs}
     print("three ways:", ", ".join(f"{w} {s:.0f} s" for w, s in timings.items()))
     assert len(details["jobs1-sqlite"]) == sum(len(nbs.grade_cells(n)) for n in nbs.names) * len(SMALL_CLASS)
     for s in chosen.values():
@@ -128,6 +129,21 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
             assert (float(row["score"]), row["status"]) == (points, status), (s.name, g, row)
     assert details["dask-sqlite"] == details["jobs1-sqlite"]
     assert details["dask-postgres"] == details["jobs1-sqlite"]
+
+
+def _formgrader_sees(root: Path) -> dict[str, float]:
+    """What the Formgrader lists (nbgrader's NbGraderAPI, which its pages call), with the course's
+    config: {student: score} of the submissions of the assignment."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    cfg.CourseDirectory.root = str(root)
+    api = NbGraderAPI(CourseDirectory(config=cfg), config=cfg)
+    assert api.coursedir.db_url.startswith("postgresql"), api.coursedir.db_url
+    subs = api.get_submissions(ASSIGNMENT)
+    return {s["student"]: float(s["score"]) for s in subs if s["autograded"]}
 
 
 # ------------------------------------------------------------------------------ the small course
