@@ -6,14 +6,16 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 1
+WORKERS ?= 2
+SCHEDULER ?=
 PORT ?= 8888
 ASSIGNMENT := whole-transformer
 # JupyterHub's proxy for make classroom, from npm, into .classroom/ (no global install)
 PROXY_VERSION := 5.3.0
 PROXY := .classroom/node_modules/.bin/configurable-http-proxy
 
-.PHONY: help lab test e2e lint release lecture handout autograde feedback grades bench checkpoints venv clean \
-        classroom classroom-stop classroom-test classroom-proxy
+.PHONY: help lab test e2e lint release lecture handout autograde workers feedback grades bench checkpoints \
+        venv clean classroom classroom-stop classroom-test classroom-proxy
 
 help:
 	@echo "make lab         open the course in JupyterLab"
@@ -22,7 +24,9 @@ help:
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
 	@echo "make handout     build handout/, the students' repository (no answers, no hidden tests)"
-	@echo "make autograde   grade submitted/<student>/$(ASSIGNMENT)/ (JOBS=N in parallel)"
+	@echo "make autograde   grade submitted/<student>/$(ASSIGNMENT)/ (JOBS=N in parallel, or"
+	@echo "                 SCHEDULER=tcp://HOST:8786 on a Dask cluster; DB_URL=postgresql://... gradebook)"
+	@echo "make workers     a local Dask scheduler and WORKERS=N worker processes (Ctrl-C stops them)"
 	@echo "make feedback    write feedback HTML for every graded student"
 	@echo "make grades      write grades.csv and grades-detail.csv"
 	@echo "make bench       measure speed, write benchmarks/results.md"
@@ -68,7 +72,10 @@ handout: $(STAMP)
 	$(PY) -m whole_transformer.course handout
 
 autograde: $(STAMP)
-	$(PY) -m whole_transformer.course autograde --jobs $(JOBS)
+	$(PY) -m whole_transformer.course autograde --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+
+workers: $(STAMP)
+	$(PY) -m whole_transformer.course workers --workers $(WORKERS)
 
 feedback: $(STAMP)
 	$(PY) -m whole_transformer.course feedback

@@ -8,7 +8,13 @@ nbgrader's defaults, with the autograded output in ``autograde/``:
     submitted/<student>/whole-transformer/   what students hand in
     autograde/<student>/whole-transformer/   graded notebooks (not committed)
     feedback/<student>/whole-transformer/    feedback HTML for students
-    gradebook.db                   the gradebook (not committed)
+    gradebook.db                   the gradebook (not committed), unless DB_URL names another
+
+The gradebook is nbgrader's SQLite file ``gradebook.db`` here by default. With ``DB_URL`` set in
+the environment (``make autograde DB_URL=postgresql://grader@dbhost/course``, or a Unix socket:
+``postgresql://grader@/course?host=/run/postgresql``), every command and the Formgrader use that
+database instead (PostgreSQL through the pinned psycopg2 driver); nbgrader creates its schema there
+and ``nbgrader db upgrade`` migrates it.
 
 Autograding runs each student's kernel in a bubblewrap sandbox (whole_transformer/course/
 sandbox.py): it cannot read source/, release/, the gradebook, other students or your home
@@ -47,6 +53,8 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograde"
 c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".wt"]
+if os.environ.get("DB_URL"):  # e.g. postgresql://grader@dbhost/course (see the docstring)
+    c.CourseDirectory.db_url = os.environ["DB_URL"]
 
 # ---------------------------------------------------------------- what students get
 # An answer cell becomes this stub; its `raises-exception` tag lets "Run All" go on past it.

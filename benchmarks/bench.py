@@ -31,6 +31,7 @@ import contextlib
 import datetime
 import importlib
 import importlib.util
+import json
 import os
 import platform
 import re
@@ -78,10 +79,13 @@ class Row:
     baseline: str = ""  # the ratio to the baseline measured in the same run
     note: str = ""
     status: str = ""  # "" when measured; else "not available: …", "skipped: …", "error: …"
+    text: str = ""  # the median as written by an earlier run (a row kept by --keep)
 
     def median_text(self) -> str:
         if self.status:
             return self.status
+        if self.text:
+            return self.text
         if self.value is None:
             return "—"
         if self.unit == "ms":
@@ -119,6 +123,8 @@ class Bench:
         self.quick = quick
         self.class_size = class_size
         self.rows: list[Row] = []
+        self.facts: dict[str, float] = {}  # figures the scale study is built from
+        self.scale_study: list[str] = []
 
     def runs(self, full: int, quick: int = 1) -> int:
         return quick if self.quick else full
@@ -698,7 +704,27 @@ def _score(out: str, student: str) -> str:
     return f"{m.group(1)}/{m.group(2)}" if m else "?"
 
 
-@group("autograde", "autograde: one submission; a class of 25 with JOBS=1 and JOBS=2")
+def _children_cpu() -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return kids.ru_utime + kids.ru_stime
+
+
+def _typical_class(run_dir: Path, size: int, Notebooks, roster, write_submission) -> str:
+    students = roster(Notebooks(run_dir), run_dir)
+    # A typical class: the roster's ordinary students (complete, untouched, partial, and every
+    # correct and wrong implementation of each exercise), repeated under new ids up to the class
+    # size. The hostile students (endless loops waiting out the 30 s cell limit, crashes) are the
+    # test suite's business.
+    typical = [s for s in students if s.name.startswith(("full", "release", "partial", "impl-"))]
+    chosen = [(f"{s.name}-{i}" if i >= len(typical) else s.name, s)
+              for i, s in ((i, typical[i % len(typical)]) for i in range(size))]
+    for name, s in chosen:
+        write_submission(run_dir, name, s.notebooks, raw=s.raw, folder=s.folder)
+    return (f"{len(chosen)} ordinary submissions ({len(typical)} distinct, from tests/class/roster.py: "
+            "complete, untouched, partial, each correct and wrong implementation)")
+
+
+@group("autograde", "autograde: one submission (labs built vs headless); a class of 25: JOBS=2 vs 2 Dask workers")
 def bench_autograde(b: Bench) -> None:
     if not (ROOT / "whole_transformer" / "course" / "__main__.py").exists():
         raise NotAvailable("`python -m whole_transformer.course` does not exist yet "
@@ -714,42 +740,239 @@ def bench_autograde(b: Bench) -> None:
         _course_cli(base, "release")
         nbs = Notebooks(base)
 
-        one = Path(tmp) / "one"
-        shutil.copytree(base, one, symlinks=True)
-        write_submission(one, "full", {n: nbs.solved(n) for n in nbs.names})
-        seconds, score = [], "?"
+        # before (the labs build their widgets and train while graded, as up to issue 12) and after
+        # (headless labs), the same submission, taking turns; the graded cells must score the same
+        courses = {}
+        for mode in ("built", "headless"):
+            one = Path(tmp) / f"one-{mode}"
+            shutil.copytree(base, one, symlinks=True)
+            if mode == "built":
+                with open(one / "nbgrader_config.py", "a") as f:
+                    f.write("c.SandboxExecute.headless_labs = False  # the labs as before issue 12\n")
+            write_submission(one, "full", {n: nbs.solved(n) for n in nbs.names})
+            courses[mode] = one
+        took = {m: [] for m in courses}
+        cpu = {m: [] for m in courses}
+        scores = {}
         for r in range(b.runs(2, 1)):
-            dt, out = _course_cli(one, "autograde", "--jobs", "1", *(["--force"] if r else []))
-            seconds.append(dt)
-            score = _score(out, "full")
-        med = median(seconds)
-        b.add(Row("autograde", f"one complete submission ({what}), JOBS=1", med, "s", len(seconds), "≤ 40 s",
-                  med <= 40.0, "", f"`python -m whole_transformer.course autograde` in a temp course, sandboxed, "
-                  f"process start included; scored {score}"))
+            for mode, one in courses.items():
+                c0 = _children_cpu()
+                dt, out = _course_cli(one, "autograde", "--jobs", "1", *(["--force"] if r else []))
+                took[mode].append(dt)
+                cpu[mode].append(_children_cpu() - c0)
+                scores[mode] = _score(out, "full")
+        per_student = {}
+        for mode in courses:
+            rec = json.loads((courses[mode] / "autograde" / ".wt" / "students" / "full.json").read_text())
+            per_student[mode] = float(rec["seconds"])
+        before, after = median(took["built"]), median(took["headless"])
+        b.facts["submission_s"] = after
+        b.facts["submission_cpu_s"] = median(cpu["headless"])
+        b.facts["submission_grade_s"] = per_student["headless"]
+        b.add(Row("autograde", f"one complete submission ({what}), JOBS=1, labs built (before)", before, "s",
+                  len(took["built"]), "", None, "",
+                  f"the labs build their widgets and train while graded (c.SandboxExecute.headless_labs = False); "
+                  f"CPU {median(cpu['built']):.1f} s; scored {scores['built']}"))
+        b.add(Row("autograde", f"one complete submission ({what}), JOBS=1, headless labs (after)", after, "s",
+                  len(took["headless"]), "≤ 8 s", after <= 8.0, faster(before / after) + " than before",
+                  f"`python -m whole_transformer.course autograde` in a temp course, sandboxed, process start and "
+                  f"the assignment's preparation included; grading alone {per_student['headless']:.1f} s; "
+                  f"CPU {median(cpu['headless']):.1f} s; scored {scores['headless']}"
+                  + ("" if scores["built"] == scores["headless"] else " — **differs from before**")))
 
-        per_jobs = {}
-        for jobs in (1, 2):
-            run_dir = Path(tmp) / f"class-j{jobs}"
+        per_way = {}
+        from whole_transformer.course.cluster import local_cluster
+
+        # JOBS=2 and 2 Dask workers: the same class on the same 2 cores (JOBS=1 is the one-submission row × N)
+        ways = [("JOBS=2", ["--jobs", "2"], 2), ("2 Dask workers", None, 2)]
+        for label, args, cores in ways:
+            run_dir = Path(tmp) / f"class-{len(per_way)}"
             shutil.copytree(base, run_dir, symlinks=True)
-            students = roster(Notebooks(run_dir), run_dir)
-            # A typical class: the roster's ordinary students (complete, untouched, partial, and every
-            # correct and wrong implementation of each exercise), repeated under new ids up to the class
-            # size. The hostile students (endless loops waiting out the 30 s cell limit, crashes) are the
-            # test suite's business; what they cost is in the notes of this row.
-            typical = [s for s in students if s.name.startswith(("full", "release", "partial", "impl-"))]
-            chosen = [(f"{s.name}-{i}" if i >= len(typical) else s.name, s)
-                      for i, s in ((i, typical[i % len(typical)]) for i in range(b.class_size))]
-            for name, s in chosen:
-                write_submission(run_dir, name, s.notebooks, raw=s.raw, folder=s.folder)
-            who = (f"{len(chosen)} ordinary submissions ({len(typical)} distinct, from tests/class/roster.py: "
-                   "complete, untouched, partial, each correct and wrong implementation)")
-            dt, out = _course_cli(run_dir, "autograde", "--jobs", str(jobs))
-            per_jobs[jobs] = dt
+            who = _typical_class(run_dir, b.class_size, Notebooks, roster, write_submission)
+            if args is None:
+                with local_cluster(2) as cluster:
+                    dt, out = _course_cli(run_dir, "autograde", "--scheduler", cluster.scheduler_address)
+            else:
+                dt, out = _course_cli(run_dir, "autograde", *args)
+            per_way[label] = dt
             slowest = _slowest_students(run_dir)
             shutil.rmtree(run_dir, ignore_errors=True)
-            speed = "" if jobs == 1 else f"{faster(per_jobs[1] / dt)} than JOBS=1"
-            b.add(Row("autograde", f"a class of {len(chosen)}, JOBS={jobs}", dt, "s", 1, "", None, speed,
-                      f"{who}; {dt / len(chosen):.1f} s per student; slowest: {slowest}"))
+            rate = 60 * b.class_size / dt / cores
+            speed = "" if label == "JOBS=2" else f"{faster(per_way['JOBS=2'] / dt)} than JOBS=2"
+            b.add(Row("autograde", f"a class of {b.class_size}, {label}", dt, "s", 1, "", None, speed,
+                      f"{who}; {dt / b.class_size:.1f} s per student; {rate:.2f} students/min per worker core; "
+                      f"slowest: {slowest}"))
+            b.facts[f"rate {label}"] = rate
+        ratio = b.facts["rate 2 Dask workers"] / b.facts["rate JOBS=2"]
+        b.facts["dask_vs_jobs"] = ratio
+        b.add(Row("autograde", "students/min per worker core: 2 Dask workers ÷ JOBS=2", ratio, "×", 1, "≥ 0.9",
+                  ratio >= 0.9, "",
+                  f"{b.facts['rate 2 Dask workers']:.2f} vs {b.facts['rate JOBS=2']:.2f} students/min per core "
+                  "(the same class; `make workers`' cluster: 2 worker processes, one task slot each)"))
+
+
+# ------------------------------------------------------------------------------------ scale
+@group("scale", "scale: merging one student (SQLite, PostgreSQL); Dask's per-task overhead; the scale study")
+def bench_scale(b: Bench) -> None:
+    if b.quick:
+        raise Skipped("--quick does not autograde (the merge needs a graded student)")
+    make_course, Notebooks, write_submission, _ = _class_generator()
+    from whole_transformer.course import autograde as ag
+    from whole_transformer.course import build
+    from whole_transformer.course.layout import Course
+
+    with tempfile.TemporaryDirectory(prefix="wt-bench-scale-") as tmp:
+        base = make_course(Path(tmp) / "base", real_source=True)
+        build.release(Course(base), log=lambda *a: None)
+        nbs = Notebooks(base)
+        write_submission(base, "full", {n: nbs.solved(n) for n in nbs.names})
+        course = Course(base)
+        work = Path(tmp) / "work"
+        template = ag.build_template(course, work, log=lambda *a: None)
+        pack = ag.make_pack(course, template)
+        job = ag.make_job(course, "full", template)
+        c0 = _children_cpu()
+        result = ag.grade_job(job, pack, threads=1, sandbox=ag.check_sandbox(False), work=work)
+        if "submission_grade_s" not in b.facts:  # the autograde group did not run: this grading stands in
+            b.facts["submission_grade_s"] = result.seconds
+            b.facts["submission_cpu_s"] = _children_cpu() - c0
+            b.add(Row("scale", "grading one complete submission (for the scale study)", result.seconds, "s", 1, "",
+                      None, "", f"grade_job in this process (restore, scan, nbgrader with 4 sandboxed kernels; "
+                      f"no process start, no preparation), headless labs; CPU {b.facts['submission_cpu_s']:.1f} s"))
+        n = b.runs(30, 3)
+
+        cpu_of: dict[str, float] = {}
+
+        def merges(c: Course, label: str) -> list[float]:
+            times, cpu = [], []
+            with ag.open_gradebook(c) as gb:
+                for i in range(n):
+                    result.student = f"student-{i:04d}"
+                    t, c0 = time.perf_counter(), time.process_time()
+                    ag.merge(c, result, template, gb, work / "staging")
+                    times.append(time.perf_counter() - t)
+                    cpu.append(time.process_time() - c0)
+            cpu_of[label] = median(cpu)
+            return times
+
+        sq = merges(course, "sqlite")
+        b.facts["merge_sqlite_s"] = median(sq)
+        b.facts["merge_sqlite_cpu_s"] = cpu_of["sqlite"]
+        b.add(Row("scale", "merge one graded student into SQLite (gradebook.db)", ms(median(sq)), "ms", len(sq), "",
+                  None, "", "grades and comments of 4 notebooks, the graded notebooks renamed into autograde/, the "
+                  f"record written; one open gradebook, a new student each time; p90 {ms(p90(sq)):.0f} ms; "
+                  f"CPU {ms(cpu_of['sqlite']):.0f} ms"))
+        sys.path.insert(0, str(CLASS_DIR))
+        from pgcluster import PostgresCluster, server_bin
+
+        if server_bin() is None:
+            b.add(Row("scale", "merge one graded student into PostgreSQL",
+                      status="not available: PostgreSQL is not installed (apt-get install postgresql)"))
+        else:
+            with PostgresCluster.start(server_bin()) as pg:
+                pgc = Path(tmp) / "pg"
+                shutil.copytree(base, pgc, symlinks=True)
+                (pgc / "gradebook.db").unlink()
+                os.environ["DB_URL"] = pg.create_database("bench")
+                try:
+                    c = Course(pgc)
+                    build.release(c, log=lambda *a: None)
+                    ag.build_template(c, Path(tmp) / "work-pg", log=lambda *a: None)
+                    times = merges(c, "pg")
+                finally:
+                    os.environ.pop("DB_URL", None)
+            b.facts["merge_pg_s"] = median(times)
+            b.facts["merge_pg_cpu_s"] = cpu_of["pg"]
+            b.add(Row("scale", "merge one graded student into PostgreSQL", ms(median(times)), "ms", len(times), "",
+                      None, "", "the same, into a local PostgreSQL server over its Unix socket (fsync off: a "
+                      f"throwaway cluster); p90 {ms(p90(times)):.0f} ms; "
+                      f"CPU of this process {ms(cpu_of['pg']):.0f} ms"))
+
+        from distributed import Client
+
+        from whole_transformer.course.cluster import local_cluster
+
+        def noop(job, pack):
+            return len(job.files) + len(pack.db)
+
+        with local_cluster(2) as cluster, Client(cluster.scheduler_address) as client:
+            client.submit(noop, job, pack, pure=False).result()  # warm up
+            lat = []
+            for _ in range(b.runs(100, 5)):
+                t = time.perf_counter()
+                client.submit(noop, job, pack, pure=False).result()
+                lat.append(time.perf_counter() - t)
+        b.facts["dask_task_s"] = median(lat)
+        payload = (sum(len(v) for v in job.files.values()) + len(pack.db) + sum(len(v) for v in pack.release.values()))
+        b.add(Row("scale", "Dask per-task overhead (submit → result, one task at a time)", ms(median(lat)), "ms",
+                  len(lat), "", None, "", f"a task that does nothing with a real student's Job and the assignment's "
+                  f"Pack ({payload / 1e3:.0f} kB) on `make workers`' local cluster; p90 {ms(p90(lat)):.0f} ms"))
+    b.scale_study = scale_study(b.facts, loadavg())
+
+
+def scale_study(f: dict, load: str = "?") -> list[str]:
+    """Expected wall time for big classes, from the figures measured in this run."""
+    grade = f.get("submission_grade_s")
+    if grade is None:
+        return ["## Scale study", "", "(the autograde group did not run: no per-submission time to build it on)"]
+    task = f.get("dask_task_s", 0.0)
+    cpu = f.get("submission_cpu_s", grade)
+    merge_sq, merge_pg = f.get("merge_sqlite_s", 0.0), f.get("merge_pg_s")
+    merge_cpu = f.get("merge_pg_cpu_s", f.get("merge_sqlite_cpu_s", 0.0))
+    ratio = f.get("dask_vs_jobs")
+    lines = [
+        "## Scale study",
+        "",
+        f"Measured in this run (load average {load}): one complete submission takes "
+        + (f"**{f['submission_s']:.1f} s** of wall time for the whole `autograde` command, " if "submission_s" in f
+           else "")
+        + f"**{grade:.1f} s** for its grading alone (restore, scan, "
+        f"nbgrader with 4 sandboxed kernels), and **{cpu:.1f} s of CPU** (all its processes); Dask adds "
+        f"**{1000 * task:.0f} ms** per task (submit to result, the files travelling with it); merging one student "
+        f"takes **{1000 * merge_sq:.0f} ms** into SQLite"
+        + (f" and **{1000 * merge_pg:.0f} ms** into PostgreSQL" if merge_pg is not None else "")
+        + f" ({1000 * merge_cpu:.0f} ms of CPU)"
+        + (f"; per core, 2 Dask workers grade at {ratio:.2f}× the rate of JOBS=2." if ratio else "."),
+        "",
+        "Expected wall time = max(students × (grading + task overhead) ÷ worker cores, students × merge time) "
+        "+ 1 min to start. Two estimates: from CPU seconds (a dedicated core per task slot: what a grading "
+        "machine of its own would see) and from the wall seconds measured here (this machine was shared):",
+        "",
+        "| students | estimate | 8 worker cores | 32 worker cores | 128 worker cores |",
+        "|---|---|---|---|---|",
+    ]
+
+    def fmt(seconds: float) -> str:
+        return f"{seconds / 60:.0f} min" if seconds < 3600 else f"{seconds / 3600:.1f} h"
+
+    for n in (1_000, 10_000):
+        for label, per, merge in (("from CPU s", cpu + task, merge_cpu),
+                                  ("from wall s", grade + task, merge_pg if merge_pg is not None else merge_sq)):
+            cells = []
+            for cores in (8, 32, 128):
+                grading, merging = n * per / cores, n * merge
+                cells.append(fmt(max(grading, merging) + 60) + (" (merge-bound)" if merging > grading else ""))
+            lines.append(f"| {n:,} | {label} | " + " | ".join(cells) + " |")
+    bound = (cpu + task) / merge_cpu if merge_cpu else float("inf")
+    lines += [
+        "",
+        "Assumptions each figure rests on:",
+        "",
+        "- one task slot per worker core, each busy all the time (a class of thousands keeps every slot fed; the "
+        "last wave of tasks is short beside the whole); worker cores as fast as this machine's;",
+        "- every submission like the complete one measured here (a partial or missing notebook is cheaper; a "
+        "student who waits out a 30 s cell limit costs more: those are few);",
+        f"- the merge, one student at a time in the `make autograde` process, keeps up while it is faster than "
+        f"the graders: up to about {bound:.0f} worker cores at {1000 * merge_cpu:.0f} ms of CPU per merge; beyond "
+        "that the run is merge-bound, and two or more `make autograde` runs on one PostgreSQL gradebook share the "
+        "class and merge in parallel;",
+        "- no shared file system: a task carries the student's files (about 75 kB for a complete submission) and "
+        "the assignment (about 250 kB), and returns the graded notebooks (about 500 kB); at 1 Gbit/s that is a "
+        "few ms per task. The autograde machine writes about 1 MB per student: at 128 cores about 15 students "
+        "a second, 15 MB/s, well within one disk;",
+        "- the Dask scheduler handles thousands of tasks a second; here at most one task per slot is in flight.",
+    ]
+    return lines
 
 
 # ------------------------------------------------------------------------------------ machine
@@ -814,6 +1037,8 @@ def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: da
         cells = [r.group, r.item, r.median_text(), str(r.runs) if not r.status else "—", r.target or "—",
                  r.result_text(), r.baseline or "—", r.note or ""]
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    if b.scale_study:
+        lines += [""] + b.scale_study
     lines += ["", "## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in info]
     lines += [f"| date | {started:%Y-%m-%d %H:%M} |",
@@ -855,6 +1080,22 @@ def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: da
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def read_rows(path: Path) -> list[Row]:
+    """The rows of an existing results.md (as write_results writes them), medians kept as text."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").split("\n## ")[0].splitlines():
+        if not line.startswith("| ") or line.startswith(("| group", "|---")):
+            continue
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        if len(cells) != 8:
+            continue
+        group, item, med, runs, target, result, baseline, note = cells
+        rows.append(Row(group, item, None, "", int(runs) if runs.isdigit() else 0, "" if target == "—" else target,
+                        None if result == "—" else result == "pass", "" if baseline == "—" else baseline, note,
+                        med if runs == "—" else "", text=med))
+    return rows
+
+
 # ------------------------------------------------------------------------------------ main
 def parse(argv):
     p = argparse.ArgumentParser(prog="benchmarks/bench.py", description=__doc__.split("\n\n")[0])
@@ -865,6 +1106,8 @@ def parse(argv):
                    help="students in the simulated class that is autograded (default %(default)s)")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the table (default %(default)s)")
     p.add_argument("--list", action="store_true", help="list the groups and exit")
+    p.add_argument("--keep", action="store_true",
+                   help="with --only: keep the other groups' rows of the existing results (marked as kept)")
     return p.parse_args(argv)
 
 
@@ -900,6 +1143,12 @@ def main(argv=None) -> int:
             b.add(Row(name, title, status=f"error: {type(e).__name__}: {e}"))
         group_seconds[name] = (time.perf_counter() - tg, cpu_seconds() - cg)
     wall = time.perf_counter() - t0
+    if args.keep and args.out.exists():  # rows of the groups not run now, from the previous results
+        ran = {r.group for r in b.rows}
+        kept = [r for r in read_rows(args.out) if r.group not in ran]
+        for r in kept:
+            r.note = (r.note + "; " if r.note else "") + "kept from the previous run"
+        b.rows = sorted(kept + b.rows, key=lambda r: list(GROUPS).index(r.group) if r.group in GROUPS else 99)
     write_results(args.out, b, machine(), started, load_before, loadavg(), wall, group_seconds)
     misses = [r for r in b.rows if r.ok is False and not r.status]
     errors = [r for r in b.rows if r.status.startswith("error")]

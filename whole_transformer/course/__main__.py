@@ -3,7 +3,11 @@
     release                     release/whole-transformer/ from source/ (nbgrader generate_assignment)
     lecture                     notebooks/ (run, widget state saved) and notebooks/html/ (offline HTML)
     autograde [--jobs N]        grade submitted/<student>/whole-transformer/ in the sandbox
+              [--scheduler tcp://HOST:8786]   ... on the workers of a Dask cluster instead
               [--force] [--student ID ...] [--no-sandbox]
+    workers [--workers N]       a local Dask scheduler and N worker processes (Ctrl-C stops them)
+
+The gradebook is gradebook.db, or the database DB_URL names (e.g. postgresql://grader@host/course).
     feedback                    feedback/<student>/whole-transformer/*.html, hidden tests removed
     grades                      grades.csv (nbgrader export) and grades-detail.csv
     handout [--dest DIR]        handout/: the students' repository (no answers, no hidden tests)
@@ -38,10 +42,19 @@ def main(argv: list[str] | None = None) -> int:
     ag = sub.add_parser("autograde", help="grade every submission")
     ag.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "1") or 1),
                     help="students graded at once (default 1)")
+    ag.add_argument("--scheduler", default=os.environ.get("SCHEDULER") or None, metavar="ADDRESS",
+                    help="grade on the workers of this Dask scheduler, e.g. tcp://HOST:8786 (also SCHEDULER=...)")
     ag.add_argument("--force", action="store_true", help="grade again students already graded")
     ag.add_argument("--student", action="append", help="grade only this student (repeatable)")
     ag.add_argument("--no-sandbox", action="store_true", default=_env_flag("NO_SANDBOX"),
                     help="run student code WITHOUT the sandbox (explicit opt-out; also NO_SANDBOX=1 or WT_SANDBOX=off)")
+    wk = sub.add_parser("workers", help="run a local Dask scheduler and N workers until Ctrl-C")
+    wk.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS", "2") or 2),
+                    help="worker processes (default 2), one task slot each")
+    wk.add_argument("--port", type=int, default=8786, help="scheduler port (default 8786)")
+    wk.add_argument("--dashboard", default=":8787", help="dashboard address (default :8787)")
+    wk.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1; 0.0.0.0 to let other machines' workers in)")
     sub.add_parser("feedback", help="write feedback HTML (no hidden tests)")
     sub.add_parser("grades", help="write grades.csv and grades-detail.csv")
     ho = sub.add_parser("handout", help="build handout/, the students' repository")
@@ -69,10 +82,17 @@ def main(argv: list[str] | None = None) -> int:
 
             try:
                 autograde(course, jobs=args.jobs, force=args.force, students=args.student,
-                          no_sandbox=args.no_sandbox)
+                          no_sandbox=args.no_sandbox, scheduler=args.scheduler)
             except SandboxMissing as e:
                 print(f"make autograde refused to run.\n{e}", file=sys.stderr)
                 return 2
+            except KeyboardInterrupt:
+                print("autograde stopped (Ctrl-C); run it again to grade who is left", file=sys.stderr)
+                return 130
+        elif args.command == "workers":
+            from .cluster import serve
+
+            serve(args.workers, port=args.port, host=args.host, dashboard=args.dashboard)
         elif args.command == "feedback":
             from .feedback_cmd import feedback
 

@@ -1,4 +1,4 @@
-"""Autograde a whole class: every student once, in parallel if asked, nothing lost if killed.
+"""Autograde a whole class: every student once, in parallel or on a Dask cluster, nothing lost if killed.
 
 For each student under ``submitted/<student>/``:
 
@@ -9,24 +9,32 @@ For each student under ``submitted/<student>/``:
    Symbolic links are never followed (a link could point at the answers).
 2. **Restore and scan** (``integrity.py``): protected cells are put back as released, every
    change is a finding, and the student's code is scanned for suspicious constructs.
-3. **Grade in a private course.** A temporary course folder holds a copy of the gradebook (made
-   once per run from the course gradebook if ``make release`` or an earlier run stamped it as
-   generated from the current source/, else generated from source/), the restored notebooks and
-   a config that loads ``nbgrader_config.py``.
-   Real ``nbgrader autograde`` runs there in its own process, with the kernel in the sandbox
-   (``execute.py``). N students are graded at once (``--jobs N``); none of them can touch the
-   course gradebook or another student's files. If nbgrader fails on the student as a whole,
-   each notebook is graded on its own so that one bad notebook does not sink the others.
+3. **Grade in a private course.** The student's files travel with the task (a ``Job``: bytes,
+   never paths), and so does the assignment (a ``Pack``: a SQLite gradebook that knows it, the
+   released notebooks and the course's nbgrader_config.py). The grader writes them into a
+   temporary course folder of its own, runs real ``nbgrader autograde`` there in its own process,
+   with the kernel in the sandbox (``execute.py``), and returns the result as data: statuses,
+   findings, the graded notebooks and the scores nbgrader wrote. If nbgrader fails on the student
+   as a whole, each notebook is graded on its own so that one bad notebook does not sink the others.
+   The grader runs in a thread of this process (``--jobs N``: N students at once) or on a worker
+   of a Dask cluster (``--scheduler tcp://host:8786``); a worker needs the course's Python
+   environment and bubblewrap, not the course folder. The gradebook the student's grading
+   writes is always that private SQLite file: none of them can touch the course gradebook.
 4. **Merge**, one student at a time, in this process: grades and comments go into the course's
-   ``gradebook.db`` (an existing submission is updated, never duplicated; manual grades are
-   kept), the graded notebooks replace ``autograde/<student>/whole-transformer/`` by renames,
-   and last a record ``autograde/.wt/students/<student>.json`` with the statuses, reasons and
-   findings, and a fingerprint of the submission and of the assignment.
+   gradebook (``gradebook.db``, or the database ``DB_URL`` names; an existing submission is
+   updated, never duplicated; manual grades are kept), the graded notebooks replace
+   ``autograde/<student>/whole-transformer/`` by renames, and last a record
+   ``autograde/.wt/students/<student>.json`` with the statuses, reasons and findings, and a
+   fingerprint of the submission and of the assignment.
 
 A student whose record matches the current fingerprints is already graded and is skipped, so a
-run that was killed half-way and is started again grades each remaining student once (use
-``--force`` to grade everyone again). At the end ``integrity-report.csv`` is written from all
-records, and a summary per student is printed.
+run that was stopped (Ctrl-C) or killed half-way and is started again grades each remaining
+student once (use ``--force`` to grade everyone again). A student is claimed before grading and
+until merged (a PostgreSQL advisory lock with a PostgreSQL gradebook, else a lock file), so two
+runs started at once on the same course share the class instead of grading anyone twice. A task
+whose Dask worker dies is run again by the cluster on another worker; only the result that
+comes back is merged. At the end ``integrity-report.csv`` is written from all records, and a
+summary per student is printed.
 """
 
 from __future__ import annotations
@@ -34,21 +42,26 @@ from __future__ import annotations
 import concurrent.futures as cf
 import ctypes
 import difflib
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 from . import integrity
-from .layout import ASSIGNMENT, Course, digest_files, nbgrader_env, run_nbgrader, write_json
+from .layout import ASSIGNMENT, Course, digest_files, nbgrader_env, redact, run_nbgrader, sqlite_url, write_json
 from .sandbox import INSTALL_HINT, sandbox_opt_out, sandbox_status
 
 GRADED, FAILED, MISSING = "graded", "failed", "missing"
@@ -65,18 +78,39 @@ class Template:
     """The assignment as nbgrader knows it, built once per run from source/."""
 
     folder: Path
-    db: Path
+    db: Path  # a SQLite gradebook that knows the assignment (private grading copies start from it)
     release: Path  # released notebooks students started from
     notebooks: list[str]
     fingerprint: str
     grade_cells: dict[str, list[tuple[str, float]]]  # notebook → [(grade_id, max_score)]
 
 
+@dataclass
+class Pack:
+    """What a grader needs of the assignment, as data: shipped with every task (about 250 kB)."""
+
+    db: bytes
+    release: dict[str, str]  # notebook name → released notebook (JSON text)
+    notebooks: list[str]
+    grade_cells: dict[str, list[tuple[str, float]]]
+    config: str  # the course's nbgrader_config.py
+
+
+def make_pack(course: Course, template: Template) -> Pack:
+    return Pack(template.db.read_bytes(),
+                {n: (template.release / f"{n}.ipynb").read_text(encoding="utf-8") for n in template.notebooks},
+                list(template.notebooks), template.grade_cells,
+                (course.root / "nbgrader_config.py").read_text(encoding="utf-8"))
+
+
 def _course_config(root: Path, main_config: Path, extra: str = "") -> None:
+    """A private course's nbgrader_config.py: the course's config, this root, and always its own
+    SQLite gradebook (whatever DB_URL says, a private course never writes the course's database)."""
     (root / "nbgrader_config.py").write_text(
         "c = get_config()  # noqa: F821\n"
         f"load_subconfig({str(main_config)!r})  # noqa: F821\n"
-        f"c.CourseDirectory.root = {str(root)!r}\n" + extra
+        f"c.CourseDirectory.root = {str(root)!r}\n"
+        f"c.CourseDirectory.db_url = {sqlite_url(root / 'gradebook.db')!r}\n" + extra
     )
 
 
@@ -90,7 +124,7 @@ def source_digest(course: Course) -> str:
 
 def stamp_gradebook(course: Course) -> None:
     """Record that the course gradebook holds the assignment as source/ defines it now."""
-    write_json(course.state / "assignment.json", {"source": source_digest(course)})
+    write_json(course.state / "assignment.json", {"source": source_digest(course), "db": redact(course.db_url)})
 
 
 def _fingerprint(course: Course, release: Path, names: list[str]) -> str:
@@ -98,11 +132,61 @@ def _fingerprint(course: Course, release: Path, names: list[str]) -> str:
     return digest_files(files, course.root)
 
 
+def gradebook_exists(course: Course) -> bool:
+    """The course gradebook exists (a SQLite file, or a database with nbgrader's tables)."""
+    if course.sqlite:
+        return course.gradebook.exists()
+    from sqlalchemy import create_engine, inspect
+
+    engine = create_engine(course.db_url)
+    try:
+        return "assignment" in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+
+
+def prepare_database(course: Course, log=print) -> None:
+    """A server gradebook: nbgrader's schema created (first use) or migrated to nbgrader's version
+    with its own migrations (``nbgrader db upgrade``). Nothing to do for SQLite."""
+    if course.sqlite:
+        return
+    from nbgrader.api import Gradebook, get_alembic_version
+    from sqlalchemy import create_engine, inspect, text
+
+    bindir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from this environment
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
+    engine = create_engine(course.db_url)
+    try:
+        tables = inspect(engine).get_table_names()
+        version = None
+        if "alembic_version" in tables:
+            with engine.connect() as con:
+                version = con.execute(text("select version_num from alembic_version")).scalar()
+    finally:
+        engine.dispose()
+    if not tables:
+        Gradebook(course.db_url, course_id=course_id_of(course)).close()  # nbgrader creates the schema
+        log(f"created nbgrader's tables in {redact(course.db_url)}")
+    elif version != get_alembic_version():
+        done = run_nbgrader(["db", "upgrade"], course.root)
+        if done.returncode != 0:
+            raise RuntimeError(f"nbgrader db upgrade failed on {redact(course.db_url)}:\n"
+                               f"{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
+        log(f"migrated {redact(course.db_url)} from nbgrader schema {version} to {get_alembic_version()}")
+
+
+def course_id_of(course: Course) -> str:
+    from .layout import COURSE_ID
+
+    return COURSE_ID
+
+
 def build_template(course: Course, work: Path, log=print) -> Template:
     """The assignment as nbgrader knows it: its gradebook and release, from source/.
 
-    If the course gradebook was generated from source/ as it is now (``make release`` or an
-    earlier autograde stamped it), a snapshot of it is used; otherwise the assignment is
+    If the course gradebook is a SQLite file generated from source/ as it is now (``make release``
+    or an earlier autograde stamped it), a snapshot of it is used; otherwise the assignment is
     generated in a private course and the course gradebook is brought up to date from it.
     """
     folder = work / "template"
@@ -114,11 +198,11 @@ def build_template(course: Course, work: Path, log=print) -> Template:
         stamp = json.loads((course.state / "assignment.json").read_text()).get("source")
     except (OSError, json.JSONDecodeError):
         stamp = None
-    if complete_release and course.gradebook.exists() and stamp == source_digest(course):
+    if course.sqlite and complete_release and course.gradebook.exists() and stamp == source_digest(course):
         db = folder / "gradebook.db"
         shutil.copy2(course.gradebook, db)
         try:
-            cells = grade_cells_of(db)
+            cells = grade_cells_of(sqlite_url(db))
         except Exception:  # noqa: BLE001 - the gradebook lacks the assignment: generate it
             cells = None
         if cells and sorted(cells) == names:
@@ -133,17 +217,18 @@ def build_template(course: Course, work: Path, log=print) -> Template:
         tail = (folder / "nbgrader.log").read_text(errors="replace")[-3000:]
         raise RuntimeError(f"nbgrader generate_assignment failed on source/:\n{tail}")
     release = course.release if complete_release else folder / "release" / ASSIGNMENT
-    template = Template(folder, db, release, names, _fingerprint(course, release, names), grade_cells_of(db))
+    template = Template(folder, db, release, names, _fingerprint(course, release, names),
+                        grade_cells_of(sqlite_url(db)))
     ensure_course_gradebook(course, template, log)
     stamp_gradebook(course)
     return template
 
 
-def grade_cells_of(db: Path) -> dict[str, list[tuple[str, float]]]:
+def grade_cells_of(db_url: str) -> dict[str, list[tuple[str, float]]]:
     from nbgrader.api import Gradebook
 
     out: dict[str, list[tuple[str, float]]] = {}
-    with Gradebook(f"sqlite:///{db}") as gb:
+    with Gradebook(db_url) as gb:
         for nb in gb.find_assignment(ASSIGNMENT).notebooks:
             out[nb.name] = [(g.name, float(g.max_score)) for g in nb.grade_cells]
     return out
@@ -153,19 +238,20 @@ def ensure_course_gradebook(course: Course, template: Template, log) -> None:
     """The course gradebook knows the assignment as source/ defines it (created if needed)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    if not course.gradebook.exists():
+    if course.sqlite and not course.gradebook.exists():
         shutil.copy2(template.db, course.gradebook)
         log(f"created {course.gradebook.name} from source/")
         return
+    prepare_database(course, log)
     try:
-        same = grade_cells_of(course.gradebook) == template.grade_cells
+        same = grade_cells_of(course.db_url) == template.grade_cells
     except MissingEntry:
         same = False
     if same:
         with Gradebook(course.db_url) as gb:  # also the source of every cell (hidden tests)
             nb_src = {(nb.name, c.name): c.checksum for nb in gb.find_assignment(ASSIGNMENT).notebooks
                       for c in nb.source_cells}
-        with Gradebook(f"sqlite:///{template.db}") as gb:
+        with Gradebook(sqlite_url(template.db)) as gb:
             tp_src = {(nb.name, c.name): c.checksum for nb in gb.find_assignment(ASSIGNMENT).notebooks
                       for c in nb.source_cells}
         if nb_src == tp_src:
@@ -175,8 +261,10 @@ def ensure_course_gradebook(course: Course, template: Template, log) -> None:
                          f"--CourseDirectory.release_directory={tmp}"], course.root,
                         log=template.folder / "nbgrader.log")
     if done.returncode != 0:
-        raise RuntimeError(f"could not update the assignment in {course.gradebook}: see {template.folder}/nbgrader.log")
-    log(f"updated the assignment in {course.gradebook.name} from source/")
+        raise RuntimeError(f"could not update the assignment in {redact(course.db_url)}: "
+                           f"see {template.folder}/nbgrader.log")
+    log(f"updated the assignment in {course.gradebook.name if course.sqlite else redact(course.db_url)} "
+        "from source/")
 
 
 # ------------------------------------------------------------------------------ one student
@@ -194,10 +282,11 @@ class StudentResult:
     fingerprint: str
     notebooks: dict[str, NotebookResult]
     findings: list[dict]
-    graded_dir: Path | None = None  # temp autograde/<student>/whole-transformer
-    temp_db: Path | None = None
+    graded: dict[str, bytes] = field(default_factory=dict)  # notebook file name → graded notebook
+    scores: dict | None = None  # what nbgrader wrote into the private gradebook (see _scores_of)
     seconds: float = 0.0
-    log: Path | None = None
+    log: str = ""
+    worker: str = ""  # where it was graded
 
     def record(self) -> dict:
         return {
@@ -208,6 +297,16 @@ class StudentResult:
             "notebooks": {k: vars(v) for k, v in self.notebooks.items()},
             "findings": self.findings,
         }
+
+
+@dataclass
+class Job:
+    """One student's grading, as data: the files handed in travel with the task."""
+
+    student: str
+    fingerprint: str
+    files: dict[str, bytes]  # path relative to submitted/<student>/ → content (regular files only)
+    findings: list[dict]  # found before grading (symbolic links, oversized notebooks)
 
 
 MAX_NOTEBOOK_BYTES = 64 * 2**20
@@ -310,8 +409,16 @@ def locate(folder: Path, expected: list[str], release_ids: dict[str, set[str]]):
     return found
 
 
-def _work_dir(course: Course, student: str) -> Path:
-    return course.state / "work" / student
+
+def make_job(course: Course, student: str, template: Template) -> Job:
+    folder = course.submitted / student
+    files = {}
+    for p in submission_files(folder):
+        if p.suffix == ".ipynb" and p.stat().st_size > MAX_NOTEBOOK_BYTES:
+            continue  # reported by odd_files, never shipped
+        files[str(p.relative_to(folder))] = p.read_bytes()
+    findings = [{"notebook": "submission", "cell": "files", "finding": odd} for odd in odd_files(folder)]
+    return Job(student, fingerprint(course, student, template), files, findings)
 
 
 def _pdeathsig():
@@ -339,21 +446,35 @@ def _stop_all() -> None:
                 pass
 
 
-def _nbgrader_autograde(tc: Path, student: str, extra: list[str], log: Path, timeout: float) -> tuple[int, str]:
+class Stopped(Exception):
+    """The run was stopped (Ctrl-C) while this student was being graded."""
+
+
+def _nbgrader_autograde(tc: Path, student: str, extra: list[str], log: Path, timeout: float,
+                        stop) -> tuple[int, str]:
     cmd = [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student", student, "--force", *extra]
-    if _STOPPING.is_set():
-        return -9, "autograde was stopped"
+    if stop():
+        raise Stopped()
+    deadline = time.monotonic() + timeout
     with open(log, "a") as out:
         proc = subprocess.Popen(cmd, cwd=tc, env=nbgrader_env(Course(tc)), stdout=out, stderr=subprocess.STDOUT,
                                 preexec_fn=_pdeathsig)
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
         try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return -9, f"grading took longer than {int(timeout)} s and was stopped"
+            while True:
+                try:
+                    rc = proc.wait(timeout=min(1.0, max(0.05, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if stop():
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                        raise Stopped() from None
+                    if time.monotonic() >= deadline:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                        return -9, f"grading took longer than {int(timeout)} s and was stopped"
         finally:
             with _RUNNING_LOCK:
                 _RUNNING.discard(proc)
@@ -364,28 +485,48 @@ def _nbgrader_autograde(tc: Path, student: str, extra: list[str], log: Path, tim
     return 0, ""
 
 
-def grade_student(course: Course, student: str, template: Template, *, threads: int, sandbox: bool,
-                  cell_timeout: int | None = None) -> StudentResult:
-    """Grade one student in a private course folder (nothing of the course is written here)."""
+def grade_job(job: Job, pack: Pack, *, threads: int, sandbox: bool, cell_timeout: int | None = None,
+              work: Path | None = None, stop=None) -> StudentResult:
+    """Grade one student in a private course folder of its own (a temporary folder under ``work``)
+    and return the result as data. Reads and writes nothing of the course: it can run anywhere
+    the course's Python environment (and bubblewrap) is."""
+    stop = stop or (lambda: False)
+    if work is not None:
+        work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    work = _work_dir(course, student)
-    shutil.rmtree(work, ignore_errors=True)
-    tc = work / "course"
+    base = Path(tempfile.mkdtemp(prefix=f"wt-grade-{job.student[:40]}-", dir=work))
+    try:
+        return _grade_in(base, job, pack, threads=threads, sandbox=sandbox, cell_timeout=cell_timeout,
+                         stop=stop, t0=t0)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _grade_in(base: Path, job: Job, pack: Pack, *, threads, sandbox, cell_timeout, stop, t0) -> StudentResult:
+    student = job.student
+    tc = base / "course"
     sub = tc / "submitted" / student / ASSIGNMENT
     sub.mkdir(parents=True)
     (tc / "source" / ASSIGNMENT).mkdir(parents=True)
-    shutil.copy2(template.db, tc / "gradebook.db")
-    scratch, reports, log = work / "scratch", work / "reports", work / "nbgrader.log"
+    (tc / "gradebook.db").write_bytes(pack.db)
+    (base / "course_config.py").write_text(pack.config, encoding="utf-8")
+    scratch, reports, log = base / "scratch", base / "reports", base / "nbgrader.log"
     scratch.mkdir()
-    _course_config(tc, course.root / "nbgrader_config.py")
-    result = StudentResult(student, fingerprint(course, student, template), {}, [], log=log)
+    _course_config(tc, base / "course_config.py")
+    result = StudentResult(student, job.fingerprint, {}, list(job.findings), worker=socket.gethostname())
 
-    release_nbs = {n: nbformat.read(template.release / f"{n}.ipynb", as_version=4) for n in template.notebooks}
+    # the submission as handed in, rebuilt from the bytes that came with the task
+    folder = base / "handed-in"
+    folder.mkdir()
+    for rel, data in job.files.items():
+        p = (folder / rel).resolve()
+        if not p.is_relative_to(folder.resolve()):
+            continue
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    release_nbs = {n: nbformat.reads(pack.release[n], as_version=4) for n in pack.notebooks}
     release_ids = {n: _grade_ids(nb) for n, nb in release_nbs.items()}
-    folder = course.submitted / student
-    located = locate(folder, template.notebooks, release_ids)
-    for odd in odd_files(folder):
-        result.findings.append({"notebook": "submission", "cell": "files", "finding": odd})
+    located = locate(folder, pack.notebooks, release_ids)
     timestamp = folder / ASSIGNMENT / "timestamp.txt"
     if timestamp in submission_files(folder):
         from nbgrader.utils import parse_utc
@@ -403,7 +544,7 @@ def grade_student(course: Course, student: str, template: Template, *, threads: 
             (sub / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, sub / rel)
     to_grade = []
-    for name in template.notebooks:
+    for name in pack.notebooks:
         res = NotebookResult()
         result.notebooks[name] = res
         path, note = located.get(name, (None, None))
@@ -438,11 +579,11 @@ def grade_student(course: Course, student: str, template: Template, *, threads: 
     budget = 120 + 200 * max(1, len(to_grade))
     graded_dir = tc / "autograde" / student / ASSIGNMENT
     if to_grade:
-        rc, why = _nbgrader_autograde(tc, student, extra, log, budget)
+        rc, why = _nbgrader_autograde(tc, student, extra, log, budget, stop)
         if rc != 0:
             # one bad notebook must not sink the others: grade them one by one
             for name in to_grade:
-                rc1, why1 = _nbgrader_autograde(tc, student, extra + [f"--notebook={name}"], log, budget)
+                rc1, why1 = _nbgrader_autograde(tc, student, extra + [f"--notebook={name}"], log, budget, stop)
                 if rc1 != 0 or not (graded_dir / f"{name}.ipynb").exists():
                     res = result.notebooks[name]
                     res.status, res.reason = FAILED, f"nbgrader could not grade it: {why1 or why}"
@@ -454,13 +595,74 @@ def grade_student(course: Course, student: str, template: Template, *, threads: 
                 res.status, res.reason = FAILED, f"nbgrader could not grade it: {why or 'no graded notebook'}"
                 continue
             res.status = GRADED
-            _cell_statuses(res, reports / f"{name}.json", template.grade_cells.get(name, []), result, name)
+            _cell_statuses(res, reports / f"{name}.json", pack.grade_cells.get(name, []), result, name)
     for name, res in result.notebooks.items():
         if res.status != GRADED:
-            res.cells = {gid: {"status": res.status, "reason": res.reason} for gid, _ in template.grade_cells[name]}
-    result.graded_dir = graded_dir if graded_dir.is_dir() else None
-    result.temp_db = tc / "gradebook.db"
+            res.cells = {gid: {"status": res.status, "reason": res.reason} for gid, _ in pack.grade_cells[name]}
+    if graded_dir.is_dir():
+        result.graded = {p.name: p.read_bytes() for p in sorted(graded_dir.iterdir())
+                         if p.is_file() and not p.is_symlink()}
+    if any(r.status == GRADED for r in result.notebooks.values()):
+        result.scores = _scores_of(tc / "gradebook.db", student)
+    result.log = log.read_text(errors="replace") if log.exists() else ""
     result.seconds = time.monotonic() - t0
+    return result
+
+
+def _scores_of(db: Path, student: str) -> dict | None:
+    """What nbgrader autograde wrote into the private gradebook for the student, as plain data."""
+    import warnings
+
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not db.exists():
+        return None
+    with warnings.catch_warnings(), Gradebook(sqlite_url(db)) as tgb:
+        warnings.simplefilter("ignore")
+        try:
+            tsub = tgb.find_submission(ASSIGNMENT, student)
+        except MissingEntry:
+            return None
+        return {
+            "timestamp": tsub.timestamp,
+            "notebooks": {
+                nb.name: {
+                    "late": nb.late_submission_penalty,
+                    "grades": {g.name: (g.auto_score, g.extra_credit) for g in nb.grades},
+                    "comments": {c.name: c.auto_comment for c in nb.comments},
+                }
+                for nb in tsub.notebooks
+            },
+        }
+
+
+def grade_on_dask_worker(job: Job, pack: Pack, sandbox: bool, cell_timeout: int | None, stop_event: str):
+    """The task a Dask worker runs: one student, graded on this worker (threads: the worker's cores
+    shared by its task slots); returns the StudentResult. Stops when the run's Event is set."""
+    from distributed import Event, get_worker
+
+    if sandbox:
+        status = sandbox_status()
+        if not status.ok:
+            raise SandboxMissing(f"worker {socket.gethostname()}: {status.message()}")
+    worker = get_worker()
+    slots = max(1, worker.state.nthreads)
+    threads = max(1, (os.cpu_count() or 1) // slots)
+    event = Event(stop_event)
+    last = [0.0, False]
+
+    def stop() -> bool:
+        if time.monotonic() - last[0] >= 2.0:  # ask the scheduler at most every 2 s
+            last[0] = time.monotonic()
+            try:
+                last[1] = event.is_set()
+            except Exception:  # noqa: BLE001 - scheduler unreachable: go on; the task is dropped anyway
+                pass
+        return last[1]
+
+    result = grade_job(job, pack, threads=threads, sandbox=sandbox, cell_timeout=cell_timeout,
+                       work=Path(worker.local_directory) / "wt-grading", stop=stop)
+    result.worker = f"{socket.gethostname()} {worker.address}"
     return result
 
 
@@ -485,14 +687,57 @@ def _cell_statuses(res: NotebookResult, report: Path, cells, result: StudentResu
         res.reason = f"{len(bad)} test cell(s) could not run to the end: {', '.join(bad)}"
 
 
+
+
 # ------------------------------------------------------------------------------ merging
-def merge(course: Course, result: StudentResult, template: Template) -> None:
-    """Put one student's grading into the course: gradebook, autograde folder, record (last)."""
+def open_gradebook(course: Course):
+    from nbgrader.api import Gradebook
+
+    return Gradebook(course.db_url)
+
+
+def merge(course: Course, result: StudentResult, template: Template, gb=None, staging: Path | None = None) -> None:
+    """Put one student's grading into the course: gradebook, autograde folder, record (last).
+
+    ``gb``: an open course Gradebook to use (one per run; else one is opened for this student)."""
+    if gb is None:
+        with open_gradebook(course) as own:
+            return merge(course, result, template, own, staging)
+    try:
+        _merge_grades(gb, result, template)
+    except BaseException:
+        gb.db.rollback()
+        raise
+
+    dest = course.autograde / result.student / ASSIGNMENT
+    if result.graded:
+        staging = (staging or course.state / "staging") / result.student
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        for fname, data in result.graded.items():
+            (staging / fname).write_bytes(data)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        old = staging.with_name(f"{result.student}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        if dest.exists():
+            os.replace(dest, old)
+        os.replace(staging, dest)
+        shutil.rmtree(old, ignore_errors=True)
+    elif dest.exists():
+        shutil.rmtree(dest)
+    if result.log:
+        logs = course.state / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        (logs / f"{result.student}.log").write_text(result.log)
+    write_json(record_path(course, result.student), result.record())
+
+
+def _merge_grades(gb, result: StudentResult, template: Template) -> None:
     import warnings
 
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
-    with warnings.catch_warnings(), Gradebook(course.db_url) as gb:
+    with warnings.catch_warnings():
         # nbgrader's add_submission makes SQLAlchemy warn about autoflush; harmless
         warnings.simplefilter("ignore")
         try:
@@ -501,78 +746,45 @@ def merge(course: Course, result: StudentResult, template: Template) -> None:
             gb.add_student(result.student)
         graded_any = any(r.status == GRADED for r in result.notebooks.values())
         handed_in = any(r.status != MISSING for r in result.notebooks.values())
-        data = None
-        if graded_any and result.temp_db and result.temp_db.exists():
-            with Gradebook(f"sqlite:///{result.temp_db}") as tgb:
-                try:
-                    tsub = tgb.find_submission(ASSIGNMENT, result.student)
-                except MissingEntry:
-                    tsub = None
-                if tsub is not None:
-                    data = {
-                        "timestamp": tsub.timestamp,
-                        "notebooks": {
-                            nb.name: {
-                                "late": nb.late_submission_penalty,
-                                "grades": {g.name: (g.auto_score, g.extra_credit) for g in nb.grades},
-                                "comments": {c.name: c.auto_comment for c in nb.comments},
-                            }
-                            for nb in tsub.notebooks
-                        },
-                    }
+        data = result.scores if graded_any else None
         if data is not None:
             kw = {"timestamp": data["timestamp"]} if data["timestamp"] else {}
             gb.update_or_create_submission(ASSIGNMENT, result.student, **kw)
-            for nb_name, nb_data in data["notebooks"].items():
-                res = result.notebooks.get(nb_name)
-                snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
-                snb.late_submission_penalty = nb_data["late"]
-                snb.flagged = bool(res and res.status != GRADED) or any(
-                    c["status"] != GRADED for c in (res.cells.values() if res else [])) or any(
-                    f["notebook"] == nb_name for f in result.findings)
-                for gid, (auto, extra_credit) in nb_data["grades"].items():
-                    g = gb.find_grade(gid, nb_name, ASSIGNMENT, result.student)
-                    if res is not None and res.status != GRADED:
-                        auto = 0.0
-                    g.auto_score = auto
-                    g.extra_credit = extra_credit
-                    g.needs_manual_grade = g.manual_score is not None or auto is None
-                for cid, text in nb_data["comments"].items():
-                    gb.find_comment(cid, nb_name, ASSIGNMENT, result.student).auto_comment = text
+            with gb.db.no_autoflush:  # one flush at the commit, not one per query
+                for nb_name, nb_data in data["notebooks"].items():
+                    res = result.notebooks.get(nb_name)
+                    snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
+                    snb.late_submission_penalty = nb_data["late"]
+                    snb.flagged = bool(res and res.status != GRADED) or any(
+                        c["status"] != GRADED for c in (res.cells.values() if res else [])) or any(
+                        f["notebook"] == nb_name for f in result.findings)
+                    grades = {g.name: g for g in snb.grades}  # one query per notebook
+                    comments = {c.name: c for c in snb.comments}
+                    for gid, (auto, extra_credit) in nb_data["grades"].items():
+                        g = grades[gid]
+                        if res is not None and res.status != GRADED:
+                            auto = 0.0
+                        g.auto_score = auto
+                        g.extra_credit = extra_credit
+                        g.needs_manual_grade = g.manual_score is not None or auto is None
+                    for cid, text in nb_data["comments"].items():
+                        comments[cid].auto_comment = text
             gb.db.commit()
         elif handed_in:
             # nothing could be graded (e.g. every notebook invalid): zeros, flagged for a look
             gb.update_or_create_submission(ASSIGNMENT, result.student)
-            for nb_name, res in result.notebooks.items():
-                snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
-                snb.flagged = res.status != MISSING
-                for gid, _ in template.grade_cells.get(nb_name, []):
-                    g = gb.find_grade(gid, nb_name, ASSIGNMENT, result.student)
-                    g.auto_score = 0.0
-                    g.needs_manual_grade = g.manual_score is not None
+            with gb.db.no_autoflush:
+                for nb_name, res in result.notebooks.items():
+                    snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
+                    snb.flagged = res.status != MISSING
+                    grades = {g.name: g for g in snb.grades}
+                    for gid, _ in template.grade_cells.get(nb_name, []):
+                        g = grades[gid]
+                        g.auto_score = 0.0
+                        g.needs_manual_grade = g.manual_score is not None
             gb.db.commit()
-
-    dest = course.autograde / result.student / ASSIGNMENT
-    if result.graded_dir is not None:
-        staging = course.state / "staging" / result.student
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(result.graded_dir, staging, symlinks=True)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        old = course.state / "staging" / f"{result.student}.old"
-        shutil.rmtree(old, ignore_errors=True)
-        if dest.exists():
-            os.replace(dest, old)
-        os.replace(staging, dest)
-        shutil.rmtree(old, ignore_errors=True)
-    elif dest.exists():
-        shutil.rmtree(dest)
-    if result.log is not None and result.log.exists():
-        logs = course.state / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(result.log, logs / f"{result.student}.log")
-    write_json(record_path(course, result.student), result.record())
-    shutil.rmtree(_work_dir(course, result.student), ignore_errors=True)
+        else:
+            gb.db.commit()
 
 
 def record_path(course: Course, student: str) -> Path:
@@ -604,16 +816,20 @@ def write_integrity_report(course: Course, students: list[str]) -> Path:
     return path
 
 
-def summary_line(course: Course, student: str, rec: dict) -> str:
-    from nbgrader.api import Gradebook, MissingEntry
+def summary_line(course: Course, student: str, rec: dict, gb=None, template: Template | None = None) -> str:
+    from nbgrader.api import MissingEntry
 
+    if gb is None:
+        with open_gradebook(course) as own:
+            return summary_line(course, student, rec, own, template)
     score = maximum = 0.0
-    with Gradebook(course.db_url) as gb:
-        try:
-            sub = gb.find_submission(ASSIGNMENT, student)
-            score, maximum = sub.score, sub.max_score
-        except MissingEntry:
-            maximum = sum(ms for cells in grade_cells_of(course.gradebook).values() for _, ms in cells)
+    try:
+        sub = gb.find_submission(ASSIGNMENT, student)
+        score, maximum = sub.score, sub.max_score
+    except MissingEntry:
+        cells = template.grade_cells if template else grade_cells_of(course.db_url)
+        maximum = sum(ms for c in cells.values() for _, ms in c)
+    gb.db.commit()  # end the read transaction
     nbs = rec["notebooks"]
     counts = {k: sum(1 for v in nbs.values() if v["status"] == k) for k in (GRADED, FAILED, MISSING)}
     parts = [f"{counts[GRADED]} graded"]
@@ -636,6 +852,9 @@ class ClassRun:
     skipped: list[str]
     seconds: float
     report: Path
+    elsewhere: list[str] = field(default_factory=list)  # being graded by another run at the time
+    left: list[str] = field(default_factory=list)  # not graded (stopped, or the grading infrastructure failed)
+    workers: list[str] = field(default_factory=list)  # where each graded student was graded, in order
 
 
 def check_sandbox(no_sandbox: bool) -> bool:
@@ -648,9 +867,259 @@ def check_sandbox(no_sandbox: bool) -> bool:
     return True
 
 
+# ------------------------------------------------------------------------------ claims
+def _lock_key(course: Course, name: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"whole-transformer:{name}".encode()).digest()[:8], "big", signed=True)
+
+
+class Claims:
+    """Who is being graded by this run. With a PostgreSQL gradebook, a session advisory lock per
+    student (released by the server if this process dies); with SQLite, a lock file per student
+    under autograde/.wt/claims/ (flock, released by the kernel if this process dies)."""
+
+    def __init__(self, course: Course):
+        self.course = course
+        self.held: dict[str, object] = {}
+        self._con = None
+        if not course.sqlite:
+            from sqlalchemy import create_engine
+
+            self._engine = create_engine(course.db_url, poolclass=__import__("sqlalchemy.pool").pool.NullPool)
+            self._con = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        else:
+            (course.state / "claims").mkdir(parents=True, exist_ok=True)
+
+    def _sql(self, query: str, key: int):
+        from sqlalchemy import text
+
+        return self._con.execute(text(query), {"k": key}).scalar()
+
+    def lock(self, name: str) -> None:
+        """Wait for a lock shared by every run on this course (preparing the gradebook)."""
+        if self._con is not None:
+            self._sql("select pg_advisory_lock(:k)", _lock_key(self.course, f"lock:{name}"))
+        else:
+            f = open(self.course.state / "claims" / f".{name}.lock", "a")
+            fcntl.flock(f, fcntl.LOCK_EX)
+            self.held[f".{name}"] = f
+
+    def unlock(self, name: str) -> None:
+        if self._con is not None:
+            self._sql("select pg_advisory_unlock(:k)", _lock_key(self.course, f"lock:{name}"))
+        else:
+            f = self.held.pop(f".{name}", None)
+            if f is not None:
+                f.close()
+
+    def claim(self, student: str) -> bool:
+        if self._con is not None:
+            got = bool(self._sql("select pg_try_advisory_lock(:k)", _lock_key(self.course, f"student:{student}")))
+            if got:
+                self.held[student] = True
+            return got
+        f = open(self.course.state / "claims" / f"{student}.lock", "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            return False
+        self.held[student] = f
+        return True
+
+    def release(self, student: str) -> None:
+        held = self.held.pop(student, None)
+        if held is None:
+            return
+        if self._con is not None:
+            self._sql("select pg_advisory_unlock(:k)", _lock_key(self.course, f"student:{student}"))
+        else:
+            held.close()
+
+    def close(self) -> None:
+        for s in list(self.held):
+            if not s.startswith("."):
+                try:
+                    self.release(s)
+                except Exception:  # noqa: BLE001 - closing the connection releases them anyway
+                    pass
+        for f in [v for k, v in self.held.items() if k.startswith(".")]:
+            f.close()
+        self.held.clear()
+        if self._con is not None:
+            self._con.close()
+            self._engine.dispose()
+            self._con = None
+
+
+# ------------------------------------------------------------------------------ where grading runs
+class LocalGraders:
+    """N students at once in threads of this process (``--jobs N``)."""
+
+    def __init__(self, jobs: int, work: Path, sandbox: bool, cell_timeout: int | None):
+        self.jobs, self.work, self.sandbox, self.cell_timeout = jobs, work, sandbox, cell_timeout
+        self.pool = cf.ThreadPoolExecutor(max_workers=jobs)
+        self.threads = max(1, (os.cpu_count() or 1) // jobs)
+        _STOPPING.clear()
+
+    def describe(self) -> str:
+        return f"{self.jobs} at a time"
+
+    def capacity(self) -> int:
+        return self.jobs
+
+    def submit(self, job: Job, pack: Pack):
+        return self.pool.submit(grade_job, job, pack, threads=self.threads, sandbox=self.sandbox,
+                                cell_timeout=self.cell_timeout, work=self.work, stop=_STOPPING.is_set)
+
+    def result(self, fut) -> StudentResult:
+        return fut.result()
+
+    def infrastructure_error(self, e: BaseException) -> bool:
+        return isinstance(e, Stopped)
+
+    def stop(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        _stop_all()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+class DaskGraders:
+    """Each student a task on the workers of a running Dask cluster (``--scheduler ADDRESS``)."""
+
+    def __init__(self, address: str, sandbox: bool, cell_timeout: int | None, log=print):
+        from distributed import Client, Event
+
+        self.client = Client(address, timeout="30s")
+        self.sandbox, self.cell_timeout = sandbox, cell_timeout
+        self.event_name = f"wt-stop-{uuid.uuid4().hex}"
+        self.event = Event(self.event_name, client=self.client)
+        info = self.client.scheduler_info()
+        log(f"autograde: Dask scheduler {address}, {len(info.get('workers', {}))} worker(s) with "
+            f"{self.capacity()} task slot(s); dashboard: {self.client.dashboard_link}")
+
+    def describe(self) -> str:
+        return f"on the Dask cluster ({self.capacity()} task slots now)"
+
+    def capacity(self) -> int:
+        return max(1, sum(self.client.nthreads().values()))
+
+    def submit(self, job: Job, pack: Pack):
+        return self.client.submit(grade_on_dask_worker, job, pack, self.sandbox, self.cell_timeout, self.event_name,
+                                  key=f"grade-{job.student}-{uuid.uuid4().hex[:8]}", pure=False)
+
+    def result(self, fut) -> StudentResult:
+        return fut.result()
+
+    def infrastructure_error(self, e: BaseException) -> bool:
+        import distributed
+
+        return isinstance(e, (Stopped, distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
+                              cf.CancelledError, OSError, TimeoutError)) or type(e).__module__.startswith("distributed")
+
+    def stop(self) -> None:
+        try:
+            self.event.set()  # graders on the workers kill their nbgrader runs within 2 s
+            time.sleep(2.5)
+        except Exception:  # noqa: BLE001 - the scheduler may be gone
+            pass
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.client.close(timeout=10)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class Progress:
+    """Students done, running and left, with the rate: a tqdm bar on a terminal, else a plain line
+    on stderr every 15 s."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        from tqdm import tqdm
+
+        self.t0 = time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.enabled = enabled and total > 0
+        self.last = 0.0
+        self.bar = tqdm(total=total, unit="student", file=sys.stderr, disable=not (self.enabled and self.tty),
+                        bar_format="autograde {bar:20} {desc}", dynamic_ncols=True)
+        self.total = total
+
+    def update(self, done: int, running: int, force: bool = False) -> None:
+        now = time.monotonic()
+        if not self.enabled or not (force or self.tty or now - self.last >= 15):
+            return
+        self.last = now
+        minutes = (now - self.t0) / 60
+        rate = done / minutes if minutes > 0 and done else 0.0
+        left = self.total - done - running
+        eta = f", about {(self.total - done) / rate:.0f} min to go" if rate and done < self.total else ""
+        text = f"{done}/{self.total} done · {running} running · {left} left · {rate:.1f} students/min{eta}"
+        if self.tty:
+            self.bar.n = done
+            self.bar.set_description_str(text)
+        else:
+            print(f"autograde: {text}", file=sys.stderr, flush=True)
+
+    def clear(self) -> None:
+        if self.tty:
+            self.bar.clear()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _work_root(course: Course) -> Path:
+    """This run's work folder; those of dead runs of this host are removed."""
+    base = course.state / "work"
+    host = socket.gethostname()
+    if base.is_dir():
+        for d in base.iterdir():
+            h, _, pid = d.name.rpartition("-")
+            if h == host and pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+            elif not pid.isdigit():
+                shutil.rmtree(d, ignore_errors=True)  # left by an older version of this runner
+    return base / f"{host}-{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_done(course: Course, student: str, template: Template) -> bool:
+    rec = load_record(course, student)
+    return (rec is not None and rec["fingerprint"] == fingerprint(course, student, template)
+            and (course.autograde / student / ASSIGNMENT).exists() == any(
+                v["status"] == GRADED for v in rec["notebooks"].values()))
+
+
+def _failed_result(job: Job, template: Template, e: BaseException) -> StudentResult:
+    result = StudentResult(job.student, job.fingerprint, {}, list(job.findings))
+    for name in template.notebooks:
+        why = f"the autograder failed on this student: {type(e).__name__}: {e}"
+        result.notebooks[name] = NotebookResult(FAILED, why)
+        result.notebooks[name].cells = {g: {"status": FAILED, "reason": result.notebooks[name].reason}
+                                        for g, _ in template.grade_cells[name]}
+    return result
+
+
 def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: list[str] | None = None,
-              no_sandbox: bool = False, cell_timeout: int | None = None, log=print) -> ClassRun:
-    """Grade every student of submitted/ (or those given) who is not graded yet; see module doc."""
+              no_sandbox: bool = False, cell_timeout: int | None = None, scheduler: str | None = None,
+              progress: bool | None = None, log=print) -> ClassRun:
+    """Grade every student of submitted/ (or those given) who is not graded yet; see module doc.
+
+    ``scheduler``: the address of a Dask scheduler (``tcp://host:8786``) to grade on its workers;
+    else ``jobs`` students at once here. Ctrl-C stops cleanly: students merged so far stay graded."""
     t0 = time.monotonic()
     if jobs < 1:
         raise ValueError(f"--jobs must be 1 or more, got {jobs}")
@@ -667,57 +1136,107 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
             raise ValueError(f"no submission folder for {', '.join(unknown)} in {course.submitted}")
         everyone = [s for s in everyone if s in students]
     course.state.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(course.state / "work", ignore_errors=True)
-    shutil.rmtree(course.state / "staging", ignore_errors=True)
-    t_prep = time.monotonic()
-    template = build_template(course, course.state / "work", log)
-    log(f"autograde: assignment ready in {time.monotonic() - t_prep:.1f} s")
-
-    todo, skipped = [], []
-    for s in sorted(everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s)
-                                                   if p.suffix == ".ipynb"])):
-        rec = load_record(course, s)
-        done = (rec is not None and rec["fingerprint"] == fingerprint(course, s, template)
-                and (course.autograde / s / ASSIGNMENT).exists() == any(
-                    v["status"] == GRADED for v in rec["notebooks"].values()))
-        (skipped if done and not force else todo).append(s)
-    log(f"autograde: {len(todo)} to grade, {len(skipped)} already graded, {jobs} at a time "
-        f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})")
-    threads = max(1, (os.cpu_count() or 1) // jobs)
+    work = _work_root(course)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    claims = Claims(course)
+    graders = None
+    bar = None
     graded: list[str] = []
-    pool = cf.ThreadPoolExecutor(max_workers=jobs)
-    _STOPPING.clear()
+    where: list[str] = []
+    elsewhere: list[str] = []
+    left: list[str] = []
     try:
-        # the biggest submissions first, so that the last ones to finish are short
-        futures = {pool.submit(grade_student, course, s, template, threads=threads, sandbox=sandbox,
-                               cell_timeout=cell_timeout): s for s in todo}
-        for fut in cf.as_completed(futures):
-            s = futures[fut]
-            try:
-                result = fut.result()
-            except Exception as e:  # noqa: BLE001 - a grader bug must not stop the class
-                result = StudentResult(s, fingerprint(course, s, template), {}, [])
-                for name in template.notebooks:
-                    result.notebooks[name] = NotebookResult(
-                        FAILED, f"the autograder failed on this student: {type(e).__name__}: {e}")
-                    result.notebooks[name].cells = {
-                        g: {"status": FAILED, "reason": result.notebooks[name].reason}
-                        for g, _ in template.grade_cells[name]}
-            merge(course, result, template)
-            graded.append(s)
-            log(summary_line(course, s, result.record()))
-    except BaseException:
-        # Ctrl-C or an error: stop the graders now; students merged so far stay graded
-        pool.shutdown(wait=False, cancel_futures=True)
-        _stop_all()
-        raise
-    pool.shutdown(wait=True)
+        t_prep = time.monotonic()
+        claims.lock("assignment")  # one run at a time prepares the gradebook and the assignment
+        try:
+            template = build_template(course, work, log)
+        finally:
+            claims.unlock("assignment")
+        pack = make_pack(course, template)
+        where_db = "gradebook.db" if course.sqlite else redact(course.db_url)
+        log(f"autograde: assignment ready in {time.monotonic() - t_prep:.1f} s; gradebook {where_db}")
+
+        todo, skipped = [], []
+        for s in sorted(everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s)
+                                                       if p.suffix == ".ipynb"])):
+            (skipped if is_done(course, s, template) and not force else todo).append(s)
+        graders = (DaskGraders(scheduler, sandbox, cell_timeout, log) if scheduler
+                   else LocalGraders(jobs, work, sandbox, cell_timeout))
+        log(f"autograde: {len(todo)} to grade, {len(skipped)} already graded, {graders.describe()} "
+            f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})")
+        bar = Progress(len(todo), enabled=progress if progress is not None else True)
+        gb = open_gradebook(course)
+        staging = work / "staging"
+        queue = list(todo)  # the biggest submissions first, so that the last ones to finish are short
+        running: dict[object, Job] = {}
+        try:
+            while queue or running:
+                while queue and len(running) < graders.capacity():
+                    s = queue.pop(0)
+                    if not claims.claim(s):
+                        elsewhere.append(s)  # another run is grading this student now
+                        continue
+                    if not force and is_done(course, s, template):
+                        claims.release(s)  # graded by another run since this one started
+                        skipped.append(s)
+                        continue
+                    job = make_job(course, s, template)
+                    running[graders.submit(job, pack)] = job
+                finished = [f for f in running if f.done()]
+                if not finished:
+                    bar.update(len(graded), len(running))
+                    time.sleep(0.2)
+                    continue
+                for fut in finished:
+                    job = running.pop(fut)
+                    try:
+                        result = graders.result(fut)
+                    except SandboxMissing:
+                        raise
+                    except BaseException as e:  # noqa: BLE001 - sorted below
+                        if isinstance(e, KeyboardInterrupt):
+                            raise
+                        if graders.infrastructure_error(e):
+                            log(f"{job.student}: not graded ({type(e).__name__}: {e}); left for the next run")
+                            left.append(job.student)
+                            claims.release(job.student)
+                            continue
+                        result = _failed_result(job, template, e)  # a grader bug must not stop the class
+                    merge(course, result, template, gb, staging)
+                    claims.release(job.student)
+                    graded.append(job.student)
+                    where.append(result.worker)
+                    bar.clear()
+                    log(summary_line(course, job.student, result.record(), gb, template))
+                bar.update(len(graded), len(running), force=not running)
+        except BaseException:
+            # Ctrl-C or an error: stop the graders now; students merged so far stay graded
+            bar.close()
+            left = [s for s in todo if s not in set(graded) | set(elsewhere) | set(skipped)]
+            log(f"autograde: stopping: {len(graded)} graded in this run, {len(left)} left (run it again to "
+                "grade who is left)")
+            graders.stop()
+            graders = None
+            raise
+        finally:
+            gb.close()
+        bar.close()
+    finally:
+        if graders is not None:
+            graders.close()
+        claims.close()
+        shutil.rmtree(work, ignore_errors=True)
     report = write_integrity_report(course, course.students())
     seconds = time.monotonic() - t0
     records = {s: load_record(course, s) or {} for s in course.students()}
     total_findings = sum(len(r.get("findings", [])) for r in records.values())
-    log(f"autograde: graded {len(graded)}, skipped {len(skipped)} already graded, in {seconds:.1f} s; "
-        f"{total_findings} finding(s) in {report.name}")
+    log(f"autograde: graded {len(graded)}, skipped {len(skipped)} already graded, in {seconds:.1f} s "
+        f"({60 * len(graded) / max(seconds, 1e-9):.1f} students/min); {total_findings} finding(s) in {report.name}")
+    if elsewhere:
+        log(f"autograde: {len(elsewhere)} student(s) were being graded by another run: {', '.join(elsewhere)}")
+    if left:
+        log(f"autograde: {len(left)} student(s) left for the next run: {', '.join(left)}")
     look = []
     for s, r in records.items():
         bad = [f"{n[:2]} {v['status']}" for n, v in r.get("notebooks", {}).items() if v["status"] == FAILED]
@@ -726,7 +1245,7 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
             look.append(f"{s} ({', '.join(bad + ([f'{nf} finding(s)'] if nf else []))})")
     if look:
         log(f"to look at ({len(look)}): " + "; ".join(look))
-    return ClassRun(graded, skipped, seconds, report)
+    return ClassRun(graded, skipped, seconds, report, elsewhere, left, where)
 
 
-__all__ = ["autograde", "grade_student", "merge", "SandboxMissing", "INSTALL_HINT", "GRADED", "FAILED", "MISSING"]
+__all__ = ["autograde", "grade_job", "merge", "SandboxMissing", "INSTALL_HINT", "GRADED", "FAILED", "MISSING"]

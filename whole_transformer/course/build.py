@@ -39,6 +39,10 @@ REQUIRE_JS = f"{STATIC}/require.js"
 def release(course: Course, dest: Path | None = None, log=print) -> Path:
     """nbgrader generate_assignment; into ``dest`` (a folder) instead of release/ if given."""
     args = ["generate_assignment", ASSIGNMENT, "--force"]
+    if dest is None:  # a database server gets nbgrader's schema (or its migrations) first
+        from .autograde import prepare_database
+
+        prepare_database(course, log)
     if dest is not None:
         args.append(f"--CourseDirectory.release_directory={Path(dest).resolve()}")
     done = run_nbgrader(args, course.root)

@@ -37,7 +37,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader import utils as nbutils
 from nbgrader.preprocessors import Execute
-from traitlets import Integer, Unicode
+from traitlets import Bool, Integer, Unicode
 
 from .sandbox import SandboxedKernelManager, sandbox_opt_out, sandbox_status
 
@@ -63,6 +63,8 @@ class SandboxExecute(Execute):
     memory_limit = Integer(3 * 2**30, help="address-space limit of the kernel, bytes").tag(config=True)
     file_size_limit = Integer(256 * 2**20, help="largest file the kernel may write, bytes").tag(config=True)
     threads = Integer(1, help="threads for NumPy/PyTorch in the kernel").tag(config=True)
+    headless_labs = Bool(True, help="the labs build no widgets and train nothing (nothing displays them "
+                                    "while grading; whole_transformer/labs/__init__.py)").tag(config=True)
 
     def __init__(self, **kw):
         super().__init__(**kw)
@@ -86,7 +88,8 @@ class SandboxExecute(Execute):
             km.memory_limit = self.memory_limit
             km.file_size_limit = self.file_size_limit
             km.threads = self.threads
-            km.extra_env = {"NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde")}
+            km.extra_env = {"NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
+                            "WT_LABS_HEADLESS": "1" if self.headless_labs else ""}
         else:
             self.log.warning("Running student code WITHOUT a sandbox (opted out).")
             km = AsyncKernelManager(kernel_name=kernel_name, config=self.config)
@@ -95,6 +98,10 @@ class SandboxExecute(Execute):
 
     async def async_start_new_kernel(self, **kwargs):
         kwargs["cwd"] = str(self._scratch)  # never the folder holding the graded notebooks
+        if not isinstance(self.km, SandboxedKernelManager):  # the sandbox builds its own environment
+            env = dict(kwargs.get("env") or os.environ)
+            env["WT_LABS_HEADLESS"] = "1" if self.headless_labs else ""
+            kwargs["env"] = env
         await super().async_start_new_kernel(**kwargs)
 
     def _get_timeout(self, cell):

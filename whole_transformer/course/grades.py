@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 
 from .autograde import FAILED, GRADED, MISSING, load_record, submission_files
-from .layout import ASSIGNMENT, Course, digest_files, run_nbgrader
+from .layout import ASSIGNMENT, Course, digest_files, redact, run_nbgrader
 
 DETAIL_COLUMNS = ["student_id", "notebook", "grade_id", "score", "max_score", "status", "reason"]
 
@@ -109,8 +109,11 @@ def write_detail(course: Course, path: Path | None = None) -> Path:
 
 
 def grades(course: Course, log=print) -> tuple[Path, Path]:
-    if not course.gradebook.exists():
-        raise ValueError(f"no gradebook at {course.gradebook}: run make autograde first")
+    from .autograde import gradebook_exists
+
+    if not gradebook_exists(course):
+        where = course.gradebook if course.sqlite else redact(course.db_url)
+        raise ValueError(f"no gradebook at {where}: run make autograde first")
     out = course.root / "grades.csv"
     done = run_nbgrader(["export", "--to", str(out)], course.root)
     if done.returncode != 0 or not out.exists():

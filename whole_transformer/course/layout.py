@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -59,7 +60,14 @@ class Course:
 
     @property
     def db_url(self) -> str:
-        return f"sqlite:///{self.gradebook}"
+        """The gradebook's URL as nbgrader sees it: ``c.CourseDirectory.db_url`` of the course's
+        nbgrader_config.py (which reads ``DB_URL``), else nbgrader's default, gradebook.db here."""
+        return configured_db_url(self.root, os.environ.get("DB_URL", ""))
+
+    @property
+    def sqlite(self) -> bool:
+        """True when the gradebook is a SQLite file (then it is ``self.gradebook``)."""
+        return self.db_url.startswith("sqlite")
 
     @property
     def state(self) -> Path:
@@ -78,6 +86,32 @@ class Course:
         if not self.submitted.is_dir():
             return []
         return sorted(p.name for p in self.submitted.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+@functools.lru_cache(maxsize=16)
+def configured_db_url(root: Path, db_url_env: str = "") -> str:
+    """``c.CourseDirectory.db_url`` as the course's nbgrader_config.py sets it (cached per root and
+    DB_URL), else ``sqlite:///<root>/gradebook.db`` (nbgrader's default)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    default = f"sqlite:///{root / 'gradebook.db'}"
+    path = root / "nbgrader_config.py"
+    if not path.is_file():
+        return default
+    config = PyFileConfigLoader(path.name, path=str(root)).load_config()
+    url = config.CourseDirectory.get("db_url") if "CourseDirectory" in config else None
+    return str(url) if url else default
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def redact(url: str) -> str:
+    """A database URL fit to print: any password replaced by ***."""
+    import re
+
+    return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
 def nbgrader_env(course: Course) -> dict[str, str]:
