@@ -84,13 +84,14 @@ class TooManyCalls(Exception):
     """The function called the model more than MAX_CALLS times in one case: its loop never stops."""
 
 
-def _counted(model):
+def counted(model):
+    """The model, refusing to run more than MAX_CALLS times (TooManyCalls): a loop that never stops."""
     calls = [0]
 
     def counted(ids):
         calls[0] += 1
         if calls[0] > MAX_CALLS:
-            raise TooManyCalls(f"the model was called more than {MAX_CALLS} times")
+            raise TooManyCalls(f"the model was called more than {MAX_CALLS} times: does your loop stop?")
         return model(ids)
 
     return counted
@@ -129,7 +130,7 @@ def hand_out(exercise: str, fn, cases, watch: int | None = None, models: int | N
     for args, kwargs in cases:
         args = _tuple(args)
         if models is not None:
-            args = args[:models] + (_counted(args[models]),) + args[models + 1:]
+            args = args[:models] + (counted(args[models]),) + args[models + 1:]
         results.append(outcome(fn, args, kwargs, watch))
     _publish(exercise, results)
 
