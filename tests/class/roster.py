@@ -281,7 +281,8 @@ def roster(nbs: Notebooks, course: Path) -> list[Student]:
     # kernel, so each loses that exercise's points (issue 10).
     nb = alt.solved(NB4)
     set_answer(nb, "masked_loss", PATCH_GRADING + "\n\n" + wrong["masked_loss"])
-    S.append(Student("patches-grading", {NB4: nb}, zero("test_masked_loss", "test_no_causal_mask", "test_learns_nothing"),
+    S.append(Student("patches-grading", {NB4: nb},
+                     zero("test_masked_loss", "test_no_causal_mask", "test_learns_nothing"),
                      note="replaces every function of whole_transformer.grading by one that returns True: the "
                           "test cells after it hand nothing out, so they fail too"))
 
