@@ -291,6 +291,8 @@ c.Spawner.cmd = [{str(room.env / 'bin' / 'jupyterhub-singleuser')!r}]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
 c.Spawner.environment = {{"PATH": {f"{room.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"!r}}}
+# nothing of the hub's own environment (PYTHONPATH, VIRTUAL_ENV, CONDA_*) reaches a user's server
+c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 180
 """)
