@@ -39,6 +39,7 @@ def execute(nb, **env):
 
 
 
+REPO = Path(__file__).resolve().parents[1]
 N03, N04 = "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb"
 QUESTIONS = {N03: {"changes_during_inference": "B", "rows_742": 7},
              N04: {"counted_427": 5, "flat_shape": (320, 42), "no_causal_mask": "B", "learns_nothing": "B"}}
@@ -235,10 +236,11 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks_and_wrong_exercises_n
 
     course = tmp_path / "course"
     (course / "source" / "whole-transformer").mkdir(parents=True)
-    (course / "nbgrader_config.py").write_text(
+    (course / "nbgrader_config.py").write_text(  # the course's config: its grader decides the verdicts
         "c = get_config()  # noqa: F821\n"
+        f"load_subconfig({str(REPO / 'nbgrader_config.py')!r})  # noqa: F821\n"
         "c.CourseDirectory.course_id = 'test-03-04'\n"
-        "c.ExecutePreprocessor.timeout = 300\n"
+        "c.SandboxExecute.timeout = 300\n"
         "c.CourseDirectory.db_url = 'sqlite:///gradebook.db'\n")
     for name in (N03, N04):
         shutil.copy(SOURCE / name, course / "source" / "whole-transformer" / name)
