@@ -19,21 +19,15 @@ from __future__ import annotations
 
 import builtins
 import json
-import math
 import sys
 
 import numpy as np
 
 _type = builtins.type
 _len = builtins.len
-_abs = builtins.abs
 _int = builtins.int
-_float = builtins.float
 _tuple = builtins.tuple
-_range = builtins.range
-_zip = builtins.zip
 _issubclass = builtins.issubclass
-_isfinite = math.isfinite
 _np_generic = np.generic
 _np_ndarray = np.ndarray
 _generic_item = np.generic.item
@@ -185,8 +179,6 @@ _default_rng = np.random.default_rng
 _asarray = np.asarray
 _int64 = np.int64
 _float64 = np.float64
-_arange = np.arange
-_ndarray_copy = np.ndarray.copy
 _ndarray_reshape = np.ndarray.reshape
 _ndarray_astype = np.ndarray.astype
 

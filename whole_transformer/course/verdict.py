@@ -32,10 +32,10 @@ import math
 import re
 
 from nbformat import NotebookNode
-from nbgrader import utils as nbutils
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..grading import RESULTS_MIME
+from .cells import is_test
 
 BEGIN, END = "### BEGIN EXPECTED", "### END EXPECTED"
 _REGION = re.compile(rf"^[ \t]*{re.escape(BEGIN)}[ \t]*\n(.*?)^[ \t]*{re.escape(END)}[ \t]*(\n|$)", re.S | re.M)
@@ -145,17 +145,13 @@ def failure_message(expected: dict, failed: list[str]) -> str:
 
 
 # ------------------------------------------------------------------------------ the preprocessors
-def _is_test(cell) -> bool:
-    return cell.cell_type == "code" and nbutils.is_grade(cell) and not nbutils.is_solution(cell)
-
-
 class HoldExpected(NbGraderPreprocessor):
     """Before the kernel runs: cut the expected values out of every test cell and keep them here."""
 
     def preprocess(self, nb, resources):
         held = resources.setdefault("wt_expected", {})
         for cell in nb.cells:
-            if not _is_test(cell):
+            if not is_test(cell):
                 continue
             source, payload = split_expected(cell.source)
             if payload is not None:
@@ -170,7 +166,7 @@ class Verdict(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         held = resources.get("wt_expected", {})
         for cell in nb.cells:
-            if _is_test(cell):
+            if is_test(cell):
                 cell.outputs = verdict_outputs(cell, held.get(cell.metadata.nbgrader["grade_id"]))
         return nb, resources
 
