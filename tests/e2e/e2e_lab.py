@@ -221,22 +221,43 @@ class Notebook:
         pytest.fail(f"{self.path}: the status bar still says {self.kernel_status()!r} after {timeout} s, not {state}")
 
     def run_all(self, timeout=RUN_ALL_TIMEOUT):
-        """Run > Run All Cells, then wait for the kernel in the status bar. Returns the seconds it took."""
+        """Run > Run All Cells, then wait until the kernel has replied to every cell it was sent (JupyterLab's
+        command may resolve while cells are still queued, and queued cells scrolled out of view show no [*]).
+        Returns the seconds it took."""
         self.wait_kernel("Idle")
         start = time.monotonic()
         finished = self.page.evaluate(
-            """async ([id, timeout]) => {
+            f"""async ([id, timeout]) => {{
                 const app = window.jupyterapp;
-                app.shell.activateById(id);
-                const run = app.commands.execute('notebook:run-all-cells');
-                const late = new Promise(resolve => setTimeout(() => resolve('timeout'), timeout * 1000));
-                const result = await Promise.race([run.then(() => 'done'), late]);
-                return result;
-            }""",
+                const w = ({_FIND})(id);
+                const kernel = w.sessionContext.session.kernel;
+                const pending = new Set();
+                let sent = 0;
+                const watch = (k, {{msg, direction}}) => {{
+                    if (direction === 'send' && msg.header.msg_type === 'execute_request') {{
+                        pending.add(msg.header.msg_id); sent += 1;
+                    }} else if (direction === 'recv' && msg.header.msg_type === 'execute_reply') {{
+                        pending.delete(msg.parent_header.msg_id);
+                    }}
+                }};
+                kernel.anyMessage.connect(watch);
+                try {{
+                    app.shell.activateById(id);
+                    const run = app.commands.execute('notebook:run-all-cells');
+                    const deadline = Date.now() + timeout * 1000;
+                    await Promise.race([run, new Promise(r => setTimeout(r, timeout * 1000))]);
+                    while (Date.now() < deadline && (sent === 0 || pending.size > 0)) {{
+                        await new Promise(r => setTimeout(r, 100));
+                    }}
+                    return pending.size === 0 && sent > 0 ? 'done' : `${{pending.size}} of ${{sent}} cells unanswered`;
+                }} finally {{
+                    kernel.anyMessage.disconnect(watch);
+                }}
+            }}""",
             [self.id, timeout],
         )
         if finished != "done":
-            pytest.fail(f"{self.path}: Run All Cells did not finish within {timeout} s")
+            pytest.fail(f"{self.path}: Run All Cells did not finish within {timeout} s ({finished})")
         self.wait_settled(deadline=start + timeout)
         return time.monotonic() - start
 
@@ -251,7 +272,7 @@ class Notebook:
 
     def wait_settled(self, deadline, calm=3):
         """Wait until no cell is queued or running and the status bar says Idle, `calm` polls in a row (the kernel
-        is briefly idle between two cells, and the run command may resolve before the last reply is shown)."""
+        is briefly idle between two cells, and the last reply may be shown a moment after it arrives)."""
         quiet = 0
         while quiet < calm:
             if time.monotonic() > deadline:

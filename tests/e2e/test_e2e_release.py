@@ -308,9 +308,6 @@ def exercise_training(lab, nb, prefix):
 
 
 # ---------------------------------------------------------------------------------------------- tests
-@pytest.mark.xfail(reason="open bug: since 01's machine lab moved below its questions, JupyterLab's Run All "
-                          "leaves the last cell (the count with torch) unrun; the kernel runs it (notebook tests)",
-                   strict=False)
 def test_release_01_runs(lab):
     check_release_run(lab, N01)
 
