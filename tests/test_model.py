@@ -8,14 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from whole_transformer.fast import cache_rows, extend, logits_at, single_thread
 from whole_transformer.model import (
     ModelConfig,
     Transformer,
-    cache_rows,
     count_parameters,
     parameter_counts,
     parameter_table,
-    single_thread,
     sinusoidal_positions,
     softmax_rows,
 )
@@ -229,20 +228,20 @@ def test_softmax_rows_equals_torch_softmax():
 def test_logits_at_equals_the_full_logits_at_those_positions():
     m = _model()
     x, y = make_batch(range(100, 164))
-    keep = y != PAD
-    assert torch.allclose(m.logits_at(x, keep), m(x)[keep], atol=1e-5)
+    rows = y != PAD
+    assert torch.allclose(logits_at(m, x, rows), m(x)[rows], atol=1e-5)
     # and so the training loss equals the loss over all positions with PAD ignored
     full = F.cross_entropy(m(x).reshape(-1, 42), y.reshape(-1), ignore_index=PAD)
-    assert torch.allclose(F.cross_entropy(m.logits_at(x, keep), y[keep]), full, atol=1e-6)
+    assert torch.allclose(F.cross_entropy(logits_at(m, x, rows), y[rows]), full, atol=1e-6)
 
 
-def test_logits_at_rejects_a_bad_keep():
+def test_logits_at_rejects_a_bad_row_mask():
     m = _model()
     x, y = make_batch(range(3))
-    with pytest.raises(ValueError, match="keep must be a bool tensor shaped like ids"):
-        m.logits_at(x, (y != PAD).long())
-    with pytest.raises(ValueError, match="keep must be a bool tensor shaped like ids"):
-        m.logits_at(x, (y != PAD)[:, :2])
+    with pytest.raises(ValueError, match="rows must be a bool tensor shaped like ids"):
+        logits_at(m, x, (y != PAD).long())
+    with pytest.raises(ValueError, match="rows must be a bool tensor shaped like ids"):
+        logits_at(m, x, (y != PAD)[:, :2])
 
 
 def test_extend_equals_rerunning_the_whole_prefix():
@@ -250,9 +249,9 @@ def test_extend_equals_rerunning_the_whole_prefix():
     seqs = torch.tensor([sequence(n)[:8] for n in (427, 773, 905, 318)])  # (4, 8), no padding
     full = m(seqs)
     cache = {}
-    parts = [m.extend(seqs[:, :4], cache)]
+    parts = [extend(m, seqs[:, :4], cache)]
     for t in range(4, 8):
-        parts.append(m.extend(seqs[:, t : t + 1], cache))
+        parts.append(extend(m, seqs[:, t : t + 1], cache))
     assert torch.allclose(torch.cat(parts, 1), full, atol=1e-5)
     assert cache["ids"].shape == (4, 8)
     # keep only some rows and go on
@@ -263,12 +262,12 @@ def test_extend_equals_rerunning_the_whole_prefix():
 
 def test_extend_refuses_a_model_without_causal_mask_and_too_long_input():
     with pytest.raises(ValueError, match="extend needs the causal mask"):
-        _model(causal=False).extend(torch.tensor([prompt(5)]), {})
+        extend(_model(causal=False), torch.tensor([prompt(5)]), {})
     m = _model()
     cache = {}
-    m.extend(torch.tensor([[6] * 10]), cache)
+    extend(m, torch.tensor([[6] * 10]), cache)
     with pytest.raises(ValueError, match="longer than max_len=16"):
-        m.extend(torch.tensor([[6] * 7]), cache)
+        extend(m, torch.tensor([[6] * 7]), cache)
 
 
 def test_single_thread_restores_the_thread_count():

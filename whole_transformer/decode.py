@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .model import cache_rows, single_thread
+from .fast import cache_rows, extend, single_thread
+from .model import Transformer
 from .task import EOS, answer_words, decode, expected_answer, prompt
 
 MAX_NEW = 6  # the longest answer, "seven hundred seventy seven <eos>", has 5 tokens
@@ -99,7 +100,7 @@ def read_numbers(model: torch.nn.Module, numbers: Iterable[int], max_new: int = 
     Greedy decoding, the same as one number at a time, but batched: the prompts are grouped by
     length (1, 2 or 3 digits), so within a group every row writes its next token in the same
     column and no padding is needed. A row leaves the batch once it writes <eos>. Each step runs
-    only the newest token (``Transformer.extend`` keeps the earlier keys and values), so all
+    only the newest token (``fast.extend`` keeps the earlier keys and values), so all
     1,000 numbers take a few milliseconds per step.
     """
     numbers = list(numbers)
@@ -109,7 +110,7 @@ def read_numbers(model: torch.nn.Module, numbers: Iterable[int], max_new: int = 
     model.eval()
     # A model without the causal mask (the course's ablation) lets earlier positions see later
     # ones, so their keys change as the answer grows: it must re-run the whole prefix each step.
-    fast = hasattr(model, "extend") and getattr(model.cfg, "causal", False)
+    fast = isinstance(model, Transformer) and model.cfg.causal
     said: dict[int, list[int]] = {n: [] for n in prompts}
     groups: dict[int, list[int]] = {}
     for n, p in prompts.items():
@@ -121,7 +122,7 @@ def read_numbers(model: torch.nn.Module, numbers: Iterable[int], max_new: int = 
             ids = new = torch.tensor([prompts[n] for n in rows])  # (G, prompt length) no padding
             for _ in range(max_new):
                 if fast:
-                    nxt = model.extend(new, cache)[:, -1].argmax(-1)  # (G,)
+                    nxt = extend(model, new, cache)[:, -1].argmax(-1)  # (G,)
                 else:  # re-run the whole prefix
                     nxt = model(ids)[:, -1].argmax(-1)
                 for n, t in zip(rows, nxt.tolist(), strict=True):

@@ -21,7 +21,8 @@ import torch
 import torch.nn.functional as F
 
 from .decode import evaluate
-from .model import ModelConfig, Transformer, single_thread
+from .fast import logits_at, single_thread
+from .model import ModelConfig, Transformer
 from .task import PAD, make_batch, split
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
@@ -73,10 +74,10 @@ def batch_loss(model: Transformer, x: torch.Tensor, y: torch.Tensor) -> tuple[to
     """The training loss of one batch and how many targets it counted.
 
     The same number as ``loss_fn(model(x), y)``, computing scores only where a target counts
-    (see ``Transformer.logits_at``).
+    (see ``fast.logits_at``).
     """
     counts = y != PAD  # (B, L) the targets that count
-    return F.cross_entropy(model.logits_at(x, counts), y[counts]), int(counts.sum())
+    return F.cross_entropy(logits_at(model, x, counts), y[counts]), int(counts.sum())
 
 
 def train(
@@ -95,7 +96,7 @@ def train(
     """
     if isinstance(evaluate_every, bool) or not isinstance(evaluate_every, int) or evaluate_every < 0:
         raise ValueError(f"evaluate_every must be a whole number of epochs (0: never), got {evaluate_every!r}")
-    with single_thread():  # see model.single_thread: faster here, and the same numbers on any machine
+    with single_thread():  # see fast.py: faster here, and the same numbers on any machine
         return _train(model_config or ModelConfig(), train_config or TrainConfig(), callback, progress, snapshots,
                       evaluate_every)
 

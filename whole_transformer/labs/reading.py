@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from ..decode import MAX_NEW, Trace, greedy_trace, read_numbers
-from ..model import single_thread
+from ..fast import single_thread
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
 

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 
 from ..decode import read_numbers
-from ..model import ModelConfig, single_thread
+from ..fast import single_thread
+from ..model import ModelConfig
 from ..task import expected_answer, split
 from ..train import EpochLog, Run, TrainConfig, train
 
