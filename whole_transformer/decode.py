@@ -17,7 +17,7 @@ import torch
 
 from .fast import cache_rows, extend, single_thread
 from .model import Transformer
-from .task import EOS, answer_words, decode, expected_answer, prompt
+from .task import EOS, answer_words, expected_answer, prompt
 
 MAX_NEW = 6  # the longest answer, "seven hundred seventy seven <eos>", has 5 tokens
 
@@ -168,7 +168,3 @@ def evaluate(model: torch.nn.Module, numbers: Iterable[int], task: str = "read")
     mistakes = [(n, said[n]) for n in numbers if said[n] != expected_answer(n, task)]
     return Evaluation(len(numbers) - len(mistakes), len(numbers), mistakes, task)
 
-
-def tokens(ids: Sequence[int]) -> list[str]:
-    """Ids as token strings (re-exported for the labs)."""
-    return decode(ids)
