@@ -40,8 +40,8 @@ def _same_weights(a: torch.nn.Module, b: torch.nn.Module, atol=0.0) -> bool:
 
 
 def test_defaults_are_the_course_settings():
-    tc = TrainConfig()
-    assert (tc.epochs, tc.batch_size, tc.lr, tc.seed, tc.task) == (60, 64, 1e-3, 0, "read")
+    d = TrainConfig()
+    assert (d.epochs, d.batch_size, d.lr, d.seed, d.task) == (60, 64, 1e-3, 0, "read")
     assert MAIN_RUN == TrainConfig(epochs=60, seed=0)
     assert MICROSCOPE_CONFIG == ModelConfig(d_model=6, n_heads=1, n_layers=1, d_ff=12)
 
@@ -294,15 +294,15 @@ def test_cli_reports_bad_settings(capsys):
 def test_cli_ablation_switches_reach_the_model(monkeypatch):
     seen = {}
 
-    def fake_train(mc, tc, **kwargs):
-        seen["mc"], seen["tc"] = mc, tc
-        return tr.Run(Transformer(mc), mc, tc)
+    def fake_train(model_config, train_config, **kwargs):
+        seen["model_config"], seen["train_config"] = model_config, train_config
+        return tr.Run(Transformer(model_config), model_config, train_config)
 
     monkeypatch.setattr(tr, "train", fake_train)
     assert tr.main(["--epochs", "0", "--emb-std", "1", "--no-scale", "--no-causal", "--task", "copy",
                     "--seed", "3", "--lr", "0.01"]) == 0
-    assert seen["mc"] == ModelConfig(emb_std=1.0, scale_embedding=False, causal=False)
-    assert seen["tc"] == TrainConfig(epochs=0, seed=3, lr=0.01, task="copy")
+    assert seen["model_config"] == ModelConfig(emb_std=1.0, scale_embedding=False, causal=False)
+    assert seen["train_config"] == TrainConfig(epochs=0, seed=3, lr=0.01, task="copy")
 
 
 def test_loss_used_in_training_equals_loss_fn():

@@ -101,27 +101,27 @@ def train(
                       evaluate_every)
 
 
-def _train(mc, tc, callback, progress, snapshots, evaluate_every) -> Run:
-    torch.manual_seed(tc.seed)
-    model = Transformer(mc)
-    run = Run(model, mc, tc)
+def _train(model_config, train_config, callback, progress, snapshots, evaluate_every) -> Run:
+    torch.manual_seed(train_config.seed)
+    model = Transformer(model_config)
+    run = Run(model, model_config, train_config)
     # fused: the whole Adam update in one kernel, the same algorithm (4× less time than the default)
-    opt = torch.optim.Adam(model.parameters(), lr=tc.lr, fused=True)
+    opt = torch.optim.Adam(model.parameters(), lr=train_config.lr, fused=True)
     train_numbers, held_out = split()
-    x_all, y_all = make_batch(train_numbers, tc.task)
-    gen = torch.Generator().manual_seed(tc.seed)
+    x_all, y_all = make_batch(train_numbers, train_config.task)
+    gen = torch.Generator().manual_seed(train_config.seed)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=tc.epochs, desc=f"training ({tc.task})", unit="epoch")
-    for epoch in range(1, tc.epochs + 1):
+        bar = tqdm(total=train_config.epochs, desc=f"training ({train_config.task})", unit="epoch")
+    for epoch in range(1, train_config.epochs + 1):
         start = time.perf_counter()
         model.train()
         order = torch.randperm(len(train_numbers), generator=gen)
         total, counted = 0.0, 0
-        for i in range(0, len(order), tc.batch_size):
-            idx = order[i : i + tc.batch_size]
+        for i in range(0, len(order), train_config.batch_size):
+            idx = order[i : i + train_config.batch_size]
             x, y = x_all[idx], y_all[idx]
             width = int((x != PAD).sum(1).max())  # trim the columns that are PAD in every row
             x, y = x[:, :width], y[:, :width]
@@ -132,8 +132,8 @@ def _train(mc, tc, callback, progress, snapshots, evaluate_every) -> Run:
             total += loss.item() * n
             counted += n
         acc = float("nan")
-        if evaluate_every and (epoch % evaluate_every == 0 or epoch == tc.epochs):
-            acc = evaluate(model, held_out, tc.task).accuracy
+        if evaluate_every and (epoch % evaluate_every == 0 or epoch == train_config.epochs):
+            acc = evaluate(model, held_out, train_config.task).accuracy
         log = EpochLog(epoch, total / counted, acc, time.perf_counter() - start)
         run.history.append(log)
         if bar is not None:
@@ -255,20 +255,20 @@ def main(argv=None) -> int:
         print(f"done in {time.perf_counter() - start:.1f} s")
         return 0
     try:
-        mc = ModelConfig(emb_std=args.emb_std, scale_embedding=not args.no_scale, causal=not args.no_causal)
-        tc = TrainConfig(epochs=args.epochs, seed=args.seed, lr=args.lr, task=args.task)
+        model_config = ModelConfig(emb_std=args.emb_std, scale_embedding=not args.no_scale, causal=not args.no_causal)
+        train_config = TrainConfig(epochs=args.epochs, seed=args.seed, lr=args.lr, task=args.task)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.save and not _may_write([args.save], args.force):
         return 1
     start = time.perf_counter()
-    run = train(mc, tc, progress=True)
+    run = train(model_config, train_config, progress=True)
     seconds = time.perf_counter() - start
     _, held_out = split()
-    result = evaluate(run.model, held_out, tc.task)
+    result = evaluate(run.model, held_out, train_config.task)
     if run.history:
-        print(f"{tc.epochs} epochs in {seconds:.1f} s; final training loss {run.history[-1].loss:.4f}")
+        print(f"{train_config.epochs} epochs in {seconds:.1f} s; final training loss {run.history[-1].loss:.4f}")
     print("held out:", result.report())
     if args.save:
         print(f"wrote {save_checkpoint(run, args.save)}")
