@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Intermediate", "NAMES", "BLOCK_NAMES", "trace", "forward", "find", "weights_of"]
+__all__ = ["Intermediate", "NAMES", "BLOCK_NAMES", "trace", "forward", "find", "weights_of", "softmax_rows"]
 
 #: The names of the steps before the blocks, inside every block, and after the blocks.
 BEFORE = ("token rows", "scaled", "+ positions")
@@ -118,9 +118,17 @@ def _layer_norm(x: np.ndarray, scale: np.ndarray, shift: np.ndarray) -> np.ndarr
     return (x - mean) / np.sqrt(var + LN_EPS) * scale + shift
 
 
-def _softmax_rows(scores: np.ndarray) -> np.ndarray:
+def softmax_rows(scores: np.ndarray) -> np.ndarray:
     """Softmax over the last axis; -inf entries get weight 0. A row with no allowed key at all
-    (only possible when the sequence starts with PAD) gets equal weights, as in the torch model."""
+    (only possible when the sequence starts with PAD) gets equal weights, as in the torch model.
+
+    The package's one softmax in NumPy (the labs use it too); ``model.softmax_rows`` is its torch
+    twin, which autograd can follow.
+
+    >>> softmax_rows(np.array([[0.0, 0.0], [1.0, -np.inf]]))
+    array([[0.5, 0.5],
+           [1. , 0. ]])
+    """
     top = scores.max(-1, keepdims=True)
     all_masked = np.isneginf(top)
     e = np.exp(scores - np.where(all_masked, 0.0, top))
@@ -168,7 +176,7 @@ def trace(model, ids: Sequence[int]) -> list[Intermediate]:
         s = keep("scores", q @ k.transpose(0, 2, 1) / math.sqrt(dk), ("h", "L_q", "L_k"), b, f"Q @ K.T / √{dk}")
         s = keep("masked scores", np.where(allowed[None], s, -np.inf), ("h", "L_q", "L_k"), b,
                  "-inf where the key is later than the query" + (" or is PAD" if cfg.causal else " (PAD keys only)"))
-        w = keep("weights", _softmax_rows(s), ("h", "L_q", "L_k"), b, "softmax of each row of the masked scores")
+        w = keep("weights", softmax_rows(s), ("h", "L_q", "L_k"), b, "softmax of each row of the masked scores")
         mixed = keep("mixed values", w @ v, ("h", "L", "d_head"), b, "weights @ V")
         side_by_side = mixed.transpose(1, 0, 2).reshape(L, d)  # (L, d_model) the heads side by side
         a = keep("attention out", side_by_side @ W[p + "attn.W_O.weight"].T + W[p + "attn.W_O.bias"],

@@ -43,6 +43,7 @@ import torch
 
 from ..decode import MAX_NEW, Trace, greedy_trace, read_numbers
 from ..fast import single_thread
+from ..numpy_model import softmax_rows
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
 
@@ -71,11 +72,6 @@ def parse_number(text: str) -> int:
 
 def _esc(text) -> str:
     return html.escape(str(text), quote=True)
-
-
-def _softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max())
-    return e / e.sum()
 
 
 def _token_box(tok: str, extra_class: str = "", style: str = "") -> str:
@@ -117,7 +113,7 @@ def rows_html(tokens: list[str], weights: np.ndarray | None, picked: str | None,
 
 def top_scores_html(scores: np.ndarray, top: int = TOP) -> str:
     """The highest scores of the last row as bars (length: probability after softmax)."""
-    probs = _softmax(scores.astype(np.float64))
+    probs = softmax_rows(scores.astype(np.float64))
     order = np.argsort(-scores, kind="stable")[:top]
     out = ['<div class="wt-decode-top" style="font-family: ui-monospace, Menlo, Consolas, monospace; '
            'font-size: 12px; margin-top: 6px;">'
