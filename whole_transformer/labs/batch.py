@@ -26,12 +26,12 @@ its target cells ``wt-target`` plus ``wt-counted`` / ``wt-prompt`` / ``wt-paddin
 
 from __future__ import annotations
 
-import html
 import re
 
 import ipywidgets as widgets
 
 from ..task import EQ, PAD, VOCAB, VOCAB_SIZE, batch_counts, copy_sequence, sequence, xy_arrays
+from ._html import esc
 
 MAX_NUMBERS = 1000
 SHOWN_ROWS = 64  # rows of the grid drawn; the counts always cover the whole batch
@@ -39,14 +39,10 @@ COLOURS = {"counted": "rgb(200,235,200)", "prompt": "rgb(225,225,225)", "padding
 FONT = "font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px;"
 
 
-
 def _xy_of(n: int, task: str = "read") -> tuple[list[int], list[int]]:
     """x and y of one number, as lists without padding (a row of ``xy_arrays``)."""
     x, y, lengths = xy_arrays([n], task)
     return x[0, : lengths[0]].tolist(), y[0, : lengths[0]].tolist()
-
-def _esc(text) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def parse_numbers(text: str) -> list[int]:
@@ -110,15 +106,15 @@ def shift_table_html(n: int, task: str = "read") -> str:
             what, why, colour = "skipped", "'=' is part of the question", COLOURS["prompt"]
         rows.append(
             f'<tr style="background: {colour};"><td style="padding: 2px 8px; text-align: right;">{t}</td>'
-            f'<td style="padding: 2px 8px;">{_esc(VOCAB[x[t]])}</td>'
-            f'<td style="padding: 2px 8px;">{_esc(VOCAB[true_target])}</td>'
-            f'<td style="padding: 2px 8px;">{_esc(VOCAB[y[t]])}</td>'
+            f'<td style="padding: 2px 8px;">{esc(VOCAB[x[t]])}</td>'
+            f'<td style="padding: 2px 8px;">{esc(VOCAB[true_target])}</td>'
+            f'<td style="padding: 2px 8px;">{esc(VOCAB[y[t]])}</td>'
             f'<td style="padding: 2px 8px;"><b>{what}</b></td>'
-            f'<td style="padding: 2px 8px; color: #444;">{_esc(why)}</td></tr>')
+            f'<td style="padding: 2px 8px; color: #444;">{esc(why)}</td></tr>')
     counted = sum(1 for v in y if v != PAD)
     th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #888;"
     return (f'<div class="wt-shift" data-counted="{counted}" data-targets="{len(y)}" style="{FONT}">'
-            f'<div style="margin-bottom: 4px;">{_esc(" ".join(VOCAB[i] for i in seq))} · x = the sequence without '
+            f'<div style="margin-bottom: 4px;">{esc(" ".join(VOCAB[i] for i in seq))} · x = the sequence without '
             f'its last token, y = without its first · {counted} of {len(y)} targets count</div>'
             f'<table style="border-collapse: collapse; {FONT}"><tr><th style="{th}">position</th>'
             f'<th style="{th}">input x</th>'
@@ -127,14 +123,14 @@ def shift_table_html(n: int, task: str = "read") -> str:
 
 
 def _shape(name: str, shape: tuple[int, ...]) -> str:
-    return (f'<span class="wt-shape" data-name="{_esc(name)}" data-shape="{"x".join(map(str, shape))}">'
+    return (f'<span class="wt-shape" data-name="{esc(name)}" data-shape="{"x".join(map(str, shape))}">'
             f"({', '.join(str(s) for s in shape)}{',' if len(shape) == 1 else ''})</span>")
 
 
 def _count(kind: str, value: int, label: str, colour: str | None = None) -> str:
     swatch = (f'<span style="display: inline-block; width: 10px; height: 10px; background: {colour}; '
               f'border: 1px solid #aaa; margin-right: 4px;"></span>') if colour else ""
-    return (f'<tr><td style="padding: 1px 8px;">{swatch}{_esc(label)}</td><td class="wt-batch-count" '
+    return (f'<tr><td style="padding: 1px 8px;">{swatch}{esc(label)}</td><td class="wt-batch-count" '
             f'data-kind="{kind}" data-value="{value}" style="padding: 1px 8px; text-align: right;"><b>{value:,}</b>'
             f"</td></tr>")
 
@@ -187,7 +183,7 @@ class BatchLab(widgets.VBox):
         except ValueError as e:
             self._counts, self._chosen, self._message = None, [], str(e)
             self.summary.value = (f'<div class="wt-batch-error" style="color: rgb(178,24,43); padding: 6px;">'
-                                  f"✗ {_esc(e)}.</div>")
+                                  f"✗ {esc(e)}.</div>")
             self.grid.value = self.flat.value = ""
             return
         self._counts, self._chosen = counts, chosen
@@ -227,11 +223,11 @@ class BatchLab(widgets.VBox):
             cells = [f'<td style="padding: 1px 5px; text-align: right; color: #555;">{n}</td>']
             for t in range(L):
                 faint = " color: #bbb;" if t >= length else ""
-                cells.append(f'<td style="padding: 1px 5px; border: 1px solid #eee;{faint}">{_esc(_tok(x[t]))}</td>')
+                cells.append(f'<td style="padding: 1px 5px; border: 1px solid #eee;{faint}">{esc(_tok(x[t]))}</td>')
             cells.append("<td></td>")
             for t, kind in enumerate(target_kinds(y, length)):
                 cells.append(f'<td class="wt-target wt-{kind}" style="padding: 1px 5px; border: 1px solid white; '
-                             f'background: {COLOURS[kind]};">{_esc(_tok(y[t]))}</td>')
+                             f'background: {COLOURS[kind]};">{esc(_tok(y[t]))}</td>')
             out.append(f"<tr>{''.join(cells)}</tr>")
         out.append("</table>")
         if len(chosen) > SHOWN_ROWS:
@@ -249,7 +245,7 @@ class BatchLab(widgets.VBox):
             kind = target_kinds(y + [PAD] * (L - len(y)), len(y))[t]
             rows.append(f'<tr style="background: {COLOURS[kind]};"><td style="padding: 1px 6px; text-align: right;">'
                         f"{r}</td><td style=\"padding: 1px 6px;\">number {chosen[b]}, position {t}</td>"
-                        f'<td style="padding: 1px 6px;">{_esc(_tok(target))}</td>'
+                        f'<td style="padding: 1px 6px;">{esc(_tok(target))}</td>'
                         f'<td style="padding: 1px 6px;">{"counts" if kind == "counted" else "skipped"}</td></tr>')
         th = "padding: 1px 6px; text-align: left; border-bottom: 1px solid #888;"
         return (f'<div style="{FONT} margin-top: 8px;">For the loss, logits {_shape("logits", c["logits_shape"])} '

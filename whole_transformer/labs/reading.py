@@ -34,7 +34,6 @@ after 2 epochs). CSS classes: ``wt-heldout``; each answer ``wt-heldout-right`` /
 
 from __future__ import annotations
 
-import html
 import time
 
 import ipywidgets as widgets
@@ -46,6 +45,7 @@ from ..fast import single_thread
 from ..numpy_model import softmax_rows
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
+from ._html import esc
 
 CHECKPOINTS = {"60": "after 60 epochs", "2": "after 2 epochs"}
 TOP = 5  # how many of the last row's scores are drawn
@@ -70,14 +70,10 @@ def parse_number(text: str) -> int:
     return int("".join(VOCAB[i] for i in ids[:-1]))
 
 
-def _esc(text) -> str:
-    return html.escape(str(text), quote=True)
-
-
 def _token_box(tok: str, extra_class: str = "", style: str = "") -> str:
     return (f'<span class="wt-decode-box {extra_class}" style="display: inline-block; min-width: 34px; '
             f'padding: 3px 5px; border: 1px solid #999; border-radius: 3px; text-align: center; '
-            f'background: white; {style}">{_esc(tok)}</span>')
+            f'background: white; {style}">{esc(tok)}</span>')
 
 
 def rows_html(tokens: list[str], weights: np.ndarray | None, picked: str | None, caption: str) -> str:
@@ -96,7 +92,7 @@ def rows_html(tokens: list[str], weights: np.ndarray | None, picked: str | None,
                    f'<div class="wt-decode-att" data-weight="{w:.4f}" style="width: 22px; height: {px}px; '
                    f'background: rgb(230,120,30);"></div></div>')
         weight_attr = f' data-weight="{w:.4f}"' if w is not None else ""
-        cols.append(f'<div class="wt-decode-token" data-token="{_esc(tok)}"{weight_attr} '
+        cols.append(f'<div class="wt-decode-token" data-token="{esc(tok)}"{weight_attr} '
                     f'style="display: flex; flex-direction: column; align-items: center; gap: 2px;">'
                     f'{bar}{_token_box(tok)}<span style="font-size: 10px; color: #888;">{i}</span></div>')
     if picked is not None:
@@ -123,10 +119,10 @@ def top_scores_html(scores: np.ndarray, top: int = TOP) -> str:
         p = float(probs[i])
         on = rank == 0
         out.append(
-            f'<div class="wt-decode-score{" wt-bar-on" if on else ""}" data-token="{_esc(VOCAB[i])}" '
+            f'<div class="wt-decode-score{" wt-bar-on" if on else ""}" data-token="{esc(VOCAB[i])}" '
             f'data-score="{float(scores[i]):.4f}" style="display: flex; align-items: center; gap: 6px;">'
             f'<span style="width: 64px; text-align: right;{" font-weight: bold;" if on else ""}">'
-            f'{_esc(VOCAB[i])}</span>'
+            f'{esc(VOCAB[i])}</span>'
             f'<span style="display: inline-block; width: 220px; background: #f1f1f1;">'
             f'<span style="display: block; width: {round(220 * p)}px; height: 13px; '
             f'background: {"rgb(33,102,172)" if on else "rgb(140,170,210)"};"></span></span>'
@@ -242,7 +238,7 @@ class DecodeLab(widgets.VBox):
             self.next_button.disabled = self.play.disabled = True
             self.play.playing = False
             self.status.value = (f'<div class="wt-decode-error" style="color: rgb(178,24,43); padding: 4px 0;">'
-                                 f'✗ {_esc(e)}.</div>')
+                                 f'✗ {esc(e)}.</div>')
             self.view.value = ""
             return
         with single_thread():
@@ -270,14 +266,14 @@ class DecodeLab(widgets.VBox):
             tokens = [VOCAB[i] for i in t.prompt]
             self._message = (f"The prompt of {n} has {len(t.prompt)} tokens. Press Next step: the model reads "
                              f"all {len(t.prompt)} rows and its last row picks the first word.")
-            self.status.value = f'<div style="padding: 4px 0;">{_esc(self._message)}</div>'
+            self.status.value = f'<div style="padding: 4px 0;">{esc(self._message)}</div>'
             self.view.value = rows_html(tokens, None, None, f"the prompt ({model_name})")
             return
         s = t.steps[k - 1]
         tokens = [VOCAB[i] for i in s.ids_in]
         picked = VOCAB[s.picked]
         heads = "heads averaged" if self.head.value == "mean" else f"head {self.head.value}"
-        caption = (f"step {k}: {len(s.ids_in)} rows go in · bars: where the last row ({_esc(tokens[-1])}) "
+        caption = (f"step {k}: {len(s.ids_in)} rows go in · bars: where the last row ({esc(tokens[-1])}) "
                    f"looked, block {self.block.value}, {heads}")
         written = " ".join(VOCAB[i] for i in t.ids[len(t.prompt): len(t.prompt) + k])
         line = f"Step {k}: {len(s.ids_in)} rows in, the last row picks '{picked}'."  # not "of n": that tells the length
@@ -292,12 +288,12 @@ class DecodeLab(widgets.VBox):
                 ended = "wrote <eos>" if t.finished else f"stopped after {MAX_NEW} new tokens without <eos>"
                 line = f"Done after {k} steps ({ended}): it says '{t.answer}'."
                 verdict = (f'<span class="wt-decode-wrong" style="color: rgb(178,24,43); font-weight: bold;">'
-                           f"✗ Wrong: {n} is '{_esc(want)}'.</span>")
+                           f"✗ Wrong: {n} is '{esc(want)}'.</span>")
         self._message = line + (" ✓ Right." if self.right else (f" ✗ Wrong: {n} is '{expected_answer(n)}'."
                                                                 if self.done else ""))
-        self.status.value = (f'<div style="padding: 4px 0;">{_esc(line)} {verdict}</div>'
+        self.status.value = (f'<div style="padding: 4px 0;">{esc(line)} {verdict}</div>'
                              f'<div style="font-size: 12px; color: #555;">written so far: '
-                             f'<b>{_esc(written)}</b></div>')
+                             f'<b>{esc(written)}</b></div>')
         self.view.value = rows_html(tokens, self._weights(s), picked, caption) + top_scores_html(s.scores)
 
 
@@ -344,7 +340,7 @@ class HeldOutTable:
     def _repr_html_(self) -> str:
         th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #888; position: sticky; top: 0; " \
              "background: white;"
-        head = "".join(f'<th style="{th}">{_esc(label)}</th>' for label in self.said)
+        head = "".join(f'<th style="{th}">{esc(label)}</th>' for label in self.said)
         rows = []
         for n in self.numbers:
             cells = []
@@ -353,10 +349,10 @@ class HeldOutTable:
                 colour = "rgb(46,125,50)" if ok else "rgb(178,24,43)"
                 cells.append(f'<td class="wt-heldout-{"right" if ok else "wrong"}" style="padding: 1px 8px;">'
                              f'<span style="color: {colour};">{"✓" if ok else "✗"}</span> '
-                             f"{_esc(said[n]) or '(nothing)'}</td>")
+                             f"{esc(said[n]) or '(nothing)'}</td>")
             rows.append(f'<tr><td style="padding: 1px 8px; text-align: right;">{n}</td>{"".join(cells)}</tr>')
         return (f'<div class="wt-heldout" style="font-family: ui-monospace, Menlo, monospace; font-size: 12px;">'
-                f'<div style="margin-bottom: 4px;"><b>{_esc(self.summary())}</b></div>'
+                f'<div style="margin-bottom: 4px;"><b>{esc(self.summary())}</b></div>'
                 f'<div class="wt-heldout-note" style="margin-bottom: 4px; color: #555;">all {len(self.numbers)} '
                 f'numbers are in the table{"; scroll inside it to see them all" if len(self.numbers) > 15 else ""}'
                 f'</div>'

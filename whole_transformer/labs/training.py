@@ -33,7 +33,6 @@ after the run, each row ``wt-read`` with ``data-right`` "1" or "0".
 
 from __future__ import annotations
 
-import html
 import math
 import os
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from ..fast import single_thread
 from ..model import ModelConfig
 from ..task import expected_answer, split
 from ..train import EpochLog, Run, TrainConfig, train
+from ._html import esc
 
 QUICK_EPOCHS = 2  # per run, under autograding
 MAX_EPOCHS = 100
@@ -76,10 +76,6 @@ RUNS: dict[str, RunSpec] = {
 def autograding() -> bool:
     """True while nbgrader executes the notebook (it sets NBGRADER_EXECUTION)."""
     return bool(os.environ.get("NBGRADER_EXECUTION"))
-
-
-def _esc(text) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: int = 250,
@@ -141,7 +137,7 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
     out.append("</svg>")
     legend = " ".join(
         f'<span style="margin-right: 12px;"><span style="display: inline-block; width: 14px; height: 3px; '
-        f'background: {RUNS[k].colour}; vertical-align: middle;"></span> {_esc(RUNS[k].label)}'
+        f'background: {RUNS[k].colour}; vertical-align: middle;"></span> {esc(RUNS[k].label)}'
         f'{" (trained in the lab above)" if k in borrowed else ""}</span>'
         for k in histories if k in RUNS)
     return "".join(out) + f'<div style="font-size: 12px;">{legend}</div>'
@@ -199,7 +195,7 @@ class TrainingLab(widgets.VBox):
 
     def _set_status(self, text: str) -> None:
         self._message = text
-        self.status.value = f'<div style="padding: 2px 0;">{_esc(text)}</div>'
+        self.status.value = f'<div style="padding: 2px 0;">{esc(text)}</div>'
 
     def train(self, run: str | None = None, epochs: int | None = None, seed: int = 0) -> Run:
         """Train a fresh model (run: a key of RUNS; epochs: 1…100) and draw it live; returns the Run."""
@@ -266,9 +262,9 @@ class TrainingLab(widgets.VBox):
         for n in sample:
             ok = said[n] == expected_answer(n, task)
             rows.append(f'<tr class="wt-read" data-right="{int(ok)}"><td style="padding: 1px 8px; '
-                        f'text-align: right;">{n}</td><td style="padding: 1px 8px;">{_esc(said[n]) or "(nothing)"}'
+                        f'text-align: right;">{n}</td><td style="padding: 1px 8px;">{esc(said[n]) or "(nothing)"}'
                         f'</td><td style="padding: 1px 8px; color: {"rgb(46,125,50)" if ok else "rgb(178,24,43)"};">'
-                        f'{"✓" if ok else "✗ " + _esc(expected_answer(n, task))}</td></tr>')
+                        f'{"✓" if ok else "✗ " + esc(expected_answer(n, task))}</td></tr>')
         th = "padding: 1px 8px; text-align: left; border-bottom: 1px solid #888;"
         return (f'<div style="font-size: 12px;">held-out numbers, read by this model:</div>'
                 f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
