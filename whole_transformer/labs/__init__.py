@@ -20,8 +20,8 @@ _LABS = {
     "microscope_lab": "microscope",  # notebook 02
     "block_picture": "block",  # notebook 02
     "scale_lab": "scale",  # notebook 02
-    "decode_lab": "reading",  # notebook 03
-    "held_out_table": "reading",  # notebook 03
+    "decode_lab": "decode",  # notebook 03
+    "held_out_table": "decode",  # notebook 03
     "batch_lab": "batch",  # notebook 04
     "training_lab": "training",  # notebook 04
 }
