@@ -56,17 +56,37 @@ def _row_len(a: np.ndarray) -> float:
     return float(np.linalg.norm(a, axis=-1).mean())
 
 
+#: What a step says when its sentence needs only sizes: {d} is d_model, {V} the vocabulary's size,
+#: {tokens} the prompt's length, {width} the step's last axis, {row_len} its mean row length.
+SAID = {
+    "ids": "The prompt is {tokens} tokens, and each token is only a number: its row in the vocabulary of {V}. "
+           "Nothing has been computed yet.",
+    "token rows": "Each id picks its row of {d} learned numbers from the token table ({V} × {d}). The mean row "
+                  "length is {row_len:.2f}.",
+    "LayerNorm 1": "Each row is shifted to mean 0 and scaled to variance 1, then multiplied and shifted by two "
+                   "learned rows of {d}. The block reads this copy; x itself is kept for the residual.",
+    "mixed values": "Each row is a weighted mix of the rows of V, with that row's weights: information has now "
+                    "moved between positions, and only here.",
+    "attention out": "W_O ({d} × {d} and a bias) mixes the heads' columns back into one row of {d} per position. "
+                     "Its mean row length is {row_len:.2f}.",
+    "residual 1": "The attention's result is added to x, the block's input (the residual path), so nothing "
+                  "from before is lost.",
+    "LayerNorm 2": "A second LayerNorm makes a normalised copy for the FFN; x again stays as it is.",
+    "FFN hidden": "The FFN widens each row on its own from {d} to {width} numbers (Linear {d} → {width}). "
+                  "No position looks at another here.",
+    "residual 2": "The FFN's result is added to x. This is the block's output: the same shape as its input, "
+                  "so blocks can be stacked.",
+    "final LayerNorm": "One last LayerNorm (with its own learned scale and shift) before the output layer.",
+}
+
+
 def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str], d_model: int) -> str:
     """One sentence (HTML) on what this step did, with numbers of this run."""
     a, name = stage.array, stage.name
     last = tokens[-1]
     by = {s.label: s for s in stages}
-    if name == "ids":
-        return (f"The prompt is {len(tokens)} tokens, and each token is only a number: its row in the "
-                f"vocabulary of {len(VOCAB)}. Nothing has been computed yet.")
-    if name == "token rows":
-        return (f"Each id picks its row of {d_model} learned numbers from the token table "
-                f"({len(VOCAB)} × {d_model}). The mean row length is {_row_len(a):.2f}.")
+    if name in SAID:
+        return SAID[name].format(d=d_model, V=len(VOCAB), tokens=len(tokens), width=a.shape[-1], row_len=_row_len(a))
     if name == "scaled":
         before = _row_len(by["token rows"].array)
         return (f"Every number is multiplied by √{d_model} ≈ {math.sqrt(d_model):.2f}, so a row's length goes "
@@ -75,9 +95,6 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
         pos = a - by["scaled"].array
         return (f"The fixed sinusoid row of each position is added (each such row is {_row_len(pos):.2f} long "
                 f"and nothing learned in it). From here on, the same digit at another place gives another row.")
-    if name == "LayerNorm 1":
-        return ("Each row is shifted to mean 0 and scaled to variance 1, then multiplied and shifted by two "
-                f"learned rows of {d_model}. The block reads this copy; x itself is kept for the residual.")
     if name in ("Q", "K", "V"):
         role = {"Q": "what each position looks for", "K": "what each position offers to be found by",
                 "V": "what each position hands over when it is looked at"}[name]
@@ -97,31 +114,12 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
         j = int(np.argmax(row))
         return (f"Softmax turns each row into weights that sum to 1 (−∞ gives 0). The row of '{last}', which "
                 f"will choose the next word, puts {row[j]:.2f} on '{tokens[j]}'.")
-    if name == "mixed values":
-        return ("Each row is a weighted mix of the rows of V, with that row's weights: information has now "
-                "moved between positions, and only here.")
-    if name == "attention out":
-        return (f"W_O ({d_model} × {d_model} and a bias) mixes the heads' columns back into one row of "
-                f"{d_model} per position. Its mean row length is {_row_len(a):.2f}.")
-    if name == "residual 1":
-        return ("The attention's result is added to x, the block's input (the residual path), so nothing "
-                "from before is lost.")
-    if name == "LayerNorm 2":
-        return "A second LayerNorm makes a normalised copy for the FFN; x again stays as it is."
-    if name == "FFN hidden":
-        return (f"The FFN widens each row on its own from {d_model} to {a.shape[-1]} numbers "
-                f"(Linear {d_model} → {a.shape[-1]}). No position looks at another here.")
     if name == "ReLU":
         zeros = int((a == 0).sum())
         return f"Every negative number becomes 0: {zeros} of the {a.size} are now 0."
     if name == "FFN out":
         wide = by[f"block {stage.block + 1} · FFN hidden"].array.shape[-1]
         return f"Linear {wide} → {a.shape[-1]} brings each row back to d_model = {a.shape[-1]} numbers."
-    if name == "residual 2":
-        return ("The FFN's result is added to x. This is the block's output: the same shape as its input, "
-                "so blocks can be stacked.")
-    if name == "final LayerNorm":
-        return "One last LayerNorm (with its own learned scale and shift) before the output layer."
     if name == "logits":
         row = a[-1]
         j = int(np.argmax(row))
