@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-PAD, EOS, EQ = 0, 1, 12
+from ..task import EOS, EQ, PAD
 
 
 def softmax(x):
