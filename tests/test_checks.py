@@ -1,10 +1,10 @@
-"""The questions' visible checks (checks.py) and the comparisons of the hidden tests (grading.py).
+"""The questions' visible checks (checks.py, questions.py) and the comparisons of the hidden tests.
 
 - every question's right answer is the one the page and the package give, and it is accepted in
   its usual spellings, by the visible check and by the hidden test alike;
 - every hint is reached by the wrong answer it names; other wrong answers get the fallback;
-- the answers are not in the clear: not in checks.py's text, not in what a check prints, not
-  stored on a question;
+- the answers are not in the clear: not in the text of checks.py, questions.py or its data, not
+  in what a check prints, not stored on a question;
 - the hidden tests' comparisons cannot be fooled by look-alike objects or replaced builtins.
 """
 
@@ -20,12 +20,12 @@ import torch
 import verdicts
 from hostile import AlwaysEqual
 
-from whole_transformer import checks, grading
+from whole_transformer import checks, grading, questions
 from whole_transformer.checks import QUESTIONS, check
 from whole_transformer.model import ModelConfig, Transformer, parameter_counts
 from whole_transformer.task import batch_counts, encode, make_batch, prompt, sequence, xy_arrays
 
-# The answers to the page's questions (DESIGN.md), with how the hidden test in the notebook compares.
+# The answers to the lesson page's questions, with how the hidden test in the notebook compares.
 ANSWERS = {
     "tokens_905": ("int", 8),
     "logits_shape": ("shape", (64, 8, 42)),
@@ -107,7 +107,7 @@ def test_visible_check_and_hidden_test_agree(qid):
     for value in candidates:
         try:
             visible = QUESTIONS[qid].is_right(value)
-        except (ValueError, checks.NoAnswer):
+        except (ValueError, questions.NoAnswer):
             visible = False
         assert visible == hidden_test(kind, value, answer), (qid, value, visible)
 
@@ -181,20 +181,20 @@ def _clear_forms(kind, answer):
 
 
 def test_answers_are_not_written_in_checks_py():
-    source = inspect.getsource(checks)
+    source = inspect.getsource(checks) + inspect.getsource(questions) + questions.DATA.read_text(encoding="utf-8")
     for qid, (kind, answer) in ANSWERS.items():
         for form in _clear_forms(kind, answer):
             assert form not in source, (qid, form)
 
 
 def test_a_question_stores_only_a_salted_hash():
-    assert [f.name for f in fields(checks.Question)] == ["qid", "kind", "answer_hash", "hints", "fallback"]
+    assert [f.name for f in fields(questions.Question)] == ["qid", "kind", "answer_hash", "hints", "fallback"]
     for qid, (_, answer) in ANSWERS.items():
         q = QUESTIONS[qid]
         assert re.fullmatch(r"[0-9a-f]{16}", q.answer_hash)
         assert answer not in q.hints
     # the same value hashes differently for different questions, so hashes cannot be compared across
-    assert checks._digest("tokens_905", 8) != checks._digest("rows_742", 8)
+    assert questions._digest("tokens_905", 8) != questions._digest("rows_742", 8)
 
 
 @pytest.mark.parametrize("qid", sorted(ANSWERS))

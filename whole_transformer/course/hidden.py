@@ -23,7 +23,7 @@ import numpy as np
 
 from whole_transformer import grading as g
 from whole_transformer import task
-from whole_transformer.checks import QUESTIONS
+from whole_transformer.questions import QUESTIONS
 
 from . import reference as ref
 from .cells import cell_source, grade_id, is_test
