@@ -1,7 +1,7 @@
 """How fast the course is for the people who use it; writes benchmarks/results.md.
 
 Run ``make bench`` (or ``.venv/bin/python benchmarks/bench.py``). Every item is measured several
-times on this machine and its median is compared with its target (issue 7); where the target is a
+times on this machine and its median is compared with its target; where the target is a
 ratio, the baseline is measured in the same run, interleaved with the thing it is compared to.
 
     group        what a user waits for
@@ -13,7 +13,7 @@ ratio, the baseline is measured in the same run, interleaved with the thing it i
     autograde    one complete submission; a simulated class of 25 with --jobs 1 and --jobs 2 (in a temp copy)
     startup      a fresh kernel to the first lab of notebook 01 displayed, imports included
 
-Items whose code does not exist yet appear as "not available: <why>" rows, never as numbers.
+An item this machine cannot run (PostgreSQL not installed) appears as a "not available: <why>" row.
 An item that crashes appears as "error: ..." (and the script exits 1 after writing the table).
 
 Options: ``--quick`` (one run per item, the smallest workloads; only notebook 01 is run and
@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import importlib
-import importlib.util
 import json
 import os
 import platform
@@ -56,10 +54,6 @@ SOURCE = ROOT / "source" / "whole-transformer"
 NOTEBOOKS = ("01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb",
              "04-how-it-learned.ipynb")
 CLASS_SIZE = 25
-
-
-class NotAvailable(Exception):
-    """The code this item measures does not exist (yet); the message says what is missing."""
 
 
 class Skipped(Exception):
@@ -146,26 +140,6 @@ def group(name: str, title: str):
     return register
 
 
-def need_lab(name: str) -> str:
-    """The module (dotted name) of a lab of whole_transformer.labs, or NotAvailable."""
-    import whole_transformer.labs as labs
-
-    module = getattr(labs, "_LABS", {}).get(name)
-    if module is None:
-        raise NotAvailable(f"whole_transformer.labs has no {name} yet")
-    need_module(f"whole_transformer.labs.{module}", f"whole_transformer/labs/{module}.py")
-    return f"whole_transformer.labs.{module}"
-
-
-def need_module(name: str, path_hint: str) -> None:
-    try:
-        found = importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        found = False
-    if not found:
-        raise NotAvailable(f"{path_hint} does not exist yet")
-
-
 # ------------------------------------------------------------------------------------ training step
 def _first_training_batch():
     """The first batch of epoch 1 of the default run: 64 numbers in the seeded order, trimmed like train()."""
@@ -217,11 +191,6 @@ def bench_train_step(b: Bench) -> None:
     from whole_transformer.task import PAD
     from whole_transformer.train import loss_fn
 
-    try:
-        import x_transformers  # noqa: F401
-    except ImportError as e:
-        raise NotAvailable(f"x-transformers is not installed ({e}); pip install -e '.[dev]'") from None
-
     x, y = _first_training_batch()
     mask = x != PAD
     before = torch.get_num_threads()
@@ -270,7 +239,7 @@ def bench_train_step(b: Bench) -> None:
     def spread(k):
         return f"p90 {ms(p90(times[k])):.1f} ms"
 
-    how = "logits_at + cross-entropy" if hasattr(ours, "logits_at") else "loss_fn(model(x), y)"
+    how = "logits_at + cross-entropy"
     b.add(Row("train-step", "training step, batch 64, default model (ours)", med["ours"], "ms", n,
               "≥ 1.5× faster than x-transformers", ratio >= 1.5,
               f"{faster(ratio)} than x-transformers ({base:.1f} ms)",
@@ -368,7 +337,6 @@ class LabChange:
     act: Callable  # act(lab, i): make change number i (must change something)
     before: Callable | None = None  # before(lab, i): untimed preparation (e.g. Reset at the end)
     target_ms: float = 50.0
-    needs: tuple[str, ...] = ()  # data files the lab reads, relative to the repository
 
 
 def _cycle(values):
@@ -427,7 +395,6 @@ def _machine_part(lab, i):
     lab.buttons[names[(names.index(current) + 1) % len(names)]].click()
 
 
-SCALE_DATA = "whole_transformer/data/scale_runs.json"
 LAB_CHANGES = [
     LabChange("machine_lab", "d_model slider", _slider_values("d_model")),
     LabChange("machine_lab", "blocks slider", _slider_values("blocks")),
@@ -435,8 +402,8 @@ LAB_CHANGES = [
     LabChange("microscope_lab", "Next ▶ button (one stage)", _click("next"), _microscope_next_prep),
     LabChange("microscope_lab", "step slider", _slider_values("step")),
     LabChange("microscope_lab", "prompt typed (8 9 = ↔ 4 2 7 =)", _set("prompt", ["8 9 =", "4 2 7 ="])),
-    LabChange("scale_lab", "token-table std slider", _slider_values("std"), needs=(SCALE_DATA,)),
-    LabChange("scale_lab", "√d_model checkbox", _toggle("factor"), needs=(SCALE_DATA,)),
+    LabChange("scale_lab", "token-table std slider", _slider_values("std")),
+    LabChange("scale_lab", "√d_model checkbox", _toggle("factor")),
     LabChange("decode_lab", "Next step button", _click("next_button"), _decode_prep, target_ms=30.0),
     LabChange("decode_lab", "number typed (896 ↔ 427)", _set("number", ["896", "427"])),
     LabChange("decode_lab", "model dropdown (60 ↔ 2 epochs)", _set("checkpoint", ["60", "2"])),
@@ -452,7 +419,7 @@ def bench_training_lab(b: Bench) -> None:
     full-training target, and the lab's own work after each epoch (progress, status, SVG chart, table),
     timed by wrapping the callback the lab hands to ``train.train``.
     """
-    mod = importlib.import_module(need_lab("training_lab"))
+    import whole_transformer.labs.training as mod
 
     redraws: list[float] = []
     real_train = mod.train
@@ -496,10 +463,6 @@ def bench_labs(b: Bench) -> None:
     for c in LAB_CHANGES:
         label = f"{c.lab}: {c.change}"
         try:
-            need_lab(c.lab)
-            for path in c.needs:
-                if not (ROOT / path).exists():
-                    raise NotAvailable(f"{path} does not exist yet (the lab reads it)")
             if c.lab not in built:
                 import whole_transformer.labs as labs
 
@@ -524,15 +487,10 @@ def bench_labs(b: Bench) -> None:
             b.add(Row("labs", label, med, "ms", len(times), f"≤ {c.target_ms:.0f} ms", med <= c.target_ms, "",
                       f"p90 {ms(p90(times)):.1f} ms, max {ms(max(times)):.1f} ms; lab built in {ms(again):.0f} ms "
                       f"({ms(first):.0f} ms the first time)"))
-        except NotAvailable as e:
-            b.add(Row("labs", label, status=f"not available: {e}"))
         except Exception as e:  # a lab that changed its parts: report, go on with the others
             traceback.print_exc()
             b.add(Row("labs", label, status=f"error: {type(e).__name__}: {e}"))
-    try:
-        bench_training_lab(b)
-    except NotAvailable as e:
-        b.add(Row("labs", "training_lab: Train button", status=f"not available: {e}"))
+    bench_training_lab(b)
 
 
 # ------------------------------------------------------------------------------------ notebooks
@@ -589,10 +547,6 @@ def bench_notebooks(b: Bench) -> None:
         for autograde in (False, True):
             label = f"{name[:2]} {'under autograding' if autograde else 'in a fresh kernel'}"
             how = "NBGRADER_EXECUTION=autograde" if autograde else "fresh kernel"
-            if not path.exists():
-                b.add(Row("notebooks", label, status=f"not available: source/whole-transformer/{name} "
-                                                     "does not exist yet"))
-                continue
             if b.quick and (k > 0 or autograde):
                 b.add(Row("notebooks", label, status="skipped: --quick runs only notebook 01 in a fresh kernel"))
                 continue
@@ -624,13 +578,11 @@ def bench_startup(b: Bench) -> None:
     import nbformat
 
     path = SOURCE / NOTEBOOKS[0]
-    if not path.exists():
-        raise NotAvailable(f"source/whole-transformer/{NOTEBOOKS[0]} does not exist yet")
     nb = nbformat.read(path, as_version=4)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     first_lab = next((i for i in code if LAB_CALL.search(nb.cells[i].source)), None)
     if first_lab is None:
-        raise NotAvailable(f"{NOTEBOOKS[0]} has no cell that shows a lab yet")
+        raise RuntimeError(f"{NOTEBOOKS[0]} has no cell that shows a lab")
     lab_source = nb.cells[first_lab].source.strip().splitlines()[0][:40]
     seconds = []
     for _ in range(b.runs(3, 1)):
@@ -653,14 +605,11 @@ def bench_startup(b: Bench) -> None:
 
 
 # ------------------------------------------------------------------------------------ autograde
-CLASS_DIR = ROOT / "tests" / "class"  # the simulated class of the course's test suite (issue 5)
+CLASS_DIR = ROOT / "tests" / "class"  # the simulated class of the course's test suite
 
 
 def _class_generator():
-    """(make_course, Notebooks, write_submission, roster) from tests/class/, or NotAvailable."""
-    for need in ("minicourse.py", "simclass.py", "roster.py"):
-        if not (CLASS_DIR / need).exists():
-            raise NotAvailable(f"tests/class/{need} (the simulated-class generator) does not exist yet")
+    """(make_course, Notebooks, write_submission, roster) from tests/class/."""
     for p in (str(CLASS_DIR), str(ROOT / "tests")):
         if p not in sys.path:
             sys.path.insert(0, p)
@@ -726,12 +675,8 @@ def _typical_class(run_dir: Path, size: int, Notebooks, roster, write_submission
 
 @group("autograde", "autograde: one submission (labs built vs headless); a class of 25: JOBS=2 vs 2 Dask workers")
 def bench_autograde(b: Bench) -> None:
-    if not (ROOT / "whole_transformer" / "course" / "__main__.py").exists():
-        raise NotAvailable("`python -m whole_transformer.course` does not exist yet "
-                           "(no whole_transformer/course/__main__.py)")
     make_course, Notebooks, write_submission, roster = _class_generator()
-    missing = [n for n in NOTEBOOKS if not (SOURCE / n).exists()]
-    what = "4 notebooks" if not missing else f"{len(NOTEBOOKS) - len(missing)} notebooks ({', '.join(missing)} missing)"
+    what = f"{len(NOTEBOOKS)} notebooks"
     if b.quick:
         raise Skipped("--quick does not autograde (one submission takes tens of seconds)")
     with tempfile.TemporaryDirectory(prefix="wt-bench-course-") as tmp:
@@ -740,15 +685,15 @@ def bench_autograde(b: Bench) -> None:
         _course_cli(base, "release")
         nbs = Notebooks(base)
 
-        # before (the labs build their widgets and train while graded, as up to issue 12) and after
-        # (headless labs), the same submission, taking turns; the graded cells must score the same
+        # before (the labs build their widgets and train while graded) and after (headless labs), the
+        # same submission, taking turns; the graded cells must score the same
         courses = {}
         for mode in ("built", "headless"):
             one = Path(tmp) / f"one-{mode}"
             shutil.copytree(base, one, symlinks=True)
             if mode == "built":
                 with open(one / "nbgrader_config.py", "a") as f:
-                    f.write("c.SandboxExecute.headless_labs = False  # the labs as before issue 12\n")
+                    f.write("c.SandboxExecute.headless_labs = False  # the labs built while graded\n")
             write_submission(one, "full", {n: nbs.solved(n) for n in nbs.names})
             courses[mode] = one
         took = {m: [] for m in courses}
@@ -1050,7 +995,7 @@ def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: da
         "- **training step**: the first batch of the default run (64 numbers in the seeded order, trimmed to its "
         "longest x, as `train()` does); one step = loss, zero_grad, backward, Adam step (lr 1e-3, `fused=True`, as "
         "`train()` makes it), on one torch thread (what the course sets on import). Our loss is `train()`'s "
-        "(scores only at the positions whose targets count, `Transformer.logits_at`); the baseline computes all "
+        "(scores only at the positions whose targets count, `fast.logits_at`); the baseline computes all "
         "its logits and the same cross-entropy skipping PAD (the library cannot score only some rows). After 10 "
         "warm-up steps each, the models take turns in rounds of steps (the order rotated each round) and every "
         "step is timed; the median is over all of a model's steps. The baseline is the same model written with "
@@ -1134,8 +1079,6 @@ def main(argv=None) -> int:
         tg, cg = time.perf_counter(), cpu_seconds()
         try:
             fn(b)
-        except NotAvailable as e:
-            b.add(Row(name, title, status=f"not available: {e}"))
         except Skipped as e:
             b.add(Row(name, title, status=f"skipped: {e}"))
         except Exception as e:

@@ -1,7 +1,7 @@
 """Smoke test of the benchmark: `benchmarks/bench.py --quick` writes a results table with every row.
 
 Timings are not asserted (speed goals are checked by `make bench`, on a quiet machine); this checks
-that every item of issue 7 has its row, that each row holds either a measured median with its
+that every item a user waits for has its row, that each row holds either a measured median with its
 pass/miss, or says why it has none ("not available: …", "skipped: …"), that nothing crashed, and
 that the machine is described. The quick mode runs each item once, with the smallest workloads.
 """

@@ -1,4 +1,4 @@
-"""The task (DESIGN.md section 1): vocabulary, words, sequences, x/y, batches, split, bad input."""
+"""The task's facts, which every notebook relies on: vocabulary, words, sequences, x/y, batches, split, bad input."""
 
 import re
 
