@@ -5,9 +5,14 @@ can put it in an ``ipywidgets.HTML`` and redraw it in well under a millisecond p
 string also survives an HTML export with saved widget state. Any lab may import these.
 
     >>> from whole_transformer.labs import _html
-    >>> _html.shape_label((3, 6), ("L", "d_model"))     # '(L 3, d_model 6)' with CSS classes
-    >>> _html.heatmap(np.eye(2), row_labels=["a", "b"])  # a 2×2 table, each cell coloured and labelled
-    >>> _html.bar_chart([("token table", 2688), ("output layer", 2730)], fmt="{:,}")
+    >>> _html.shape_text((3, 6), ("L", "d_model"))  # shape_label: the same, as HTML with CSS classes
+    '(L 3, d_model 6)'
+    >>> grid = _html.heatmap(np.eye(2), row_labels=["a", "b"])  # each cell coloured, its value written in
+    >>> grid.count('class="wt-cell"'), ">1.00</td>" in grid
+    (4, True)
+    >>> bars = _html.bar_chart([("token table", 2688), ("output layer", 2730)], fmt="{:,}")
+    >>> bars.count("data-label="), "2,688" in bars
+    (2, True)
 
 CSS classes (for browser tests and for styling):
     ``wt-heatmap``      the <table> of a heatmap (``data-shape="3x6"`` gives its shape)
