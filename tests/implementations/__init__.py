@@ -28,11 +28,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from whole_transformer.course.cells import cell_source, grade_id, nbgrader_meta
+from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF
+
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
-SOURCE = ROOT / "source" / "whole-transformer"
-
-from whole_transformer.course.hidden import NOTEBOOK_OF  # noqa: E402 - the notebook of each exercise
+SOURCE = ROOT / "source" / ASSIGNMENT
 
 #: The locked cells that run before any student code (imports; PAD, EOS, EQ and softmax).
 SETUP_CELLS = ("imports", "constants")
@@ -80,11 +81,11 @@ def notebook_cells(notebook: str) -> dict[str, dict]:
     nb = json.loads((SOURCE / notebook).read_text())
     cells = {}
     for cell in nb["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader")
-        if meta and meta.get("grade_id"):
-            src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-            cells[meta["grade_id"]] = {"source": src, "points": meta.get("points", 0), "grade": meta.get("grade"),
-                                       "solution": meta.get("solution"), "cell_type": cell["cell_type"]}
+        if grade_id(cell):
+            meta = nbgrader_meta(cell)
+            cells[grade_id(cell)] = {"source": cell_source(cell), "points": meta.get("points", 0),
+                                     "grade": meta.get("grade"), "solution": meta.get("solution"),
+                                     "cell_type": cell["cell_type"]}
     return cells
 
 

@@ -1,4 +1,4 @@
-"""Where things are in the course folder (nbgrader's layout, DESIGN.md section 2)."""
+"""Where things are in the course folder (nbgrader's layout), and the names others rely on."""
 
 from __future__ import annotations
 
@@ -11,8 +11,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+#: the nbgrader assignment: source/<ASSIGNMENT>/, release/<ASSIGNMENT>/, submitted/<student>/<ASSIGNMENT>/
 ASSIGNMENT = "whole-transformer"
-COURSE_ID = "whole-transformer"
+COURSE_ID = ASSIGNMENT  # the course is named after its one assignment
+#: The notebook of each exercise; the solution cell's grade_id is the exercise's name and its
+#: graded test cell's grade_id is test_<exercise>.
+NOTEBOOK_OF = {"next_token": "03-one-word-at-a-time.ipynb", "greedy_decode": "03-one-word-at-a-time.ipynb",
+               "make_xy": "04-how-it-learned.ipynb", "masked_loss": "04-how-it-learned.ipynb"}
 REPO = Path(__file__).resolve().parents[2]
 
 
