@@ -71,8 +71,8 @@ def test_the_handout_holds_what_a_student_needs_and_nothing_more(handout):
     assert notebooks == sorted(set(NOTEBOOK_OF.values()) | {"01-whole-machine.ipynb", "02-microscope.ipynb"})
     assert not (handout / "whole_transformer" / "course").exists()
     names = {p.name for p in handout.rglob("*")}
-    assert not names & {"reference.py", "mistakes.py", "hidden.py", "checkdata.py", "source", "tests", "notebooks",
-                        "gradebook.db", "autograde", "submitted", "sandbox.py", "integrity.py"}
+    assert not names & {"reference.py", "mistakes.py", "mistakes.toml", "hidden.py", "checkdata.py", "source", "tests",
+                        "notebooks", "gradebook.db", "autograde", "submitted", "sandbox.py", "scan.py", "restore.py"}
     for nb in (handout / "release").rglob("*.ipynb"):
         text = nb.read_text()
         for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "BEGIN EXPECTED", "hand_out"):
