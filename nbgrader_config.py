@@ -40,13 +40,14 @@ from nbgrader.preprocessors import (  # noqa: E402
 )
 
 from whole_transformer.course.execute import SandboxExecute  # noqa: E402
-from whole_transformer.course.feedback import HideHiddenTests  # noqa: E402
+from whole_transformer.course.hide_tests import HideHiddenTests  # noqa: E402
+from whole_transformer.course.layout import COURSE_ID  # noqa: E402
 from whole_transformer.course.verdict import HoldExpected, Verdict  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 
 # ---------------------------------------------------------------- the course and its folders
-c.CourseDirectory.course_id = "whole-transformer"
+c.CourseDirectory.course_id = COURSE_ID
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"

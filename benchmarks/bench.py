@@ -49,8 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from whole_transformer.course.layout import ASSIGNMENT  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results.md"
-SOURCE = ROOT / "source" / "whole-transformer"
+SOURCE = ROOT / "source" / ASSIGNMENT
 NOTEBOOKS = ("01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb",
              "04-how-it-learned.ipynb")
 CLASS_SIZE = 25
@@ -494,33 +496,20 @@ def bench_labs(b: Bench) -> None:
 
 
 # ------------------------------------------------------------------------------------ notebooks
-def _kernel_env(autograde: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    # the kernel imports whole_transformer from this checkout, installed into .venv or not
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    env.pop("NBGRADER_EXECUTION", None)
-    if autograde:
-        env["NBGRADER_EXECUTION"] = "autograde"
-    return env
-
-
 def run_notebook(nb, workdir: Path, autograde: bool = False, timeout: int = 120):
     """Run a notebook (nbformat node) top to bottom in a fresh kernel; (seconds, cell timings, executed nb)."""
-    from nbclient import NotebookClient
+    from whole_transformer.course import kernel
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
-                            resources={"metadata": {"path": str(workdir)}})
+    env = kernel.kernel_env(**({"NBGRADER_EXECUTION": "autograde"} if autograde else {}))
     log = workdir / "kernel-stderr.txt"  # the kernel's own warnings stay out of the bench's output
     with open(log, "w") as err:
-        t = time.perf_counter()
         try:
-            client.execute(env=_kernel_env(autograde), cwd=str(workdir), stderr=err)
+            total = kernel.run_notebook(nb, workdir, timeout=timeout, env=env, stderr=err)
         except Exception as e:
             tail = log.read_text(errors="replace").strip().splitlines()[-3:]
             if tail:
                 e.add_note("kernel stderr: " + " / ".join(tail))
             raise
-        total = time.perf_counter() - t
     cells = []
     for i, cell in enumerate(nb.cells):
         ex = cell.get("metadata", {}).get("execution", {})

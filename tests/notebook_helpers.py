@@ -2,47 +2,30 @@
 
 from __future__ import annotations
 
-import os
 import re
-import sys
-import time
 from pathlib import Path
 
 import nbformat
 
+from whole_transformer.course import kernel
+from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN  # noqa: F401 - for the notebook tests
+from whole_transformer.course.cells import nbgrader_meta as nbg  # noqa: F401 - for the notebook tests
+from whole_transformer.course.kernel import kernel_env
+from whole_transformer.course.layout import ASSIGNMENT
+
 REPO = Path(__file__).resolve().parents[1]
-SOURCE = REPO / "source" / "whole-transformer"
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+SOURCE = REPO / "source" / ASSIGNMENT
 
 
 def load(name):
     return nbformat.read(SOURCE / name, as_version=4)
 
 
-def nbg(cell):
-    return cell.metadata.get("nbgrader", {})
-
-
-def kernel_env(**extra):
-    """The kernel's environment: this checkout importable, .venv/bin on PATH, not under nbgrader unless asked."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # alembic, jupyter
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    env.pop("NBGRADER_EXECUTION", None)
-    env.update(extra)
-    return env
-
-
 def execute(nb, *, timeout=180, allow_errors=False, store_widget_state=False, **env):
     """Run nb in a fresh kernel (cwd: the source folder); returns the seconds it took, kernel start included.
     With store_widget_state the widgets' last state is kept in nb.metadata.widgets (see widget_text)."""
-    from nbclient import NotebookClient
-
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            store_widget_state=store_widget_state, resources={"metadata": {"path": str(SOURCE)}})
-    start = time.perf_counter()
-    client.execute(env=kernel_env(**env))
-    return time.perf_counter() - start
+    return kernel.run_notebook(nb, SOURCE, timeout=timeout, env=kernel_env(**env), allow_errors=allow_errors,
+                               store_widget_state=store_widget_state)
 
 
 def stream_text(cell):

@@ -28,12 +28,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "class"))
 from minicourse import NAME, make_course, mini_notebook, require_sandbox  # noqa: E402
 
-from whole_transformer.course import build, integrity  # noqa: E402
+from whole_transformer.course import build  # noqa: E402
 from whole_transformer.course.autograde import autograde, load_record  # noqa: E402
 from whole_transformer.course.execute import SandboxExecute  # noqa: E402
-from whole_transformer.course.feedback import HideHiddenTests, split_hidden  # noqa: E402
 from whole_transformer.course.grades import write_detail  # noqa: E402
+from whole_transformer.course.hide_tests import HideHiddenTests, split_hidden  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env  # noqa: E402
+from whole_transformer.course.restore import restore  # noqa: E402
+from whole_transformer.course.scan import scan  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,7 +56,7 @@ def release():
 
 
 def test_untouched_submission_restores_to_itself(release):
-    nb, findings = integrity.restore(copy.deepcopy(release), release)
+    nb, findings = restore(copy.deepcopy(release), release)
     assert findings == []
     assert [c.source for c in nb.cells] == [c.source for c in release.cells]
 
@@ -62,7 +64,7 @@ def test_untouched_submission_restores_to_itself(release):
 def test_deleted_test_cell_comes_back_in_place(release):
     sub = copy.deepcopy(release)
     sub.cells = [c for c in sub.cells if gid(c) != "test_double_small"]
-    nb, findings = integrity.restore(sub, release)
+    nb, findings = restore(sub, release)
     assert ids(nb) == ids(release)
     assert [(f.cell, "deleted" in f.finding) for f in findings] == [("test_double_small", True)]
 
@@ -75,7 +77,7 @@ def test_edited_retagged_and_detagged_cells_are_restored(release):
     del by["test_double_neg"].metadata["nbgrader"]
     by["test_double_neg"].source = "print('fine')"
     by["imports"].metadata["nbgrader"]["locked"] = False
-    nb, findings = integrity.restore(sub, release)
+    nb, findings = restore(sub, release)
     rel = {gid(c): c for c in release.cells}
     got = {gid(c): c for c in nb.cells}
     for g in ("test_answer_q", "test_double_small", "test_double_neg", "imports"):
@@ -95,7 +97,7 @@ def test_answer_cell_turned_to_markdown_runs_as_code_again(release):
     c.cell_type = "markdown"
     c.source = "def double(x):\n    return x * 2"
     del c["outputs"], c["execution_count"]
-    nb, findings = integrity.restore(sub, release)
+    nb, findings = restore(sub, release)
     got = next(c for c in nb.cells if gid(c) == "double")
     assert got.cell_type == "code" and got.source == "def double(x):\n    return x * 2"
     assert any("re-typed markdown" in f.finding or "re-typed code → markdown" in f.finding for f in findings)
@@ -107,7 +109,7 @@ def test_duplicate_grade_id_keeps_the_original(release):
     fake = copy.deepcopy(sub.cells[i])
     fake.source, fake.id = "pass", "fake0001"
     sub.cells.insert(i, fake)
-    nb, findings = integrity.restore(sub, release)
+    nb, findings = restore(sub, release)
     assert ids(nb).count("test_double_small") == 1
     kept = next(c for c in nb.cells if gid(c) == "test_double_small")
     assert kept.source == next(c for c in release.cells if gid(c) == "test_double_small").source
@@ -121,7 +123,7 @@ def test_added_cells_stay_after_the_cell_they_followed_and_moves_are_undone(rele
     sub.cells.insert(i + 1, nbf.new_code_cell("print(double(4))"))
     j, k = ids(sub).index("test_double_small"), ids(sub).index("test_double_neg")
     sub.cells[j], sub.cells[k] = sub.cells[k], sub.cells[j]
-    nb, findings = integrity.restore(sub, release)
+    nb, findings = restore(sub, release)
     order = [g for g in ids(nb) if g]
     assert order == [g for g in ids(release) if g]
     assert nb.cells[ids(nb).index("double") + 1].source == "print(double(4))"
@@ -134,7 +136,7 @@ def test_cells_with_unknown_grade_ids_lose_their_metadata(release):
                                                              "locked": True, "solution": False,
                                                              "schema_version": 3}})
     sub.cells.append(extra)
-    nb, findings = integrity.restore(sub, release)
+    nb, findings = restore(sub, release)
     assert "bonus" not in ids(nb)
     assert any("unknown grade_id 'bonus'" in f.finding for f in findings)
 
@@ -163,7 +165,7 @@ def test_cells_with_unknown_grade_ids_lose_their_metadata(release):
 ])
 def test_scan_reports_suspicious_code(code, words):
     aliases = {"np": "numpy", "grading": "whole_transformer.grading", "builtins": "builtins"}
-    found = integrity.scan(code, aliases)
+    found = scan(code, aliases)
     assert any(words in f for f in found), found
 
 
@@ -174,7 +176,7 @@ def test_scan_reports_suspicious_code(code, words):
     "%time x = 1",
 ])
 def test_scan_leaves_ordinary_answers_alone(code):
-    assert integrity.scan(code, {"np": "numpy"}) == []
+    assert scan(code, {"np": "numpy"}) == []
 
 
 def test_the_exercise_implementations_scan_clean():
@@ -183,7 +185,7 @@ def test_the_exercise_implementations_scan_clean():
 
     aliases = {"np": "numpy", "torch": "torch", "grading": "whole_transformer.grading",
                "task": "whole_transformer.task"}
-    flagged = {i.id: integrity.scan(i.source, aliases) for i in implementations()}
+    flagged = {i.id: scan(i.source, aliases) for i in implementations()}
     assert not {k: v for k, v in flagged.items() if v}
 
 
@@ -517,7 +519,7 @@ def test_autograde_without_sandbox_only_when_asked(tmp_path, mini_built):
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WITHOUT a sandbox" in done.stdout
-    assert load_record(Course(root), "ada")["notebooks"][NAME]["status"] == "graded"
+    assert load_record(Course(root), "ada").notebooks[NAME].status == "graded"
 
 
 # ------------------------------------------------------------------------------ release/ and notebooks/

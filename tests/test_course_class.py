@@ -30,7 +30,7 @@ from simclass import Notebooks, write_submission  # noqa: E402
 
 from whole_transformer.course import build  # noqa: E402
 from whole_transformer.course.autograde import autograde, load_record  # noqa: E402
-from whole_transformer.course.feedback_cmd import feedback, hidden_lines, leaks  # noqa: E402
+from whole_transformer.course.feedback import feedback, hidden_lines, leaks  # noqa: E402
 from whole_transformer.course.grades import grades  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course  # noqa: E402
 

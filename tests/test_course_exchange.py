@@ -22,7 +22,7 @@ from minicourse import NAME, make_course, require_sandbox  # noqa: E402
 
 from whole_transformer.course import build  # noqa: E402
 from whole_transformer.course.autograde import autograde  # noqa: E402
-from whole_transformer.course.feedback_cmd import feedback  # noqa: E402
+from whole_transformer.course.feedback import feedback  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, nbgrader_env  # noqa: E402
 
 

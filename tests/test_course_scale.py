@@ -1,4 +1,4 @@
-"""Autograding at scale (issue 12): a Dask cluster, a PostgreSQL gradebook, and the same grades.
+"""Autograding at scale: a Dask cluster, a PostgreSQL gradebook, and the same grades.
 
 - Three ways, one small simulated class of the real notebooks (complete, partial, a crash in a
   hidden test, an invalid notebook, a renamed one, an edited test cell, an empty folder): JOBS=1
@@ -39,7 +39,7 @@ from simclass import Notebooks, write_submission  # noqa: E402
 from whole_transformer.course import build  # noqa: E402
 from whole_transformer.course.autograde import autograde, load_record  # noqa: E402
 from whole_transformer.course.cluster import local_cluster  # noqa: E402
-from whole_transformer.course.feedback_cmd import feedback  # noqa: E402
+from whole_transformer.course.feedback import feedback  # noqa: E402
 from whole_transformer.course.grades import grades, write_detail  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course  # noqa: E402
 

@@ -21,10 +21,11 @@ import torch
 import torch.nn.functional as F
 import verdicts
 from hostile import AlwaysEqual
-from implementations import NOTEBOOK_OF, SOURCE, grade, graded_cells, implementations, notebook_cells
+from implementations import SOURCE, grade, graded_cells, implementations, notebook_cells
 
 from whole_transformer import checks, exercise_checks, grading, task
 from whole_transformer.course import hidden, reference
+from whole_transformer.course.layout import NOTEBOOK_OF
 
 ALL = implementations()
 EXERCISES = sorted(NOTEBOOK_OF)

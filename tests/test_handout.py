@@ -26,15 +26,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from implementations import NOTEBOOK_OF, graded_cells, implementations
+from implementations import graded_cells, implementations
 
 from whole_transformer.course import handout as handout_mod
 from whole_transformer.course import verdict
 from whole_transformer.course.cells import cell_source, grade_id
-from whole_transformer.course.layout import Course
+from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF, Course
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCE = REPO / "source" / "whole-transformer"
+SOURCE = REPO / "source" / ASSIGNMENT
 pytestmark = pytest.mark.xdist_group("handout")
 
 
@@ -67,12 +67,12 @@ def test_the_handout_holds_what_a_student_needs_and_nothing_more(handout):
     top = sorted(p.name for p in handout.iterdir())
     assert top == sorted([".gitignore", handout_mod.MARK, "Makefile", "README.md", "environment.yml", "pyproject.toml",
                           "release", "whole_transformer"])
-    notebooks = sorted(p.name for p in (handout / "release" / "whole-transformer").iterdir())
+    notebooks = sorted(p.name for p in (handout / "release" / ASSIGNMENT).iterdir())
     assert notebooks == sorted(set(NOTEBOOK_OF.values()) | {"01-whole-machine.ipynb", "02-microscope.ipynb"})
     assert not (handout / "whole_transformer" / "course").exists()
     names = {p.name for p in handout.rglob("*")}
-    assert not names & {"reference.py", "mistakes.py", "hidden.py", "checkdata.py", "source", "tests", "notebooks",
-                        "gradebook.db", "autograde", "submitted", "sandbox.py", "integrity.py"}
+    assert not names & {"reference.py", "mistakes.py", "mistakes.toml", "hidden.py", "checkdata.py", "source", "tests",
+                        "notebooks", "gradebook.db", "autograde", "submitted", "sandbox.py", "scan.py", "restore.py"}
     for nb in (handout / "release").rglob("*.ipynb"):
         text = nb.read_text()
         for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "BEGIN EXPECTED", "hand_out"):
@@ -130,7 +130,7 @@ def test_every_notebook_runs_top_to_bottom_from_the_copy(handout, tmp_path):
         "display_name": "handout", "language": "python", "env": isolated_env(handout)}))
     os.environ["JUPYTER_PATH"] = str(tmp_path)
     try:
-        for path in sorted((handout / "release" / "whole-transformer").glob("*.ipynb")):
+        for path in sorted((handout / "release" / ASSIGNMENT).glob("*.ipynb")):
             nb = nbformat.read(path, as_version=4)
             nb.cells.append(nbformat.v4.new_code_cell(
                 "import whole_transformer, importlib.util\n"

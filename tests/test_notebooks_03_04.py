@@ -31,6 +31,7 @@ from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as text_of
 
 from whole_transformer import checks, grading
+from whole_transformer.course.layout import ASSIGNMENT
 from whole_transformer.course.verdict import failure_message, split_expected
 
 
@@ -235,7 +236,7 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks_and_wrong_exercises_n
     from nbgrader.api import Gradebook
 
     course = tmp_path / "course"
-    (course / "source" / "whole-transformer").mkdir(parents=True)
+    (course / "source" / ASSIGNMENT).mkdir(parents=True)
     (course / "nbgrader_config.py").write_text(  # the course's config: its grader decides the verdicts
         "c = get_config()  # noqa: F821\n"
         f"load_subconfig({str(REPO / 'nbgrader_config.py')!r})  # noqa: F821\n"
@@ -243,12 +244,12 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks_and_wrong_exercises_n
         "c.SandboxExecute.timeout = 300\n"
         "c.CourseDirectory.db_url = 'sqlite:///gradebook.db'\n")
     for name in (N03, N04):
-        shutil.copy(SOURCE / name, course / "source" / "whole-transformer" / name)
+        shutil.copy(SOURCE / name, course / "source" / ASSIGNMENT / name)
     for student in ("solutions", "wrong"):
-        (course / "submitted" / student / "whole-transformer").mkdir(parents=True)
+        (course / "submitted" / student / ASSIGNMENT).mkdir(parents=True)
     for name in (N03, N04):
-        shutil.copy(SOURCE / name, course / "submitted" / "solutions" / "whole-transformer" / name)
-    wrong = _wrong_submission(course / "submitted" / "wrong" / "whole-transformer")
+        shutil.copy(SOURCE / name, course / "submitted" / "solutions" / ASSIGNMENT / name)
+    wrong = _wrong_submission(course / "submitted" / "wrong" / ASSIGNMENT)
 
     def nbgrader(*args):
         result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=kernel_env(),
@@ -256,15 +257,15 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks_and_wrong_exercises_n
         assert result.returncode == 0, result.stdout + result.stderr
         return result
 
-    nbgrader("generate_assignment", "whole-transformer", "--force")
+    nbgrader("generate_assignment", ASSIGNMENT, "--force")
     start = time.perf_counter()
-    nbgrader("autograde", "whole-transformer", "--force", "--create")
+    nbgrader("autograde", ASSIGNMENT, "--force", "--create")
     print(f"nbgrader autograde of 2 submissions × 2 notebooks: {time.perf_counter() - start:.1f} s")
     scores = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student in ("solutions", "wrong"):
             for name in (N03, N04):
-                sub = gb.find_submission_notebook(name[:-6], "whole-transformer", student)
+                sub = gb.find_submission_notebook(name[:-6], ASSIGNMENT, student)
                 for g in sub.grades:
                     scores[student, g.cell.name] = (g.score, g.max_score)
     graded = {cell for _, cell in scores}

@@ -20,7 +20,9 @@ import nbformat
 import pytest
 from notebook_helpers import REPO, execute, nbg, output_text, stream_text, widget_text
 
-RELEASE = REPO / "release" / "whole-transformer"
+from whole_transformer.course.layout import ASSIGNMENT
+
+RELEASE = REPO / "release" / ASSIGNMENT
 NOTEBOOKS = ["01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb",
              "04-how-it-learned.ipynb"]
 

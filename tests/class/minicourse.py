@@ -15,8 +15,9 @@ from pathlib import Path
 import nbformat.v4 as nbf
 import pytest
 
+from whole_transformer.course.layout import ASSIGNMENT
+
 REPO = Path(__file__).resolve().parents[2]
-ASSIGNMENT = "whole-transformer"
 NAME = "01-mini"
 
 

@@ -7,7 +7,7 @@ for every graded cell of the assignment, the points and the status expected in
 
 The cases: full solutions; the untouched release; partial work; every correct and every wrong
 implementation of tests/implementations/ (several exercises per student, each exercise graded on
-its own); and the hostile cases of issue 5, one or two per student.
+its own); and hostile submissions that attack the grader, one or two per student.
 """
 
 from __future__ import annotations
@@ -21,10 +21,15 @@ from pathlib import Path
 from simclass import Notebooks, cell, gid, set_answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the implementations package
-from implementations import NOTEBOOK_OF, implementations  # noqa: E402
+from implementations import implementations  # noqa: E402
+
+from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF  # noqa: E402
 
 NB1, NB2, NB3, NB4 = "01-whole-machine", "02-microscope", "03-one-word-at-a-time", "04-how-it-learned"
 EXERCISE_TEST = {ex: f"test_{ex}" for ex in NOTEBOOK_OF}
+#: Mistakes of the course's catalogue the class leaves out: they joined the catalogue after the class
+#: was fixed, and a class that stays the same gives grades that compare across versions.
+NOT_IN_CLASS = {"make_xy__wrong__whole_sequence"}
 
 
 @dataclass
@@ -33,7 +38,7 @@ class Student:
     notebooks: dict  # file name (relative to submitted/<name>/<folder>/) → notebook
     expect: dict  # grade_id → (points, status); unlisted cells of handed-in notebooks: full, graded
     raw: dict = field(default_factory=dict)  # file name → text (invalid files)
-    folder: str = "whole-transformer"
+    folder: str = ASSIGNMENT
     findings: list = field(default_factory=list)  # (notebook, cell or None, words)
     no_findings: bool = False  # nothing at all may be reported
     handed_in: tuple = ()  # notebook names counted as handed in (default: keys of notebooks)
@@ -58,7 +63,7 @@ def _impl_students(nbs: Notebooks) -> tuple[list[Student], dict[str, list]]:
     """Every wrong implementation of every exercise, one per exercise per student (03 and 04
     handed in); an exercise with fewer wrong ones gets correct ones in the remaining students.
     Returns the students and, per exercise, the correct implementations not used yet."""
-    wrong = {ex: implementations(ex, "wrong") for ex in NOTEBOOK_OF}
+    wrong = {ex: [i for i in implementations(ex, "wrong") if i.id not in NOT_IN_CLASS] for ex in NOTEBOOK_OF}
     spare = {ex: implementations(ex, "correct") for ex in NOTEBOOK_OF}
     count = max(len(v) for v in wrong.values())
     students = []
@@ -278,7 +283,7 @@ def roster(nbs: Notebooks, course: Path) -> list[Student]:
 
     # ------------------------------------------------------------------ hostile: talking the kernel into points
     # Each hands in a wrong answer and tampers with its own kernel; the verdict is reached outside the
-    # kernel, so each loses that exercise's points (issue 10).
+    # kernel, so each loses that exercise's points.
     nb = alt.solved(NB4)
     set_answer(nb, "masked_loss", PATCH_GRADING + "\n\n" + wrong["masked_loss"])
     S.append(Student("patches-grading", {NB4: nb},
@@ -314,8 +319,8 @@ def roster(nbs: Notebooks, course: Path) -> list[Student]:
                      note="prints 'Tests passed.' and hands out a second, made-up set of results after every cell"))
 
     nb = alt.solved(NB3)
-    src, gb = course / "source" / "whole-transformer" / f"{NB3}.ipynb", course / "gradebook.db"
-    other = course / "submitted" / "full" / "whole-transformer" / f"{NB3}.ipynb"
+    src, gb = course / "source" / ASSIGNMENT / f"{NB3}.ipynb", course / "gradebook.db"
+    other = course / "submitted" / "full" / ASSIGNMENT / f"{NB3}.ipynb"
     _insert_after(nb, "next_token", SNOOP.format(source=str(src), gradebook=str(gb), other=str(other)))
     _insert_after(nb, "test_next_token", "print('HISTORY', In, _ih)")
     S.append(Student("reads-source", {NB3: nb}, {},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-ASSIGNMENT = "whole-transformer"
+from whole_transformer.course.layout import ASSIGNMENT
 
 
 def strip_markers(source: str) -> str:

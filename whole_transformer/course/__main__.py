@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
             serve(args.workers, port=args.port, host=args.host, dashboard=args.dashboard)
         elif args.command == "feedback":
-            from .feedback_cmd import feedback
+            from .feedback import feedback
 
             feedback(course)
         elif args.command == "grades":

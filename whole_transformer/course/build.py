@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 import sys
 import time
@@ -25,7 +24,10 @@ from pathlib import Path
 
 import nbformat
 
-from .layout import ASSIGNMENT, REPO, Course, run_nbgrader
+from . import kernel
+from .cells import HIDDEN_TESTS, SOLUTION, split_region, unmark_region
+from .gradebook import prepare_database, stamp_gradebook
+from .layout import ASSIGNMENT, Course, run_nbgrader
 
 HERE = Path(__file__).resolve().parent
 VENDOR = HERE / "vendor"
@@ -40,8 +42,6 @@ def release(course: Course, dest: Path | None = None, log=print) -> Path:
     """nbgrader generate_assignment; into ``dest`` (a folder) instead of release/ if given."""
     args = ["generate_assignment", ASSIGNMENT, "--force"]
     if dest is None:  # a database server gets nbgrader's schema (or its migrations) first
-        from .autograde import prepare_database
-
         prepare_database(course, log)
     if dest is not None:
         args.append(f"--CourseDirectory.release_directory={Path(dest).resolve()}")
@@ -51,32 +51,18 @@ def release(course: Course, dest: Path | None = None, log=print) -> Path:
         raise RuntimeError(f"nbgrader generate_assignment failed:\n{(done.stdout or '')[-3000:]}"
                            f"{(done.stderr or '')[-3000:]}")
     if dest is None:  # the course gradebook now holds the assignment as source/ defines it
-        from .autograde import stamp_gradebook
-
         stamp_gradebook(course)
     log(f"released {len(list(out.glob('*.ipynb')))} notebooks to {out}")
     return out
 
 
 # ------------------------------------------------------------------------------ lecture edition
-def _strip_region(source: str, begin: str, end: str, keep: bool) -> str:
-    out, inside = [], False
-    for line in source.split("\n"):
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif keep or not inside:
-            out.append(line)
-    return "\n".join(out)
-
-
 def lecture_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The lecture version of a source notebook (not yet run)."""
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
-        cell.source = _strip_region(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", keep=False)
-        cell.source = _strip_region(cell.source, "BEGIN SOLUTION", "END SOLUTION", keep=True).rstrip("\n")
+        cell.source = split_region(cell.source, HIDDEN_TESTS)[0]
+        cell.source = unmark_region(cell.source, SOLUTION).rstrip("\n")
         for key in ("nbgrader", "deletable", "editable"):
             cell.metadata.pop(key, None)
         tags = [t for t in cell.metadata.get("tags", []) if t != "raises-exception"]
@@ -92,43 +78,14 @@ def lecture_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def kernel_env() -> dict[str, str]:
-    env = dict(os.environ)
-    paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env.pop("NBGRADER_EXECUTION", None)
-    return env
-
-
 def run_notebook(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 120) -> nbformat.NotebookNode:
     """Run every cell in a fresh kernel; widget state is saved in the notebook's metadata."""
-    import tempfile
-
-    from jupyter_client.manager import AsyncKernelManager
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(kernel_env())
-    runtime = Path(tempfile.mkdtemp(prefix="wt-lecture-"))
     try:
-        # Unix sockets (ipc) rather than TCP ports on localhost
-        km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(runtime / "k"),
-                                connection_file=str(runtime / "kernel.json"))
-        client = NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3", store_widget_state=True,
-                                resources={"metadata": {"path": str(cwd)}})
-        try:
-            client.execute(cleanup_kc=True)
-        except CellExecutionError as e:
-            raise RuntimeError(f"a cell of the lecture edition failed:\n{str(e)[-3000:]}") from None
-        finally:
-            if km.has_kernel:
-                km.shutdown_kernel(now=True)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        shutil.rmtree(runtime, ignore_errors=True)
+        kernel.run_notebook(nb, cwd, timeout=timeout, store_widget_state=True, unix_sockets=True)
+    except CellExecutionError as e:
+        raise RuntimeError(f"a cell of the lecture edition failed:\n{str(e)[-3000:]}") from None
     return nb
 
 

@@ -39,6 +39,7 @@ from nbgrader import utils as nbutils
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
+from .cells import grade_id, is_test
 from .sandbox import SandboxedKernelManager, sandbox_opt_out, sandbox_status
 
 
@@ -194,7 +195,7 @@ class SandboxExecute(Execute):
         """Run one cell; a test cell runs outside the kernel's input history (In, _ih), so that
         later student code cannot print the hidden tests it just ran."""
         self._check_assign_resources(resources)
-        cell = self.execute_cell(cell, index, store_history=not _is_test(cell))
+        cell = self.execute_cell(cell, index, store_history=not is_test(cell))
         return cell, self.resources
 
     def _replay(self, done: list[int]) -> None:
@@ -206,7 +207,7 @@ class SandboxExecute(Execute):
             twin = copy.deepcopy(original)
             self._current = index
             try:
-                self.execute_cell(twin, index, store_history=not _is_test(twin))
+                self.execute_cell(twin, index, store_history=not is_test(twin))
             except (DeadKernelError, CellTimeoutError) as e:
                 raise _ReplayFailed(f"cell {index} failed when run again after a restart: {e}") from None
             finally:
@@ -241,7 +242,7 @@ class SandboxExecute(Execute):
 
     def _grade_id(self, index: int):
         if 0 <= index < len(self.nb.cells):
-            return self.nb.cells[index].get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            return grade_id(self.nb.cells[index])
         return None
 
     def _write_report(self, resources) -> None:
@@ -263,7 +264,3 @@ class SandboxExecute(Execute):
 
 class _ReplayFailed(Exception):
     pass
-
-
-def _is_test(cell) -> bool:
-    return cell.get("cell_type") == "code" and nbutils.is_grade(cell) and not nbutils.is_solution(cell)

@@ -20,8 +20,11 @@ from pathlib import Path
 
 import nbformat
 
-from .autograde import FAILED, GRADED, MISSING, load_record, submission_files
-from .layout import ASSIGNMENT, Course, digest_files, redact, run_nbgrader
+from .cells import grade_id
+from .gradebook import gradebook_exists
+from .layout import ASSIGNMENT, Course, redact, run_nbgrader
+from .locate import submission_digest
+from .record import FAILED, GRADED, MISSING, load_record
 
 DETAIL_COLUMNS = ["student_id", "notebook", "grade_id", "score", "max_score", "status", "reason"]
 
@@ -31,7 +34,7 @@ def _cell_order(course: Course, notebook: str, names: list[str]) -> list[str]:
         p = folder / f"{notebook}.ipynb"
         if p.exists():
             nb = nbformat.read(p, as_version=4)
-            order = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+            order = [grade_id(c) for c in nb.cells]
             pos = {g: i for i, g in enumerate(order) if g}
             return sorted(names, key=lambda g: pos.get(g, len(pos)))
     return sorted(names)
@@ -55,14 +58,12 @@ def detail_rows(course: Course) -> list[dict]:
             except MissingEntry:
                 sub = None
             folder = course.submitted / student
-            changed = False
-            if rec is not None and folder.is_dir():
-                changed = rec["fingerprint"].split(":")[0] != digest_files(submission_files(folder), folder)
+            changed = rec is not None and folder.is_dir() and rec.submission != submission_digest(folder)
             findings: dict[tuple[str, str], list[str]] = {}
-            for fd in (rec or {}).get("findings", []):
-                findings.setdefault((fd["notebook"], fd["cell"]), []).append(fd["finding"])
+            for fd in rec.findings if rec else []:
+                findings.setdefault((fd.notebook, fd.cell), []).append(fd.finding)
             for nb_name, cells in layout:
-                nb_rec = (rec or {}).get("notebooks", {}).get(nb_name)
+                nb_rec = rec.notebooks.get(nb_name) if rec else None
                 for gid, max_score in cells:
                     score = 0.0
                     if sub is not None:
@@ -72,8 +73,8 @@ def detail_rows(course: Course) -> list[dict]:
                         except MissingEntry:
                             pass
                     if nb_rec is not None:
-                        info = nb_rec["cells"].get(gid, {"status": nb_rec["status"], "reason": nb_rec["reason"]})
-                        status, reason = info["status"], info["reason"]
+                        info = nb_rec.cells.get(gid)
+                        status, reason = (info.status, info.reason) if info else (nb_rec.status, nb_rec.reason)
                     elif sub is not None and (course.autograde / student / ASSIGNMENT / f"{nb_name}.ipynb").exists():
                         status, reason = GRADED, "graded by nbgrader outside make autograde"
                     elif folder.is_dir():
@@ -109,8 +110,6 @@ def write_detail(course: Course, path: Path | None = None) -> Path:
 
 
 def grades(course: Course, log=print) -> tuple[Path, Path]:
-    from .autograde import gradebook_exists
-
     if not gradebook_exists(course):
         where = course.gradebook if course.sqlite else redact(course.db_url)
         raise ValueError(f"no gradebook at {where}: run make autograde first")

@@ -14,7 +14,6 @@ model, whose right answers do not depend on its exact weights (it reads all 1,00
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,11 +28,6 @@ from . import reference as ref
 from .cells import cell_source, grade_id, is_test
 from .verdict import expected_region
 
-#: The notebook of each exercise; the solution cell's grade_id is the exercise's name and its
-#: graded test cell's grade_id is test_<exercise>.
-NOTEBOOK_OF = {"next_token": "03-one-word-at-a-time.ipynb", "greedy_decode": "03-one-word-at-a-time.ipynb",
-               "make_xy": "04-how-it-learned.ipynb", "masked_loss": "04-how-it-learned.ipynb"}
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n.*?### END HIDDEN TESTS", re.S)
 BATCH_Y = "task.make_batch(range(64))[1].numpy().reshape(-1)"  # (320,) the targets of the batch 0…63
 
 NS = {"g": g, "np": np, "task": task}

@@ -1,4 +1,4 @@
-"""Where things are in the course folder (nbgrader's layout, DESIGN.md section 2)."""
+"""Where things are in the course folder (nbgrader's layout), and the names others rely on."""
 
 from __future__ import annotations
 
@@ -11,9 +11,19 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+#: the nbgrader assignment: source/<ASSIGNMENT>/, release/<ASSIGNMENT>/, submitted/<student>/<ASSIGNMENT>/
 ASSIGNMENT = "whole-transformer"
-COURSE_ID = "whole-transformer"
+COURSE_ID = ASSIGNMENT  # the course is named after its one assignment
+#: The notebook of each exercise; the solution cell's grade_id is the exercise's name and its
+#: graded test cell's grade_id is test_<exercise>.
+NOTEBOOK_OF = {"next_token": "03-one-word-at-a-time.ipynb", "greedy_decode": "03-one-word-at-a-time.ipynb",
+               "make_xy": "04-how-it-learned.ipynb", "masked_loss": "04-how-it-learned.ipynb"}
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _under(*parts: str, doc: str) -> property:
+    """A path under the course's root, as a read-only attribute."""
+    return property(lambda course: course.root.joinpath(*parts), doc=doc)
 
 
 @dataclass(frozen=True)
@@ -30,33 +40,16 @@ class Course:
             )
         return cls(root)
 
-    @property
-    def source(self) -> Path:
-        return self.root / "source" / ASSIGNMENT
-
-    @property
-    def release(self) -> Path:
-        return self.root / "release" / ASSIGNMENT
-
-    @property
-    def submitted(self) -> Path:
-        return self.root / "submitted"
-
-    @property
-    def autograde(self) -> Path:
-        return self.root / "autograde"
-
-    @property
-    def feedback(self) -> Path:
-        return self.root / "feedback"
-
-    @property
-    def lecture(self) -> Path:
-        return self.root / "notebooks"
-
-    @property
-    def gradebook(self) -> Path:
-        return self.root / "gradebook.db"
+    # nbgrader's folders (nbgrader_config.py names the same ones)
+    source = _under("source", ASSIGNMENT, doc="the notebooks with solutions and hidden tests")
+    release = _under("release", ASSIGNMENT, doc="what students get")
+    submitted = _under("submitted", doc="submitted/<student>/<ASSIGNMENT>/: what students hand in")
+    autograde = _under("autograde", doc="graded notebooks, autograde/<student>/<ASSIGNMENT>/")
+    feedback = _under("feedback", doc="feedback HTML, feedback/<student>/<ASSIGNMENT>/")
+    lecture = _under("notebooks", doc="the lecture edition")
+    gradebook = _under("gradebook.db", doc="the gradebook, when it is nbgrader's SQLite file")
+    state = _under("autograde", ".wt", doc="the course runner's own records: one JSON per graded student, "
+                                            "work folders")
 
     @property
     def db_url(self) -> str:
@@ -68,11 +61,6 @@ class Course:
     def sqlite(self) -> bool:
         """True when the gradebook is a SQLite file (then it is ``self.gradebook``)."""
         return self.db_url.startswith("sqlite")
-
-    @property
-    def state(self) -> Path:
-        """The course runner's own records: one JSON per graded student, work folders."""
-        return self.autograde / ".wt"
 
     def notebooks(self) -> list[str]:
         """Names (without .ipynb) of the assignment's notebooks, from source/ (else release/)."""

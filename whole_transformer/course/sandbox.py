@@ -135,6 +135,20 @@ def sandbox_opt_out() -> bool:
     return os.environ.get("WT_SANDBOX", "").strip().lower() in {"off", "0", "no", "none", "false"}
 
 
+class SandboxMissing(RuntimeError):
+    """No sandbox on this machine, and no explicit opt-out."""
+
+
+def check_sandbox(no_sandbox: bool) -> bool:
+    """True to use the sandbox; raises SandboxMissing if there is none and no explicit opt-out."""
+    if no_sandbox or sandbox_opt_out():
+        return False
+    status = sandbox_status()
+    if not status.ok:
+        raise SandboxMissing(status.message())
+    return True
+
+
 def _namespace_args() -> list[str]:
     args = ["--unshare-all", "--die-with-parent", "--new-session"]
     if os.geteuid() == 0:

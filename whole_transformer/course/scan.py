@@ -1,19 +1,8 @@
-"""Restore what a student may not change, and report what looks like an attempt to game the grader.
+"""The scan stage: what in a student's code an instructor should look at.
 
-``restore(submitted, release)`` rebuilds a submitted notebook around the released one:
-
-- every protected cell of the release (a cell with nbgrader metadata: read-only cells, answer
-  cells, test cells) is found in the submission by its grade_id, else by its cell id, else by
-  its exact source, and put back in the release's order;
-- read-only and test cells come back exactly as released (nbgrader then puts the hidden tests
-  back in); answer cells keep the student's text but get their cell type and metadata back;
-- cells the student added stay where they were (after the protected cell they followed);
-- each difference is a finding: deleted, edited, retagged (grade_id, points or flags changed),
-  re-typed (code ↔ markdown), duplicated grade ids, moved, metadata claiming unknown grade ids.
-
-``scan(source, ...)`` reads the code a student wrote (answer cells and added or changed cells)
-and lists what an instructor should look at: replaced builtins or library functions, the
-``NBGRADER_EXECUTION`` variable, ``showtraceback`` and other IPython internals, reading files
+``scan(source, ...)`` reads the code a student wrote (answer cells, and cells added or changed)
+and lists what looks like an attempt to game the grader: replaced builtins or library functions,
+the ``NBGRADER_EXECUTION`` variable, ``showtraceback`` and other IPython internals, reading files
 outside the submission, the package's reference implementations or grading internals, objects
 that compare equal to anything, frame introspection and dynamic code, killing the process and
 swallowing KeyboardInterrupt. A finding is a report, not a penalty: the hidden tests decide.
@@ -23,14 +12,12 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import re
-from dataclasses import dataclass
 
-import nbformat.v4 as nbf
 from nbformat import NotebookNode
 
-NBGRADER_FLAGS = ("grade", "grade_id", "locked", "solution", "task", "points")
+from .cells import cell_source, grade_id, is_protected, nbgrader_meta
+from .record import Finding
 
 #: package functions that do part of an exercise's job (batched, on tensors): using one in an answer is reported
 REFERENCE_FUNCTIONS = {
@@ -63,193 +50,20 @@ _MAGIC_METHODS = {"__eq__", "__ne__", "__bool__", "__float__", "__int__", "__ind
 _VALUE_BASES = {"int", "float", "str", "tuple", "list", "dict", "bool", "ndarray", "Tensor", "number"}
 
 
-@dataclass
-class Finding:
-    cell: str  # grade_id, or "cell N" (1-based position in the submitted notebook)
-    finding: str
-
-
-# ------------------------------------------------------------------------------------ restoring
-def _nbg(cell) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader")
-    return meta if isinstance(meta, dict) else {}
-
-
-def _gid(cell):
-    gid = _nbg(cell).get("grade_id")
-    return gid if isinstance(gid, str) else None
-
-
-def _src(cell) -> str:
-    s = cell.get("source", "")
-    return "".join(s) if isinstance(s, list) else str(s)
-
-
-def protected(cell) -> bool:
-    m = _nbg(cell)
-    return bool(_gid(cell)) and bool(m.get("grade") or m.get("solution") or m.get("locked") or m.get("task"))
-
-
-def _flags(meta: dict) -> dict:
-    out = {}
-    for k in NBGRADER_FLAGS:
-        v = meta.get(k)
-        if k == "points" and v is not None:
-            try:
-                v = float(v)
-            except (TypeError, ValueError):
-                pass
-        elif k != "grade_id":
-            v = bool(v)
-        out[k] = v
-    return out
-
-
-def _kind(cell) -> str:
-    m = _nbg(cell)
-    if m.get("solution"):
-        return "answer cell"
-    if m.get("grade"):
-        return "test cell"
-    if m.get("task"):
-        return "task cell"
-    return "read-only cell"
-
-
-def _describe_flags(want: dict, got: dict) -> str:
-    parts = []
-    for k in NBGRADER_FLAGS:
-        if want.get(k) != got.get(k):
-            parts.append(f"{k} {want.get(k)!r} → {got.get(k)!r}")
-    return ", ".join(parts)
-
-
-def restore(submitted: NotebookNode, release: NotebookNode) -> tuple[NotebookNode, list[Finding]]:
-    """The submission with every protected cell of the release put back; the findings."""
-    findings: list[Finding] = []
-    scells = list(submitted.get("cells", []))
-    rcells = list(release.cells)
-    prot = [(i, c) for i, c in enumerate(rcells) if protected(c)]
-    prot_ids = {_gid(c) for _, c in prot}
-
-    by_gid: dict[str, list[int]] = {}
-    for j, c in enumerate(scells):
-        if _gid(c):
-            by_gid.setdefault(_gid(c), []).append(j)
-    taken: dict[int, int] = {}  # submitted index → release index
-    chosen: dict[int, int | None] = {}  # release index → submitted index
-    for ri, rc in prot:
-        gid, rid = _gid(rc), rc.get("id")
-        cands = [j for j in by_gid.get(gid, []) if j not in taken]
-        pick = None
-        if cands:
-            same_id = [j for j in cands if rid and scells[j].get("id") == rid]
-            pick = same_id[0] if same_id else cands[0]
-        else:
-            same_id = [j for j in range(len(scells)) if j not in taken and rid and scells[j].get("id") == rid]
-            if same_id:
-                pick = same_id[0]
-            else:
-                text = _src(rc)
-                same_src = [
-                    j for j in range(len(scells))
-                    if j not in taken and not _gid(scells[j]) and text.strip() and _src(scells[j]) == text
-                ]
-                pick = same_src[0] if same_src else None
-        chosen[ri] = pick
-        if pick is not None:
-            taken[pick] = ri
-
-    # anchors: each unmatched submitted cell follows the protected cell before it
-    groups: dict[int, list[int]] = {-1: []}
-    anchor = -1
-    order_seen = []
-    for j in range(len(scells)):
-        if j in taken:
-            anchor = taken[j]
-            order_seen.append(anchor)
-            groups.setdefault(anchor, [])
-        else:
-            groups.setdefault(anchor, []).append(j)
-    if order_seen != sorted(order_seen):
-        findings.append(Finding("notebook", "protected cells were moved; put back in the released order"))
-
-    def loose(j: int) -> NotebookNode:
-        """A cell the student added (or a stray copy), rebuilt clean, without nbgrader metadata."""
-        sc = scells[j]
-        gid = _gid(sc)
-        if "nbgrader" in sc.get("metadata", {}):
-            if gid in prot_ids:
-                findings.append(Finding(gid, f"duplicate grade_id {gid!r} (cell {j + 1}): the extra copy was made "
-                                              "an ordinary cell"))
-            elif gid:
-                findings.append(Finding(f"cell {j + 1}", f"nbgrader metadata with unknown grade_id {gid!r} removed"))
-        kind = sc.get("cell_type")
-        make = {"code": nbf.new_code_cell, "raw": nbf.new_raw_cell}.get(kind, nbf.new_markdown_cell)
-        cell = make(source=_src(sc))
-        tags = sc.get("metadata", {}).get("tags")
-        if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
-            cell.metadata["tags"] = list(tags)
-        return cell
-
-    out: list[NotebookNode] = [loose(j) for j in groups[-1]]
-    for ri, rc in prot:
-        gid = _gid(rc)
-        j = chosen[ri]
-        kind = _kind(rc)
-        if j is None:
-            findings.append(Finding(gid, f"{kind} deleted; restored from the release"))
-            out.append(copy.deepcopy(rc))
-        else:
-            sc = scells[j]
-            want, got = _flags(_nbg(rc)), _flags(_nbg(sc))
-            if not _nbg(sc):
-                findings.append(Finding(gid, f"{kind}: nbgrader metadata removed (de-tagged); restored"))
-            elif want != got:
-                findings.append(Finding(gid, f"{kind} retagged ({_describe_flags(want, got)}); restored"))
-            if sc.get("cell_type") != rc.cell_type:
-                findings.append(Finding(gid, f"{kind} re-typed {rc.cell_type} → {sc.get('cell_type')}; "
-                                             f"restored as {rc.cell_type}"))
-            if _nbg(rc).get("solution"):
-                cell = copy.deepcopy(rc)
-                cell.source = _src(sc)
-                theirs = sc.get("metadata", {}).get("tags", [])
-                theirs = theirs if isinstance(theirs, list) else []
-                mine = list(rc.metadata.get("tags", []))
-                tags = list(dict.fromkeys(mine + [t for t in theirs if isinstance(t, str)]))
-                if tags:
-                    cell.metadata["tags"] = tags
-            else:
-                if _src(sc) != _src(rc):
-                    findings.append(Finding(gid, f"{kind} edited; restored from the release"))
-                cell = copy.deepcopy(rc)
-            if cell.cell_type == "code":
-                cell.outputs = []
-                cell.execution_count = None
-            out.append(cell)
-        out.extend(loose(k) for k in groups.get(ri, []))
-
-    nb = copy.deepcopy(release)
-    nb.cells = out
-    nb.metadata.pop("widgets", None)
-    return nb, findings
-
-
 def student_code_cells(restored: NotebookNode, release: NotebookNode) -> list[tuple[int, NotebookNode]]:
     """(index, cell) of code the student wrote: answer cells, and code cells not in the release."""
-    released = {_src(c) for c in release.cells if c.cell_type == "code" and not protected(c)}
+    released = {cell_source(c) for c in release.cells if c.cell_type == "code" and not is_protected(c)}
     out = []
     for i, c in enumerate(restored.cells):
         if c.cell_type != "code":
             continue
-        if _nbg(c).get("solution"):
+        if nbgrader_meta(c).get("solution"):
             out.append((i, c))
-        elif not protected(c) and _src(c) not in released:
+        elif not is_protected(c) and cell_source(c) not in released:
             out.append((i, c))
     return out
 
 
-# ------------------------------------------------------------------------------------ scanning
 def _python(source: str) -> str:
     """IPython syntax (magics, !shell) turned into Python, as the kernel would run it."""
     try:
@@ -544,10 +358,10 @@ def scan(source: str, aliases: dict[str, str] | None = None) -> list[str]:
 
 def scan_notebook(restored: NotebookNode, release: NotebookNode) -> list[Finding]:
     """Findings for every cell of student code in a restored notebook."""
-    aliases = module_aliases([_src(c) for c in restored.cells if c.cell_type == "code"])
+    aliases = module_aliases([cell_source(c) for c in restored.cells if c.cell_type == "code"])
     out = []
     for i, cell in student_code_cells(restored, release):
-        label = _gid(cell) or f"cell {i + 1}"
-        for msg in scan(_src(cell), aliases):
+        label = grade_id(cell) or f"cell {i + 1}"
+        for msg in scan(cell_source(cell), aliases):
             out.append(Finding(label, msg))
     return out

@@ -1,0 +1,96 @@
+"""Who is being graded by which autograde run, so that two runs on one course share the class.
+
+A student is claimed before grading and until merged. With a PostgreSQL gradebook a claim is a
+session advisory lock (released by the server if the process dies); with SQLite, a lock file per
+student under ``autograde/.wt/claims/`` (flock, released by the kernel if the process dies).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+
+from .layout import ASSIGNMENT, Course
+
+
+def _lock_key(course: Course, name: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{ASSIGNMENT}:{name}".encode()).digest()[:8], "big", signed=True)
+
+
+class Claims:
+    """Who is being graded by this run. With a PostgreSQL gradebook, a session advisory lock per
+    student (released by the server if this process dies); with SQLite, a lock file per student
+    under autograde/.wt/claims/ (flock, released by the kernel if this process dies)."""
+
+    def __init__(self, course: Course):
+        self.course = course
+        self.held: dict[str, object] = {}
+        self._con = None
+        if not course.sqlite:
+            from sqlalchemy import create_engine
+
+            self._engine = create_engine(course.db_url, poolclass=__import__("sqlalchemy.pool").pool.NullPool)
+            self._con = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        else:
+            (course.state / "claims").mkdir(parents=True, exist_ok=True)
+
+    def _sql(self, query: str, key: int):
+        from sqlalchemy import text
+
+        return self._con.execute(text(query), {"k": key}).scalar()
+
+    def lock(self, name: str) -> None:
+        """Wait for a lock shared by every run on this course (preparing the gradebook)."""
+        if self._con is not None:
+            self._sql("select pg_advisory_lock(:k)", _lock_key(self.course, f"lock:{name}"))
+        else:
+            f = open(self.course.state / "claims" / f".{name}.lock", "a")
+            fcntl.flock(f, fcntl.LOCK_EX)
+            self.held[f".{name}"] = f
+
+    def unlock(self, name: str) -> None:
+        if self._con is not None:
+            self._sql("select pg_advisory_unlock(:k)", _lock_key(self.course, f"lock:{name}"))
+        else:
+            f = self.held.pop(f".{name}", None)
+            if f is not None:
+                f.close()
+
+    def claim(self, student: str) -> bool:
+        if self._con is not None:
+            got = bool(self._sql("select pg_try_advisory_lock(:k)", _lock_key(self.course, f"student:{student}")))
+            if got:
+                self.held[student] = True
+            return got
+        f = open(self.course.state / "claims" / f"{student}.lock", "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            return False
+        self.held[student] = f
+        return True
+
+    def release(self, student: str) -> None:
+        held = self.held.pop(student, None)
+        if held is None:
+            return
+        if self._con is not None:
+            self._sql("select pg_advisory_unlock(:k)", _lock_key(self.course, f"student:{student}"))
+        else:
+            held.close()
+
+    def close(self) -> None:
+        for s in list(self.held):
+            if not s.startswith("."):
+                try:
+                    self.release(s)
+                except Exception:  # noqa: BLE001 - closing the connection releases them anyway
+                    pass
+        for f in [v for k, v in self.held.items() if k.startswith(".")]:
+            f.close()
+        self.held.clear()
+        if self._con is not None:
+            self._con.close()
+            self._engine.dispose()
+            self._con = None

@@ -1,0 +1,133 @@
+"""Where grading runs: threads of the autograde process, or the workers of a Dask cluster.
+
+Both take a ``Job`` and the assignment's ``Pack`` (data, not paths) and give back a future of the
+student's ``StudentResult``; the autograde loop merges each result as it comes back. A Dask worker
+needs the course's Python environment and bubblewrap, not the course folder.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import socket
+import time
+import uuid
+from pathlib import Path
+
+from .gradebook import Pack
+from .locate import Job
+from .record import StudentResult
+from .run import NbgraderRuns, Stopped, grade_job
+from .sandbox import SandboxMissing, sandbox_status
+
+
+class LocalGraders:
+    """N students at once in threads of this process (``--jobs N``)."""
+
+    def __init__(self, jobs: int, work: Path, sandbox: bool, cell_timeout: int | None):
+        self.jobs, self.work, self.sandbox, self.cell_timeout = jobs, work, sandbox, cell_timeout
+        self.pool = cf.ThreadPoolExecutor(max_workers=jobs)
+        self.threads = max(1, (os.cpu_count() or 1) // jobs)
+        self.runs = NbgraderRuns()
+
+    def describe(self) -> str:
+        return f"{self.jobs} at a time"
+
+    def capacity(self) -> int:
+        return self.jobs
+
+    def submit(self, job: Job, pack: Pack):
+        return self.pool.submit(grade_job, job, pack, threads=self.threads, sandbox=self.sandbox,
+                                cell_timeout=self.cell_timeout, work=self.work, stop=self.runs.stopping.is_set,
+                                runs=self.runs)
+
+    def result(self, fut) -> StudentResult:
+        return fut.result()
+
+    def infrastructure_error(self, e: BaseException) -> bool:
+        return isinstance(e, Stopped)
+
+    def stop(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.runs.stop_all()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+class DaskGraders:
+    """Each student a task on the workers of a running Dask cluster (``--scheduler ADDRESS``)."""
+
+    def __init__(self, address: str, sandbox: bool, cell_timeout: int | None, log=print):
+        from distributed import Client, Event
+
+        self.client = Client(address, timeout="30s")
+        self.sandbox, self.cell_timeout = sandbox, cell_timeout
+        self.event_name = f"wt-stop-{uuid.uuid4().hex}"
+        self.event = Event(self.event_name, client=self.client)
+        info = self.client.scheduler_info()
+        log(f"autograde: Dask scheduler {address}, {len(info.get('workers', {}))} worker(s) with "
+            f"{self.capacity()} task slot(s); dashboard: {self.client.dashboard_link}")
+
+    def describe(self) -> str:
+        return f"on the Dask cluster ({self.capacity()} task slots now)"
+
+    def capacity(self) -> int:
+        return max(1, sum(self.client.nthreads().values()))
+
+    def submit(self, job: Job, pack: Pack):
+        return self.client.submit(grade_on_dask_worker, job, pack, self.sandbox, self.cell_timeout, self.event_name,
+                                  key=f"grade-{job.student}-{uuid.uuid4().hex[:8]}", pure=False)
+
+    def result(self, fut) -> StudentResult:
+        return fut.result()
+
+    def infrastructure_error(self, e: BaseException) -> bool:
+        import distributed
+
+        return isinstance(e, (Stopped, distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
+                              cf.CancelledError, OSError, TimeoutError)) or type(e).__module__.startswith("distributed")
+
+    def stop(self) -> None:
+        try:
+            self.event.set()  # graders on the workers kill their nbgrader runs within 2 s
+            time.sleep(2.5)
+        except Exception:  # noqa: BLE001 - the scheduler may be gone
+            pass
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.client.close(timeout=10)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def grade_on_dask_worker(job: Job, pack: Pack, sandbox: bool, cell_timeout: int | None, stop_event: str):
+    """The task a Dask worker runs: one student, graded on this worker (threads: the worker's cores
+    shared by its task slots); returns the StudentResult. Stops when the run's Event is set."""
+    from distributed import Event, get_worker
+
+    if sandbox:
+        status = sandbox_status()
+        if not status.ok:
+            raise SandboxMissing(f"worker {socket.gethostname()}: {status.message()}")
+    worker = get_worker()
+    slots = max(1, worker.state.nthreads)
+    threads = max(1, (os.cpu_count() or 1) // slots)
+    event = Event(stop_event)
+    last = [0.0, False]
+
+    def stop() -> bool:
+        if time.monotonic() - last[0] >= 2.0:  # ask the scheduler at most every 2 s
+            last[0] = time.monotonic()
+            try:
+                last[1] = event.is_set()
+            except Exception:  # noqa: BLE001 - scheduler unreachable: go on; the task is dropped anyway
+                pass
+        return last[1]
+
+    result = grade_job(job, pack, threads=threads, sandbox=sandbox, cell_timeout=cell_timeout,
+                       work=Path(worker.local_directory) / "wt-grading", stop=stop)
+    result.worker = f"{socket.gethostname()} {worker.address}"
+    return result

@@ -1,0 +1,58 @@
+"""Running a notebook top to bottom in a fresh kernel, as the lecture build, the tests and the
+benchmarks do (autograding runs notebooks through nbgrader instead: ``execute.py``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .layout import REPO
+
+
+def kernel_env(**extra: str) -> dict[str, str]:
+    """The kernel's environment: this checkout's package importable, this environment's programs
+    on PATH, not under nbgrader (``NBGRADER_EXECUTION`` unset) unless ``extra`` sets it."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env.pop("NBGRADER_EXECUTION", None)
+    env.update(extra)
+    return env
+
+
+def run_notebook(nb, cwd: Path, *, timeout: int = 120, env: dict[str, str] | None = None,
+                 allow_errors: bool = False, store_widget_state: bool = False, unix_sockets: bool = False,
+                 stderr=None) -> float:
+    """Run every cell of ``nb`` (in place) in a fresh python3 kernel whose folder is ``cwd``;
+    returns the seconds it took, the kernel's start included. A failing cell raises nbclient's
+    ``CellExecutionError`` unless ``allow_errors``. ``store_widget_state``: the widgets' last
+    state is saved in ``nb.metadata.widgets``. ``unix_sockets``: the kernel talks over Unix
+    sockets rather than TCP ports on localhost. ``stderr``: a file for the kernel's own stderr."""
+    from nbclient import NotebookClient
+
+    options = {}
+    runtime = None
+    if unix_sockets:
+        from jupyter_client.manager import AsyncKernelManager
+
+        runtime = Path(tempfile.mkdtemp(prefix="wt-kernel-"))
+        options["km"] = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(runtime / "k"),
+                                           connection_file=str(runtime / "kernel.json"))
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                            store_widget_state=store_widget_state, resources={"metadata": {"path": str(cwd)}},
+                            **options)
+    start = time.perf_counter()
+    try:
+        client.execute(cleanup_kc=True, env=kernel_env() if env is None else env, cwd=str(cwd),
+                       **({"stderr": stderr} if stderr is not None else {}))
+    finally:
+        if runtime is not None:
+            if options["km"].has_kernel:
+                options["km"].shutdown_kernel(now=True)
+            shutil.rmtree(runtime, ignore_errors=True)
+    return time.perf_counter() - start

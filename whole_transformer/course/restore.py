@@ -1,0 +1,142 @@
+"""The restore stage: put back what a student may not change, and say what was changed.
+
+``restore(submitted, release)`` rebuilds a submitted notebook around the released one:
+
+- every protected cell of the release (read-only, answer and test cells: ``cells.is_protected``)
+  is found in the submission by its grade_id, else by its cell id, else by its exact source, and
+  put back in the release's order;
+- read-only and test cells come back exactly as released (nbgrader then puts the hidden tests
+  back in); answer cells keep the student's text but get their cell type and metadata back;
+- cells the student added stay where they were (after the protected cell they followed);
+- each difference is a finding: deleted, edited, retagged (grade_id, points or flags changed),
+  re-typed (code ↔ markdown), duplicated grade ids, moved, metadata claiming unknown grade ids.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import nbformat.v4 as nbf
+from nbformat import NotebookNode
+
+from .cells import NBGRADER_FLAGS, cell_kind, cell_source, flags, grade_id, is_protected, nbgrader_meta
+from .record import Finding
+
+
+def _describe_flags(want: dict, got: dict) -> str:
+    parts = []
+    for k in NBGRADER_FLAGS:
+        if want.get(k) != got.get(k):
+            parts.append(f"{k} {want.get(k)!r} → {got.get(k)!r}")
+    return ", ".join(parts)
+
+
+def restore(submitted: NotebookNode, release: NotebookNode) -> tuple[NotebookNode, list[Finding]]:
+    """The submission with every protected cell of the release put back; the findings."""
+    findings: list[Finding] = []
+    scells = list(submitted.get("cells", []))
+    rcells = list(release.cells)
+    prot = [(i, c) for i, c in enumerate(rcells) if is_protected(c)]
+    prot_ids = {grade_id(c) for _, c in prot}
+
+    by_gid: dict[str, list[int]] = {}
+    for j, c in enumerate(scells):
+        if grade_id(c):
+            by_gid.setdefault(grade_id(c), []).append(j)
+    taken: dict[int, int] = {}  # submitted index → release index
+    chosen: dict[int, int | None] = {}  # release index → submitted index
+    for ri, rc in prot:
+        gid, rid = grade_id(rc), rc.get("id")
+        cands = [j for j in by_gid.get(gid, []) if j not in taken]
+        pick = None
+        if cands:
+            same_id = [j for j in cands if rid and scells[j].get("id") == rid]
+            pick = same_id[0] if same_id else cands[0]
+        else:
+            same_id = [j for j in range(len(scells)) if j not in taken and rid and scells[j].get("id") == rid]
+            if same_id:
+                pick = same_id[0]
+            else:
+                text = cell_source(rc)
+                same_src = [
+                    j for j in range(len(scells))
+                    if j not in taken and not grade_id(scells[j]) and text.strip() and cell_source(scells[j]) == text
+                ]
+                pick = same_src[0] if same_src else None
+        chosen[ri] = pick
+        if pick is not None:
+            taken[pick] = ri
+
+    # anchors: each unmatched submitted cell follows the protected cell before it
+    groups: dict[int, list[int]] = {-1: []}
+    anchor = -1
+    order_seen = []
+    for j in range(len(scells)):
+        if j in taken:
+            anchor = taken[j]
+            order_seen.append(anchor)
+            groups.setdefault(anchor, [])
+        else:
+            groups.setdefault(anchor, []).append(j)
+    if order_seen != sorted(order_seen):
+        findings.append(Finding("notebook", "protected cells were moved; put back in the released order"))
+
+    def loose(j: int) -> NotebookNode:
+        """A cell the student added (or a stray copy), rebuilt clean, without nbgrader metadata."""
+        sc = scells[j]
+        gid = grade_id(sc)
+        if "nbgrader" in sc.get("metadata", {}):
+            if gid in prot_ids:
+                findings.append(Finding(gid, f"duplicate grade_id {gid!r} (cell {j + 1}): the extra copy was made "
+                                              "an ordinary cell"))
+            elif gid:
+                findings.append(Finding(f"cell {j + 1}", f"nbgrader metadata with unknown grade_id {gid!r} removed"))
+        kind = sc.get("cell_type")
+        make = {"code": nbf.new_code_cell, "raw": nbf.new_raw_cell}.get(kind, nbf.new_markdown_cell)
+        cell = make(source=cell_source(sc))
+        tags = sc.get("metadata", {}).get("tags")
+        if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
+            cell.metadata["tags"] = list(tags)
+        return cell
+
+    out: list[NotebookNode] = [loose(j) for j in groups[-1]]
+    for ri, rc in prot:
+        gid = grade_id(rc)
+        j = chosen[ri]
+        kind = cell_kind(rc)
+        if j is None:
+            findings.append(Finding(gid, f"{kind} deleted; restored from the release"))
+            out.append(copy.deepcopy(rc))
+        else:
+            sc = scells[j]
+            want, got = flags(rc), flags(sc)
+            if not nbgrader_meta(sc):
+                findings.append(Finding(gid, f"{kind}: nbgrader metadata removed (de-tagged); restored"))
+            elif want != got:
+                findings.append(Finding(gid, f"{kind} retagged ({_describe_flags(want, got)}); restored"))
+            if sc.get("cell_type") != rc.cell_type:
+                findings.append(Finding(gid, f"{kind} re-typed {rc.cell_type} → {sc.get('cell_type')}; "
+                                             f"restored as {rc.cell_type}"))
+            if nbgrader_meta(rc).get("solution"):
+                cell = copy.deepcopy(rc)
+                cell.source = cell_source(sc)
+                theirs = sc.get("metadata", {}).get("tags", [])
+                theirs = theirs if isinstance(theirs, list) else []
+                mine = list(rc.metadata.get("tags", []))
+                tags = list(dict.fromkeys(mine + [t for t in theirs if isinstance(t, str)]))
+                if tags:
+                    cell.metadata["tags"] = tags
+            else:
+                if cell_source(sc) != cell_source(rc):
+                    findings.append(Finding(gid, f"{kind} edited; restored from the release"))
+                cell = copy.deepcopy(rc)
+            if cell.cell_type == "code":
+                cell.outputs = []
+                cell.execution_count = None
+            out.append(cell)
+        out.extend(loose(k) for k in groups.get(ri, []))
+
+    nb = copy.deepcopy(release)
+    nb.cells = out
+    nb.metadata.pop("widgets", None)
+    return nb, findings
