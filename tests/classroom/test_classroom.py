@@ -4,8 +4,9 @@
 accounts logging in through PAM, configurable-http-proxy, nbgrader's exchange, the shared
 students' environment, the course released by the instructor); then, through the browser:
 
-1. the instructor and two students log in (their three servers start at once); the instructor opens
-   the Formgrader (from JupyterLab's Nbgrader menu, in its frame): the assignment is there, released;
+1. the instructor and two students log in as soon as the hub answers (their three servers start at
+   once, while the instructor's course may still be being released); the instructor opens the
+   Formgrader (from JupyterLab's Nbgrader menu, in its frame): the assignment is there, released;
 2. each student fetches the assignment in the Assignments tab, opens notebook 01, types answers into
    two answer cells (one student right, one wrong), saves and submits;
 3. the instructor collects (``nbgrader collect``), runs the course's sandboxed autograde as
@@ -52,6 +53,7 @@ HIDDEN = ["grading.same(tokens_905", "grading.same(ffn_params", "BEGIN HIDDEN TE
 COMMENT = "Both counts right: well done."
 LOGIN_TIMEOUT = 240_000  # ms: a cold single-user server (JupyterLab, torch-free) on a busy 2-core machine
 TIMES: dict[str, float] = {}
+PAGES: dict = {}  # user: their browser page, logged in while the classroom is made
 
 
 def _require(ok: bool, reason: str):
@@ -77,7 +79,7 @@ class Step:
 
 
 @pytest.fixture(scope="module")
-def room():
+def room(browser):
     from whole_transformer.course import classroom, classroom_env
 
     _require(os.geteuid() == 0, "it needs root (it creates Linux accounts): run it as root")
@@ -98,8 +100,10 @@ def room():
     folder = Path(f"/tmp/wt-classroom-test-{tag}")
     made = None
     try:
-        with Step("0 make the classroom (accounts, environment, release, hub)"):
-            made = classroom.up(folder, students=2, port=0, prefix=f"wtc{tag}", log=print)
+        with Step("0 make the classroom (accounts, environment, hub, release); the three log in once the hub is up"):
+            made = classroom.up(folder, students=2, port=0, prefix=f"wtc{tag}", log=print,
+                                hub_up=lambda room: PAGES.update({user: log_in(browser, room, user)
+                                                                  for user in (room.instructor, *room.students)}))
         TIMES.update({f"0.{i} {part}": t for i, (part, t) in enumerate(made.times.items(), 1)})
         yield made
     finally:
@@ -218,8 +222,8 @@ def test_a_term_on_jupyterhub(room, browser):
     who = {right: "right", wrong: "wrong"}
 
     # 1. everyone logs in at once; the instructor sees the assignment released in the Formgrader, inside JupyterLab
-    with Step("1 all three log in (servers start at once); instructor: Formgrader shows the assignment released"):
-        pages = {user: log_in(browser, room, user) for user in (instructor, right, wrong)}
+    with Step("1 instructor: JupyterLab is up, the Formgrader shows the assignment released"):
+        pages = dict(PAGES)
         teacher = lab_ready(pages.pop(instructor), instructor)
         open_menu_item(teacher, "Nbgrader", "Formgrader")
         frame = teacher.frame_locator("iframe[src*='formgrader']")
@@ -300,8 +304,9 @@ def test_a_term_on_jupyterhub(room, browser):
         assert put.value.json()["manual_comment"] == COMMENT, put.value.text()
         comment.scroll_into_view_if_needed()
         shot(teacher, "3-instructor-comment")
-    with Step("3d instructor: feedback and nbgrader release_feedback"):
+    with Step("3d instructor: python -m whole_transformer.course feedback"):
         as_user(room, instructor, room.env / "bin" / "python", "-m", "whole_transformer.course", "feedback")
+    with Step("3e instructor: nbgrader release_feedback; the Formgrader's assignments"):
         as_user(room, instructor, room.env / "bin" / "nbgrader", "release_feedback", "whole-transformer")
         teacher.goto(f"{room.url}/user/{instructor}/formgrader/manage_assignments")
         teacher.locator("tr", has_text="whole-transformer").first.wait_for()

@@ -38,6 +38,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -206,8 +207,9 @@ def wait_for_hub(room: Classroom, proc: subprocess.Popen, timeout: float = 120) 
 
 # ------------------------------------------------------------------------------ up and down
 def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = None, port: int = 0, prefix: str = "wt",
-       proxy: Path = DEFAULT_PROXY, log=print) -> Classroom:
-    """Make the classroom (see the module doc) and start its hub; returns it, passwords included."""
+       proxy: Path = DEFAULT_PROXY, log=print, hub_up=None) -> Classroom:
+    """Make the classroom (see the module doc) and start its hub; returns it, passwords included.
+    ``hub_up(room)``, if given, is called once the hub answers, while the course may still be being released."""
     if os.geteuid() != 0:
         raise ClassroomError(NEED_ROOT)
     if not Path(proxy).is_file():
@@ -233,8 +235,8 @@ def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = Non
     log(f"classroom: {folder} (hub state, logs, accounts' homes, exchange, environment)")
     t0 = [time.monotonic()]
 
-    def done(part: str, what: str) -> None:
-        room.times[part] = round(time.monotonic() - t0[-1], 1)
+    def done(part: str, what: str, since: float | None = None) -> None:
+        room.times[part] = round(time.monotonic() - (since or t0[-1]), 1)
         t0.append(time.monotonic())
         log(f"classroom: {what} ({room.times[part]:.0f} s)")
 
@@ -249,11 +251,15 @@ def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = Non
         done("accounts", f"{len(room.accounts)} accounts; the students' package: {package}")
         done("environment", "the students' environment: " + build_env(
             room.env, room.exchange, Path(package).resolve(), folder / "logs" / "env.log"))
-        hub = start_hub(room, write_hub_config(room, Path(proxy).resolve()))  # it starts while the course is released
-        set_up_instructor(room, folder / "logs" / "course.log")
-        done("course", "the course folder made and released to the exchange by the instructor")
-        wait_for_hub(room, hub)
-        done("hub", f"JupyterHub answers at {room.url}")
+        hub, started = start_hub(room, write_hub_config(room, Path(proxy).resolve())), time.monotonic()
+        with ThreadPoolExecutor(1) as pool:  # the instructor's course is made and released while the hub starts
+            course = pool.submit(set_up_instructor, room, folder / "logs" / "course.log")
+            wait_for_hub(room, hub)
+            done("hub", f"JupyterHub answers at {room.url}")
+            if hub_up is not None:
+                hub_up(room)
+            course.result()
+        done("course", "the course folder made and released to the exchange by the instructor", since=started)
     except BaseException:
         log(f"classroom: setting up failed; logs in {folder / 'logs'} (make classroom-stop removes it all)")
         raise
@@ -270,8 +276,17 @@ def _stop(pids: list[int], grace: float = 10) -> None:
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + grace
-        while sig == signal.SIGTERM and time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in pids):
+        while sig == signal.SIGTERM and time.monotonic() < deadline and any(map(_alive, pids)):
             time.sleep(0.2)
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs: gone, or a zombie its parent has not reaped yet (the hub, when the process
+    that ran ``up`` is still there, as in the tests), counts as stopped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _uid(path: str) -> int | None:
@@ -289,7 +304,7 @@ def down(folder: Path = DEFAULT_DIR, log=print) -> None:
         return
     if os.geteuid() != 0:
         raise ClassroomError(NEED_ROOT)
-    room = Classroom.load(folder)
+    room, t0 = Classroom.load(folder), time.monotonic()
     if room.hub_pid and _uid(f"/proc/{room.hub_pid}") == 0:  # the hub stops the proxy and the servers it started
         _stop([room.hub_pid], grace=20)
         try:
@@ -302,13 +317,15 @@ def down(folder: Path = DEFAULT_DIR, log=print) -> None:
             _stop([pid])
     except (OSError, ValueError):
         pass
+    log(f"classroom: hub and proxy stopped ({time.monotonic() - t0:.0f} s)")
     accounts = {p.pw_name: p.pw_uid for p in pwd.getpwall() if p.pw_name in room.accounts}
     # whatever the accounts still run (servers, kernels, terminals)
     _stop([int(p) for p in os.listdir("/proc") if p.isdigit() and _uid(f"/proc/{p}") in accounts.values()])
     for name in accounts:
         subprocess.run(["userdel", name], capture_output=True)
+    log(f"classroom: the accounts' processes stopped, accounts removed ({time.monotonic() - t0:.0f} s)")
     shutil.rmtree(folder)
-    log(f"classroom: stopped; removed {len(room.accounts)} accounts and {folder}")
+    log(f"classroom: stopped; removed {len(room.accounts)} accounts and {folder} ({time.monotonic() - t0:.0f} s)")
 
 
 def main(argv: list[str] | None = None) -> int:

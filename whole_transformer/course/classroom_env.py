@@ -25,6 +25,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import packaging
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -112,23 +113,29 @@ def installed_closure(requirements: list[str], python: dict[str, str] | None = N
 def seed_env(env: Path, dists: list, prefix: Path = Path(sys.prefix)) -> int:
     """Put the files of ``dists`` (installed under ``prefix``, as their RECORD lists them) into the venv
     ``env``: hard links where one disk holds both, else copies; console scripts get ``env``'s Python.
-    What the venv has already (its own pip) is left alone. Returns how many distributions it put there."""
+    What the venv has already is left alone. Returns how many distributions it put there."""
     have = {canonicalize_name(p.name.split("-")[0]) for p in env.glob("lib/python3*/site-packages/*.dist-info")}
     dists = [d for d in dists if canonicalize_name(d.metadata["Name"]) not in have and d.files]
+    root, made = str(prefix) + os.sep, set()
     for dist in dists:
         for f in dist.files:
-            src = Path(os.path.normpath(dist.locate_file(f)))
-            if not src.is_relative_to(prefix) or not src.is_file() or src.is_symlink():
+            src = os.path.normpath(dist.locate_file(f))
+            if not src.startswith(root) or os.path.islink(src):
                 continue
-            dst = env / src.relative_to(prefix)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            first, _, rest = src.read_bytes().partition(b"\n") if dst.parent.name == "bin" else (b"", b"", b"")
-            if first.startswith(b"#!") and str(prefix).encode() in first:  # a console script of that venv
-                dst.write_bytes(f"#!{env / 'bin' / 'python'}\n".encode() + rest)
-                dst.chmod(0o755)
-                continue
+            dst = os.path.join(env, src[len(root):])
+            if (folder := os.path.dirname(dst)) not in made:
+                os.makedirs(folder, exist_ok=True)
+                made.add(folder)
+            if os.path.basename(folder) == "bin" and os.path.isfile(src):
+                first, _, rest = Path(src).read_bytes().partition(b"\n")
+                if first.startswith(b"#!") and str(prefix).encode() in first:  # a console script of that venv
+                    Path(dst).write_bytes(f"#!{env / 'bin' / 'python'}\n".encode() + rest)
+                    os.chmod(dst, 0o755)
+                    continue
             try:
                 os.link(src, dst)
+            except FileNotFoundError:  # listed in RECORD but not there (a .pyc never written)
+                pass
             except OSError:
                 shutil.copy2(src, dst)
     return len(dists)
@@ -137,15 +144,18 @@ def seed_env(env: Path, dists: list, prefix: Path = Path(sys.prefix)) -> int:
 def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     """The venv ``env`` (see the module doc), the course package installed from ``package``, not editable;
     says how it was made."""
-    run([pick_python(), "-m", "venv", env], log=log)
+    run([pick_python(), "-m", "venv", "--without-pip", env], log=log)
+    python = env / "bin" / "python"
     hub = f"jupyterhub=={metadata.version('jupyterhub')}"  # the single-user servers must match the hub
     requirements = tomllib.loads((package / "pyproject.toml").read_text())["project"]["dependencies"] + [hub]
     seeded = 0
     if (env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}").is_dir():  # the same Python minor
-        python = json.loads(run([env / "bin" / "python", "-c", "import json; from pip._vendor.packaging.markers "
-                                 "import default_environment as d; print(json.dumps(d()))"]).stdout)
-        seeded = seed_env(env, installed_closure(requirements, python))
-    pip = [env / "bin" / "python", "-m", "pip", "--disable-pip-version-check"]
+        here = str(Path(packaging.__file__).parent.parent)  # packaging, to describe that Python as pip will
+        markers = run([python, "-c", f"import sys, json; sys.path.insert(0, {here!r}); from packaging.markers "
+                       "import default_environment as d; print(json.dumps(d()))"]).stdout
+        seeded = seed_env(env, installed_closure(requirements, json.loads(markers)))
+    # this environment's pip, run for that Python (pip --python): the venv needs no pip of its own
+    pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
     run([*pip, "install", "--quiet", "--no-warn-script-location", package, hub], cwd=env.parent, log=log)
     run([*pip, "check"], log=log)  # every installed distribution has what it requires
     etc = env / "etc" / "jupyter"
