@@ -80,20 +80,8 @@ class Step:
 
 @pytest.fixture(scope="module")
 def room(browser):
-    from whole_transformer.course import classroom, classroom_env
+    from whole_transformer.course import classroom
 
-    _require(os.geteuid() == 0, "it needs root (it creates Linux accounts): run it as root")
-    _require(classroom.DEFAULT_PROXY.is_file(), f"no configurable-http-proxy at {classroom.DEFAULT_PROXY}: "
-                                                "run `make classroom-proxy` (needs npm)")
-    _require(Path(_e2e.CHROMIUM).exists(), f"no Chromium at {_e2e.CHROMIUM}: install Debian's `chromium`")
-    _require(shutil.which("bwrap") is not None, "no bubblewrap (bwrap) for the sandboxed autograde: "
-                                                "install Debian's `bubblewrap`")
-    _require(all(shutil.which(c) for c in ("useradd", "userdel", "chpasswd")),
-             "no useradd/userdel/chpasswd: install Debian's `passwd`")
-    try:
-        classroom_env.pick_python()
-    except classroom_env.ClassroomError as err:
-        _require(False, str(err))
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir(parents=True)
     tag = os.urandom(2).hex()
@@ -125,9 +113,31 @@ def room(browser):
                     pwd.getpwnam(name)
 
 
+def check_requirements():
+    """What the term needs on this machine: each missing piece skips it (or fails it, in CI) with its reason."""
+    from whole_transformer.course import classroom, classroom_env
+
+    _require(os.geteuid() == 0, "it needs root (it creates Linux accounts): run it as root")
+    _require(classroom.DEFAULT_PROXY.is_file(), f"no configurable-http-proxy at {classroom.DEFAULT_PROXY}: "
+                                                "run `make classroom-proxy` (needs npm)")
+    _require(Path(_e2e.CHROMIUM).exists(), f"no Chromium at {_e2e.CHROMIUM}: install Debian's `chromium`")
+    _require(shutil.which("bwrap") is not None, "no bubblewrap (bwrap) for the sandboxed autograde: "
+                                                "install Debian's `bubblewrap`")
+    _require(all(shutil.which(c) for c in ("useradd", "userdel", "chpasswd")),
+             "no useradd/userdel/chpasswd: install Debian's `passwd`")
+    try:
+        classroom_env.pick_python()
+    except classroom_env.ClassroomError as err:
+        _require(False, str(err))
+
+
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
+    check_requirements()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _require(False, "Playwright for Python is not installed: pip install -e '.[dev]'")
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=_e2e.CHROMIUM, headless=True, args=[
@@ -286,15 +296,18 @@ def test_a_term_on_jupyterhub(room, browser):
         # the Formgrader hides names; take the submission with the higher score (the right student)
         best = max(range(rows.count()), key=lambda i: float(re.findall(r"([\d.]+) / [\d.]+",
                                                                       rows.nth(i).inner_text())[0]))
-        with teacher.expect_navigation(url=re.compile(r"/formgrader/submissions/")) as page_of_it:
+        with teacher.expect_navigation(url=re.compile(r"/formgrader/submissions/"), wait_until="commit") as page_of_it:
             rows.nth(best).locator("a", has_text=re.compile("Submission #")).click()
         assert page_of_it.value.ok, f"the submission's page: HTTP {page_of_it.value.status} (see jupyterhub.log)"
         # The comment boxes are in the page's HTML at once, but formgrade.js binds them (its CommentUI views,
         # which save a comment on the box's change event) only after the window's load event and the
         # answer of its own /api/comments request. Text typed before that is never saved, and the view's
         # first render empties the box. So wait for the bound views, then type.
-        teacher.wait_for_function("() => window.formgrader && formgrader.comments && formgrader.comments.loaded"
-                                  " && formgrader.comment_uis.length > 0")
+        teacher.locator("#tokens_905-comment").wait_for()  # all this test used to wait for before typing
+        bound = "() => !!(window.formgrader && formgrader.comments && formgrader.comments.loaded)"
+        (ARTIFACTS / "3-formgrader-comment-views.txt").write_text(
+            f"comment views bound when the comment box showed: {teacher.evaluate(bound)}\n")
+        teacher.wait_for_function(f"() => ({bound})() && formgrader.comment_uis.length > 0")
         comment = teacher.locator("#tokens_905-comment")
         with teacher.expect_response(lambda r: "/formgrader/api/comment/" in r.url
                                      and r.request.method == "PUT") as put:
