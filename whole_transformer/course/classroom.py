@@ -305,7 +305,13 @@ def down(folder: Path = DEFAULT_DIR, log=print) -> None:
     if os.geteuid() != 0:
         raise ClassroomError(NEED_ROOT)
     room, t0 = Classroom.load(folder), time.monotonic()
-    if room.hub_pid and _uid(f"/proc/{room.hub_pid}") == 0:  # the hub stops the proxy and the servers it started
+    uids = {p.pw_uid for p in pwd.getpwall() if p.pw_name in room.accounts}
+
+    def accounts_processes() -> None:  # whatever the accounts run: servers, kernels, terminals
+        _stop([int(p) for p in os.listdir("/proc") if p.isdigit() and _uid(f"/proc/{p}") in uids])
+
+    accounts_processes()  # first: then the hub, which would stop each server in turn, finds none left
+    if room.hub_pid and _uid(f"/proc/{room.hub_pid}") == 0:  # the hub stops the proxy it started
         _stop([room.hub_pid], grace=20)
         try:
             os.killpg(room.hub_pid, signal.SIGKILL)
@@ -317,13 +323,11 @@ def down(folder: Path = DEFAULT_DIR, log=print) -> None:
             _stop([pid])
     except (OSError, ValueError):
         pass
-    log(f"classroom: hub and proxy stopped ({time.monotonic() - t0:.0f} s)")
-    accounts = {p.pw_name: p.pw_uid for p in pwd.getpwall() if p.pw_name in room.accounts}
-    # whatever the accounts still run (servers, kernels, terminals)
-    _stop([int(p) for p in os.listdir("/proc") if p.isdigit() and _uid(f"/proc/{p}") in accounts.values()])
-    for name in accounts:
-        subprocess.run(["userdel", name], capture_output=True)
-    log(f"classroom: the accounts' processes stopped, accounts removed ({time.monotonic() - t0:.0f} s)")
+    accounts_processes()  # anything started meanwhile
+    for name in room.accounts:
+        if name in {p.pw_name for p in pwd.getpwall()}:
+            subprocess.run(["userdel", name], capture_output=True)
+    log(f"classroom: servers, hub and proxy stopped, accounts removed ({time.monotonic() - t0:.0f} s)")
     shutil.rmtree(folder)
     log(f"classroom: stopped; removed {len(room.accounts)} accounts and {folder} ({time.monotonic() - t0:.0f} s)")
 
