@@ -8,8 +8,12 @@ the exchange named. Making it the plain way (``pip install handout/ jupyterhub==
 a hundred other wheels again, minutes on a 2-core machine; so the third-party packages it needs are
 first put there from the environment running this (``seed_env``: the files each one's RECORD lists,
 hard links where one disk holds both, else copies; console scripts made to start the new venv's Python),
-wherever the installed version fits the pins. Then pip installs into it as it would from scratch: it
-finds those satisfied, builds and installs the course package, and fetches whatever is still missing.
+each only where its installed version fits the students' Python (the pins, Requires-Python and markers
+read for that Python). Then this environment's pip, run for the new venv (``pip --python``; the venv has
+no pip of its own), installs as it would from scratch: it finds those satisfied, builds and installs the
+course package, fetches whatever is still missing, and ``pip check`` confirms the whole. A hard link
+shares its file's mode: the environment's files are made readable by all and writable by root alone,
+the running environment's package files with them.
 """
 
 from __future__ import annotations
