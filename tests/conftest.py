@@ -5,6 +5,7 @@ when pytest is started without ``python -m`` and the package is not installed.
 """
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,18 @@ def microscope():
 def shipped(model60, model2, microscope):
     """{name: model} for the three shipped checkpoints."""
     return {"60": model60, "2": model2, "microscope": microscope}
+
+
+_SESSION_START = time.time()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The JupyterHub term's step times (tests/classroom/test_classroom.py), when it ran in this session; here
+    so that the run's own terminal shows them, with or without xdist workers."""
+    import json
+
+    times = ROOT / "artifacts" / "classroom" / "times.json"
+    if times.is_file() and times.stat().st_mtime >= _SESSION_START:
+        terminalreporter.section("the JupyterHub term: seconds per step (artifacts/classroom/)")
+        for step, seconds in json.loads(times.read_text()).items():
+            terminalreporter.write_line(f"{seconds:8.1f}  {step}")

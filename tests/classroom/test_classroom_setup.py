@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from whole_transformer.course import classroom
+from whole_transformer.course import classroom, classroom_env
 
 
 def test_without_root_it_says_so_and_what_to_do(monkeypatch, tmp_path):
@@ -29,9 +29,9 @@ def test_a_python_under_a_closed_folder_is_not_used_for_students():
         exe.write_text("#!/bin/sh\n")
         exe.chmod(0o755)
         assert stat.S_IMODE(base.stat().st_mode) == 0o700
-        assert not classroom._everyone_can_run(exe)
+        assert not classroom_env.everyone_can_run(exe)
         base.chmod(0o755)
-        assert classroom._everyone_can_run(exe)
+        assert classroom_env.everyone_can_run(exe)
     finally:
         shutil.rmtree(base)
 
@@ -50,3 +50,33 @@ def test_up_refuses_a_folder_that_is_not_its_own(tmp_path, monkeypatch):
     with pytest.raises(classroom.ClassroomError, match="not empty"):
         classroom.up(tmp_path, proxy=proxy)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chp", "keep.txt"]
+
+
+def test_the_students_environment_takes_installed_packages_and_starts_its_own_python(tmp_path):
+    """seed_env puts an installed distribution (tqdm here) into a new venv: importable there, and its
+    console script runs the new venv's Python, not this one's."""
+    import subprocess
+    import sys
+
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", env], check=True)
+    dists = classroom_env.installed_closure(["tqdm", "no-such-distribution-here==1"])
+    assert [d.metadata["Name"] for d in dists] == ["tqdm"]
+    assert classroom_env.seed_env(env, dists) == 1
+    script = (env / "bin" / "tqdm").read_text()
+    assert script.startswith(f"#!{env / 'bin' / 'python'}\n") and sys.prefix not in script
+    out = subprocess.run([env / "bin" / "python", "-c", "import sys, tqdm; print(sys.prefix, tqdm.__file__)"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == str(env) and out[1].startswith(str(env / "lib")), out
+    version = subprocess.run([env / "bin" / "tqdm", "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.strip() == dists[0].version
+
+
+def test_a_package_the_students_python_is_too_old_for_is_left_to_pip():
+    """Requires-Python is read against the students' Python, to the patch release (soupsieve 4.1.3 needs
+    3.11.5: linked into a venv of Debian's 3.11.2 it broke the Formgrader's pages)."""
+    from packaging.markers import default_environment
+
+    assert classroom_env.installed_closure(["tqdm"]) != []
+    old = {**default_environment(), "python_full_version": "3.6.0", "python_version": "3.6"}
+    assert classroom_env.installed_closure(["tqdm"], old) == []
