@@ -751,9 +751,13 @@ def bench_scale(b: Bench) -> None:
     if b.quick:
         raise Skipped("--quick does not autograde (the merge needs a graded student)")
     make_course, Notebooks, write_submission, _ = _class_generator()
-    from whole_transformer.course import autograde as ag
     from whole_transformer.course import build
+    from whole_transformer.course.gradebook import build_template, make_pack, open_gradebook
     from whole_transformer.course.layout import Course
+    from whole_transformer.course.locate import make_job
+    from whole_transformer.course.merge import merge
+    from whole_transformer.course.run import grade_job
+    from whole_transformer.course.sandbox import check_sandbox
 
     with tempfile.TemporaryDirectory(prefix="wt-bench-scale-") as tmp:
         base = make_course(Path(tmp) / "base", real_source=True)
@@ -762,11 +766,11 @@ def bench_scale(b: Bench) -> None:
         write_submission(base, "full", {n: nbs.solved(n) for n in nbs.names})
         course = Course(base)
         work = Path(tmp) / "work"
-        template = ag.build_template(course, work, log=lambda *a: None)
-        pack = ag.make_pack(course, template)
-        job = ag.make_job(course, "full", template)
+        template = build_template(course, work, log=lambda *a: None)
+        pack = make_pack(course, template)
+        job = make_job(course, "full", template)
         c0 = _children_cpu()
-        result = ag.grade_job(job, pack, threads=1, sandbox=ag.check_sandbox(False), work=work)
+        result = grade_job(job, pack, threads=1, sandbox=check_sandbox(False), work=work)
         if "submission_grade_s" not in b.facts:  # the autograde group did not run: this grading stands in
             b.facts["submission_grade_s"] = result.seconds
             b.facts["submission_cpu_s"] = _children_cpu() - c0
@@ -779,11 +783,11 @@ def bench_scale(b: Bench) -> None:
 
         def merges(c: Course, label: str) -> list[float]:
             times, cpu = [], []
-            with ag.open_gradebook(c) as gb:
+            with open_gradebook(c) as gb:
                 for i in range(n):
                     result.student = f"student-{i:04d}"
                     t, c0 = time.perf_counter(), time.process_time()
-                    ag.merge(c, result, template, gb, work / "staging")
+                    merge(c, result, template, gb, work / "staging")
                     times.append(time.perf_counter() - t)
                     cpu.append(time.process_time() - c0)
             cpu_of[label] = median(cpu)
@@ -811,7 +815,7 @@ def bench_scale(b: Bench) -> None:
                 try:
                     c = Course(pgc)
                     build.release(c, log=lambda *a: None)
-                    ag.build_template(c, Path(tmp) / "work-pg", log=lambda *a: None)
+                    build_template(c, Path(tmp) / "work-pg", log=lambda *a: None)
                     times = merges(c, "pg")
                 finally:
                     os.environ.pop("DB_URL", None)

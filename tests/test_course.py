@@ -29,11 +29,12 @@ sys.path.insert(0, str(Path(__file__).parent / "class"))
 from minicourse import NAME, make_course, mini_notebook, require_sandbox  # noqa: E402
 
 from whole_transformer.course import build  # noqa: E402
-from whole_transformer.course.autograde import autograde, load_record  # noqa: E402
+from whole_transformer.course.autograde import autograde  # noqa: E402
 from whole_transformer.course.execute import SandboxExecute  # noqa: E402
 from whole_transformer.course.grades import write_detail  # noqa: E402
 from whole_transformer.course.hide_tests import HideHiddenTests, split_hidden  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env  # noqa: E402
+from whole_transformer.course.record import load_record  # noqa: E402
 from whole_transformer.course.restore import restore  # noqa: E402
 from whole_transformer.course.scan import scan  # noqa: E402
 

@@ -37,11 +37,12 @@ from roster import expected_table, roster  # noqa: E402
 from simclass import Notebooks, write_submission  # noqa: E402
 
 from whole_transformer.course import build  # noqa: E402
-from whole_transformer.course.autograde import autograde, load_record  # noqa: E402
+from whole_transformer.course.autograde import autograde  # noqa: E402
 from whole_transformer.course.cluster import local_cluster  # noqa: E402
 from whole_transformer.course.feedback import feedback  # noqa: E402
 from whole_transformer.course.grades import grades, write_detail  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course  # noqa: E402
+from whole_transformer.course.record import load_record  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-scale")]

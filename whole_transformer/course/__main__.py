@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
             lecture(course, execute=not args.no_execute)
         elif args.command == "autograde":
-            from .autograde import SandboxMissing, autograde
+            from .autograde import autograde
+            from .sandbox import SandboxMissing
 
             try:
                 autograde(course, jobs=args.jobs, force=args.force, students=args.student,

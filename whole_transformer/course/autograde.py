@@ -41,7 +41,6 @@ from .layout import ASSIGNMENT, Course, redact
 from .locate import Job, make_job, submission_digest, submission_files
 from .merge import merge
 from .record import FAILED, GRADED, MISSING, NotebookResult, Record, StudentResult, load_record, write_integrity_report
-from .run import grade_job
 from .sandbox import SandboxMissing, check_sandbox
 
 
@@ -298,7 +297,3 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     if look:
         log(f"to look at ({len(look)}): " + "; ".join(look))
     return ClassRun(graded, skipped, seconds, report, elsewhere, left, where)
-
-
-__all__ = ["autograde", "build_template", "make_pack", "make_job", "grade_job", "merge", "open_gradebook",
-           "check_sandbox", "load_record", "SandboxMissing", "GRADED", "FAILED", "MISSING"]
