@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .claims import Claims
-from .gradebook import Template, build_template, grade_cells_of, make_pack, open_gradebook
+from .gradebook import Template, build_template, make_pack, open_gradebook
 from .graders import DaskGraders, LocalGraders
 from .layout import ASSIGNMENT, Course, redact
 from .locate import Job, make_job, submission_digest, submission_files
@@ -135,20 +135,16 @@ def _failed_result(job: Job, template: Template, e: BaseException) -> StudentRes
     return result
 
 
-def summary_line(course: Course, student: str, rec: Record, gb=None, template: Template | None = None) -> str:
+def summary_line(student: str, rec: Record, gb, template: Template) -> str:
     """One line for the log: the student's score, notebooks graded, failed and missing, findings."""
     from nbgrader.api import MissingEntry
 
-    if gb is None:
-        with open_gradebook(course) as own:
-            return summary_line(course, student, rec, own, template)
-    score = maximum = 0.0
+    score = 0.0
     try:
         sub = gb.find_submission(ASSIGNMENT, student)
         score, maximum = sub.score, sub.max_score
     except MissingEntry:
-        cells = template.grade_cells if template else grade_cells_of(course.db_url)
-        maximum = sum(ms for c in cells.values() for _, ms in c)
+        maximum = sum(ms for c in template.grade_cells.values() for _, ms in c)
     gb.db.commit()  # end the read transaction
     counts = {k: rec.count(k) for k in (GRADED, FAILED, MISSING)}
     parts = [f"{counts[GRADED]} graded"]
@@ -259,7 +255,7 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
                     graded.append(job.student)
                     where.append(result.worker)
                     bar.clear()
-                    log(summary_line(course, job.student, result, gb, template))
+                    log(summary_line(job.student, result, gb, template))
                 bar.update(len(graded), len(running), force=not running)
         except BaseException:
             # Ctrl-C or an error: stop the graders now; students merged so far stay graded
@@ -278,9 +274,9 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
             graders.close()
         claims.close()
         shutil.rmtree(work, ignore_errors=True)
-    report = write_integrity_report(course, course.students())
-    seconds = time.monotonic() - t0
     records = {s: load_record(course, s) for s in course.students()}
+    report = write_integrity_report(course, records)
+    seconds = time.monotonic() - t0
     total_findings = sum(len(r.findings) for r in records.values() if r)
     log(f"autograde: graded {len(graded)}, skipped {len(skipped)} already graded, in {seconds:.1f} s "
         f"({60 * len(graded) / max(seconds, 1e-9):.1f} students/min); {total_findings} finding(s) in {report.name}")

@@ -122,15 +122,14 @@ def load_record(course: Course, student: str) -> Record | None:
         return None
 
 
-def write_integrity_report(course: Course, students: list[str]) -> Path:
-    """``integrity-report.csv``: every finding of every student's record."""
+def write_integrity_report(course: Course, records: dict[str, Record | None]) -> Path:
+    """``integrity-report.csv``: every finding of every student's record (student → record, or None)."""
     path = course.root / "integrity-report.csv"
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student_id", "notebook", "cell", "finding"])
-        for s in students:
-            rec = load_record(course, s)
+        for s, rec in records.items():
             for fd in rec.findings if rec else []:
                 w.writerow([s, fd.notebook, fd.cell, fd.finding])
     os.replace(tmp, path)
