@@ -97,9 +97,10 @@ def detail_rows(course: Course) -> list[dict]:
     return rows
 
 
-def write_detail(course: Course, path: Path | None = None) -> Path:
+def write_detail(course: Course, path: Path | None = None, rows: list[dict] | None = None) -> Path:
+    """``grades-detail.csv`` (or ``path``) from ``rows``, else from ``detail_rows``."""
     path = path or course.root / "grades-detail.csv"
-    rows = detail_rows(course)
+    rows = detail_rows(course) if rows is None else rows
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=DETAIL_COLUMNS)
@@ -117,8 +118,8 @@ def grades(course: Course, log=print) -> tuple[Path, Path]:
     done = run_nbgrader(["export", "--to", str(out)], course.root)
     if done.returncode != 0 or not out.exists():
         raise RuntimeError(f"nbgrader export failed:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
-    detail = write_detail(course)
-    rows = list(csv.DictReader(open(detail)))
+    rows = detail_rows(course)
+    detail = write_detail(course, rows=rows)
     counts = {k: sum(1 for r in rows if r["status"] == k) for k in (GRADED, FAILED, MISSING)}
     log(f"wrote {out.name} and {detail.name}: {len(rows)} graded cells — {counts[GRADED]} graded, "
         f"{counts[FAILED]} failed, {counts[MISSING]} missing")
