@@ -30,6 +30,7 @@ from minicourse import NAME, make_course, mini_notebook, require_sandbox  # noqa
 
 from whole_transformer.course import build  # noqa: E402
 from whole_transformer.course.autograde import autograde  # noqa: E402
+from whole_transformer.course.cells import grade_id as gid  # noqa: E402
 from whole_transformer.course.execute import SandboxExecute  # noqa: E402
 from whole_transformer.course.grades import write_detail  # noqa: E402
 from whole_transformer.course.hide_tests import HideHiddenTests, split_hidden  # noqa: E402
@@ -39,11 +40,6 @@ from whole_transformer.course.restore import restore  # noqa: E402
 from whole_transformer.course.scan import scan  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-
-def gid(c):
-    return c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
 def ids(nb):

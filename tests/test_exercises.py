@@ -25,11 +25,11 @@ from implementations import SOURCE, grade, graded_cells, implementations, notebo
 
 from whole_transformer import checks, exercise_checks, grading, task
 from whole_transformer.course import hidden, reference
+from whole_transformer.course.cells import HIDDEN_REGION
 from whole_transformer.course.layout import NOTEBOOK_OF
 
 ALL = implementations()
 EXERCISES = sorted(NOTEBOOK_OF)
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 
 
 def right_source(exercise: str) -> str:
@@ -162,7 +162,7 @@ def test_graded_cells_follow_the_convention(exercise):
     assert cell["points"] == {"next_token": 2, "greedy_decode": 3, "make_xy": 2, "masked_loss": 3}[exercise]
     visible = cell["source"].split("### BEGIN HIDDEN TESTS")[0]
     assert visible.strip() == f'check("{exercise}")'
-    hidden = HIDDEN.search(cell["source"]).group(1)
+    hidden = HIDDEN_REGION.search(cell["source"]).group(1)
     assert "reference" not in hidden and "whole_transformer.checks" not in hidden
     assert len(hidden_kinds(exercise)) >= 6
     kernel_part = hidden.split("### BEGIN EXPECTED")[0]

@@ -13,16 +13,9 @@ from pathlib import Path
 
 import nbformat
 
+from whole_transformer.course.cells import SOLUTION, nbgrader_meta, unmark_region
+from whole_transformer.course.cells import grade_id as gid
 from whole_transformer.course.layout import ASSIGNMENT
-
-
-def strip_markers(source: str) -> str:
-    lines = [ln for ln in source.split("\n") if "BEGIN SOLUTION" not in ln and "END SOLUTION" not in ln]
-    return "\n".join(lines)
-
-
-def gid(cell) -> str | None:
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
 class Notebooks:
@@ -46,8 +39,8 @@ class Notebooks:
     def solved(self, name: str):
         """The released notebook with every answer cell written as in the source (full marks)."""
         nb = self.blank(name)
-        answers = {gid(c): strip_markers(c.source) for c in self.source[name].cells
-                   if c.metadata.get("nbgrader", {}).get("solution")}
+        answers = {gid(c): unmark_region(c.source, SOLUTION) for c in self.source[name].cells
+                   if nbgrader_meta(c).get("solution")}
         for c in nb.cells:
             if gid(c) in answers:
                 c.source = answers[gid(c)]
@@ -56,7 +49,7 @@ class Notebooks:
     def grade_cells(self, name: str) -> dict[str, float]:
         """grade_id → points of the graded cells of a notebook."""
         return {gid(c): float(c.metadata["nbgrader"]["points"]) for c in self.source[name].cells
-                if c.metadata.get("nbgrader", {}).get("grade")}
+                if nbgrader_meta(c).get("grade")}
 
     def notebook_of(self, grade_id: str) -> str:
         for name, nb in self.source.items():
