@@ -460,7 +460,7 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_buil
     root, rel = _fresh(mini_built, tmp_path)
     expected = _mini_class(root, rel)
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--jobs", "1"]
-    proc = subprocess.Popen(cmd, cwd=REPO, env=nbgrader_env(Course(root)), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, cwd=REPO, env=nbgrader_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
     records = root / "autograde" / ".wt" / "students"
     deadline = time.monotonic() + 300
@@ -494,7 +494,7 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_buil
 def test_autograde_refuses_without_a_sandbox(tmp_path):
     root = make_course(tmp_path / "course")
     (root / "submitted" / "ada" / ASSIGNMENT).mkdir(parents=True)
-    env = nbgrader_env(Course(root))
+    env = nbgrader_env()
     env["WT_BWRAP"] = str(tmp_path / "no-such-bwrap")
     env.pop("WT_SANDBOX", None)
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde"]
@@ -510,7 +510,7 @@ def test_autograde_without_sandbox_only_when_asked(tmp_path, mini_built):
     d = root / "submitted" / "ada" / ASSIGNMENT
     d.mkdir(parents=True)
     nbformat.write(_answered(rel), d / f"{NAME}.ipynb")
-    env = nbgrader_env(Course(root))
+    env = nbgrader_env()
     env["WT_BWRAP"] = str(tmp_path / "no-such-bwrap")
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--no-sandbox"]
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)

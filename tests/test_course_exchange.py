@@ -27,7 +27,7 @@ from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, nbgra
 
 
 def nbgrader(args, cwd, exchange, user="instructor"):
-    env = nbgrader_env(Course(cwd)) if (Path(cwd) / "nbgrader_config.py").exists() else dict(os.environ)
+    env = nbgrader_env() if (Path(cwd) / "nbgrader_config.py").exists() else dict(os.environ)
     student = [f"--student={user}"] if user != "instructor" else []  # else nbgrader takes the login name
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, *student, f"--Exchange.root={exchange}"],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)

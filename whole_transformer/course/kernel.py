@@ -3,23 +3,19 @@ benchmarks do (autograding runs notebooks through nbgrader instead: ``execute.py
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from .layout import REPO
+from .layout import checkout_env
 
 
 def kernel_env(**extra: str) -> dict[str, str]:
-    """The kernel's environment: this checkout's package importable, this environment's programs
-    on PATH, not under nbgrader (``NBGRADER_EXECUTION`` unset) unless ``extra`` sets it."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    """The kernel's environment: ``layout.checkout_env`` (this checkout's package importable, this
+    environment's programs on PATH), not under nbgrader (``NBGRADER_EXECUTION`` unset) unless
+    ``extra`` sets it."""
+    env = checkout_env()
     env.pop("NBGRADER_EXECUTION", None)
     env.update(extra)
     return env

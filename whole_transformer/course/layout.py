@@ -102,15 +102,21 @@ def redact(url: str) -> str:
     return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
-def nbgrader_env(course: Course) -> dict[str, str]:
-    """Environment for an nbgrader subprocess: this package importable, plain output."""
+def checkout_env() -> dict[str, str]:
+    """This process's environment with this checkout's package importable and this environment's
+    programs first on PATH (nbgrader runs `alembic` from there when it creates a gradebook)."""
     env = dict(os.environ)
     paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    # nbgrader runs `alembic` (from this environment) when it creates a gradebook
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join([bindir] + [p for p in env.get("PATH", "").split(os.pathsep) if p and p != bindir])
+    return env
+
+
+def nbgrader_env() -> dict[str, str]:
+    """Environment for an nbgrader subprocess: ``checkout_env``, plain output."""
+    env = checkout_env()
+    env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
 
@@ -118,7 +124,7 @@ def run_nbgrader(args: list[str], cwd: Path, log: Path | None = None, timeout: f
                  env: dict | None = None) -> subprocess.CompletedProcess:
     """``python -m nbgrader <args>`` in ``cwd``; output to ``log`` (appended) or captured."""
     cmd = [sys.executable, "-m", "nbgrader", *args]
-    env = env or nbgrader_env(Course(cwd))
+    env = env or nbgrader_env()
     if log is None:
         return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     with open(log, "a") as out:

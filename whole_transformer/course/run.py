@@ -37,7 +37,7 @@ import nbformat
 
 from .cells import grade_ids
 from .gradebook import Pack, private_course_config
-from .layout import ASSIGNMENT, Course, nbgrader_env, sqlite_url
+from .layout import ASSIGNMENT, nbgrader_env, sqlite_url
 from .locate import MAX_NOTEBOOK_BYTES, Job, locate, read_notebook, submission_files, unpack
 from .record import FAILED, GRADED, MISSING, CellStatus, Finding, NotebookResult, StudentResult
 from .restore import restore
@@ -92,7 +92,7 @@ def nbgrader_autograde(private: Path, student: str, extra: list[str], log: Path,
         raise Stopped()
     deadline = time.monotonic() + timeout
     with open(log, "a") as out:
-        proc = subprocess.Popen(cmd, cwd=private, env=nbgrader_env(Course(private)), stdout=out,
+        proc = subprocess.Popen(cmd, cwd=private, env=nbgrader_env(), stdout=out,
                                 stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         runs.add(proc)
         try:
