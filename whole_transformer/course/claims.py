@@ -13,14 +13,12 @@ import hashlib
 from .layout import ASSIGNMENT, Course
 
 
-def _lock_key(course: Course, name: str) -> int:
+def _lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{ASSIGNMENT}:{name}".encode()).digest()[:8], "big", signed=True)
 
 
 class Claims:
-    """Who is being graded by this run. With a PostgreSQL gradebook, a session advisory lock per
-    student (released by the server if this process dies); with SQLite, a lock file per student
-    under autograde/.wt/claims/ (flock, released by the kernel if this process dies)."""
+    """Who is being graded by this run (see the module doc)."""
 
     def __init__(self, course: Course):
         self.course = course
@@ -28,8 +26,9 @@ class Claims:
         self._con = None
         if not course.sqlite:
             from sqlalchemy import create_engine
+            from sqlalchemy.pool import NullPool
 
-            self._engine = create_engine(course.db_url, poolclass=__import__("sqlalchemy.pool").pool.NullPool)
+            self._engine = create_engine(course.db_url, poolclass=NullPool)
             self._con = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         else:
             (course.state / "claims").mkdir(parents=True, exist_ok=True)
@@ -42,7 +41,7 @@ class Claims:
     def lock(self, name: str) -> None:
         """Wait for a lock shared by every run on this course (preparing the gradebook)."""
         if self._con is not None:
-            self._sql("select pg_advisory_lock(:k)", _lock_key(self.course, f"lock:{name}"))
+            self._sql("select pg_advisory_lock(:k)", _lock_key(f"lock:{name}"))
         else:
             f = open(self.course.state / "claims" / f".{name}.lock", "a")
             fcntl.flock(f, fcntl.LOCK_EX)
@@ -50,7 +49,7 @@ class Claims:
 
     def unlock(self, name: str) -> None:
         if self._con is not None:
-            self._sql("select pg_advisory_unlock(:k)", _lock_key(self.course, f"lock:{name}"))
+            self._sql("select pg_advisory_unlock(:k)", _lock_key(f"lock:{name}"))
         else:
             f = self.held.pop(f".{name}", None)
             if f is not None:
@@ -58,7 +57,7 @@ class Claims:
 
     def claim(self, student: str) -> bool:
         if self._con is not None:
-            got = bool(self._sql("select pg_try_advisory_lock(:k)", _lock_key(self.course, f"student:{student}")))
+            got = bool(self._sql("select pg_try_advisory_lock(:k)", _lock_key(f"student:{student}")))
             if got:
                 self.held[student] = True
             return got
@@ -76,7 +75,7 @@ class Claims:
         if held is None:
             return
         if self._con is not None:
-            self._sql("select pg_advisory_unlock(:k)", _lock_key(self.course, f"student:{student}"))
+            self._sql("select pg_advisory_unlock(:k)", _lock_key(f"student:{student}"))
         else:
             held.close()
 
