@@ -30,6 +30,7 @@ from minicourse import NAME, make_course, mini_notebook, require_sandbox  # noqa
 
 from whole_transformer.course import build  # noqa: E402
 from whole_transformer.course.autograde import autograde  # noqa: E402
+from whole_transformer.course.cells import SOLUTION, nbgrader_meta, split_region  # noqa: E402
 from whole_transformer.course.cells import grade_id as gid  # noqa: E402
 from whole_transformer.course.execute import SandboxExecute  # noqa: E402
 from whole_transformer.course.grades import write_detail  # noqa: E402
@@ -521,15 +522,7 @@ def test_autograde_without_sandbox_only_when_asked(tmp_path, mini_built):
 
 # ------------------------------------------------------------------------------ release/ and notebooks/
 def _solution_lines(source: str) -> list[str]:
-    out, inside = [], False
-    for line in source.split("\n"):
-        if "BEGIN SOLUTION" in line:
-            inside = True
-        elif "END SOLUTION" in line:
-            inside = False
-        elif inside and line.strip():
-            out.append(line.strip())
-    return out
+    return [line.strip() for line in split_region(source, SOLUTION)[1].split("\n") if line.strip()]
 
 
 def test_release_is_up_to_date_with_source(tmp_path):
@@ -563,7 +556,7 @@ def test_release_holds_no_solution_and_no_hidden_test():
                 if len(line) >= 12 and line not in visible:  # a line also in a visible cell is no secret
                     assert line not in all_text, f"{src.name}: hidden test line in the release: {line!r}"
         for c in rel.cells:
-            meta = c.metadata.get("nbgrader", {})
+            meta = nbgrader_meta(c)
             if meta.get("solution") and c.cell_type == "code":
                 assert "raise NotImplementedError()" in c.source, (src.name, meta.get("grade_id"))
 

@@ -22,6 +22,7 @@ from minicourse import NAME, make_course, require_sandbox  # noqa: E402
 
 from whole_transformer.course import build  # noqa: E402
 from whole_transformer.course.autograde import autograde  # noqa: E402
+from whole_transformer.course.cells import grade_id  # noqa: E402
 from whole_transformer.course.feedback import feedback  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, nbgrader_env  # noqa: E402
 
@@ -52,7 +53,7 @@ def test_feedback_goes_through_the_exchange_after_autograde(tmp_path):
     path = home / ASSIGNMENT / f"{NAME}.ipynb"
     nb = nbformat.read(path, as_version=4)
     for c in nb.cells:
-        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        gid = grade_id(c)
         if gid == "answer_q":
             c.source = "answer_q = 8"
         elif gid == "double":

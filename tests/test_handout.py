@@ -30,7 +30,7 @@ from implementations import graded_cells, implementations
 
 from whole_transformer.course import handout as handout_mod
 from whole_transformer.course import verdict
-from whole_transformer.course.cells import cell_source, grade_id
+from whole_transformer.course.cells import HIDDEN_REGION, cell_source, grade_id
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF, Course
 
 REPO = Path(__file__).resolve().parents[1]
@@ -243,7 +243,7 @@ def test_no_function_of_the_handout_passes_a_hidden_test(handout):
     spec, expected = {}, {}
     for ex in NOTEBOOK_OF:
         (cell,) = graded_cells(ex).values()
-        hidden = cell["source"].split("### BEGIN HIDDEN TESTS\n", 1)[1].split("### END HIDDEN TESTS")[0]
+        hidden = HIDDEN_REGION.search(cell["source"]).group(1)
         spec[ex], expected[ex] = verdict.split_expected(hidden)
     done = subprocess.run([sys.executable, "-S", "-c", SOLVERS], input=json.dumps(spec), cwd=handout,
                           env=isolated_env(handout), capture_output=True, text=True, timeout=1500)
