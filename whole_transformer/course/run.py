@@ -200,18 +200,18 @@ class _Grading:
     def _copy_other_files(self, folder: Path) -> None:
         """timestamp.txt if nbgrader can read it, and every other file, as stock nbgrader does
         (release_feedback needs submission_secret.txt)."""
-        timestamp = folder / ASSIGNMENT / "timestamp.txt"
-        if timestamp in submission_files(folder):
-            from nbgrader.utils import parse_utc
-
-            try:
-                parse_utc(timestamp.read_text(errors="replace").strip()[:100])
-                shutil.copy2(timestamp, self.sub / "timestamp.txt")
-            except Exception:  # noqa: BLE001 - any unreadable time: graded as if none was given
-                self._finding("submission", "timestamp.txt", "timestamp.txt is not a time nbgrader can read: ignored")
         for p in submission_files(folder / ASSIGNMENT):
             rel = p.relative_to(folder / ASSIGNMENT)
-            if p.suffix != ".ipynb" and str(rel) != "timestamp.txt" and p.stat().st_size <= MAX_NOTEBOOK_BYTES:
+            if str(rel) == "timestamp.txt":
+                from nbgrader.utils import parse_utc
+
+                try:
+                    parse_utc(p.read_text(errors="replace").strip()[:100])
+                    shutil.copy2(p, self.sub / rel)
+                except Exception:  # noqa: BLE001 - any unreadable time: graded as if none was given
+                    self._finding("submission", "timestamp.txt",
+                                  "timestamp.txt is not a time nbgrader can read: ignored")
+            elif p.suffix != ".ipynb" and p.stat().st_size <= MAX_NOTEBOOK_BYTES:
                 (self.sub / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(p, self.sub / rel)
 
