@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import json
 import os
 import platform
 import re
@@ -49,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from whole_transformer.course.layout import ASSIGNMENT  # noqa: E402
+from whole_transformer.course.layout import ASSIGNMENT, Course, checkout_env  # noqa: E402
+from whole_transformer.course.record import load_record  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results.md"
 SOURCE = ROOT / "source" / ASSIGNMENT
@@ -611,8 +611,7 @@ def _class_generator():
 
 def _course_cli(root: Path, *args: str, timeout: float = 1800) -> tuple[float, str]:
     """Run `python -m whole_transformer.course --root ROOT ARGS` as an instructor does; (seconds, output)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env = checkout_env()
     env.pop("NBGRADER_EXECUTION", None)
     t = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "whole_transformer.course", "--root", str(root), *args], cwd=root,
@@ -627,12 +626,8 @@ def _course_cli(root: Path, *args: str, timeout: float = 1800) -> tuple[float, s
 
 def _slowest_students(course: Path, n: int = 4) -> str:
     """The students whose grading took longest, from the records autograde keeps (autograde/.wt/students)."""
-    import json
-
-    took = []
-    for rec in (course / "autograde" / ".wt" / "students").glob("*.json"):
-        with contextlib.suppress(OSError, ValueError, KeyError):
-            took.append((float(json.loads(rec.read_text())["seconds"]), rec.stem))
+    c = Course(course)
+    took = [(rec.seconds, s) for s in c.students() if (rec := load_record(c, s)) is not None]
     return ", ".join(f"{name} {sec:.0f} s" for sec, name in sorted(took, reverse=True)[:n]) or "?"
 
 
@@ -695,10 +690,7 @@ def bench_autograde(b: Bench) -> None:
                 took[mode].append(dt)
                 cpu[mode].append(_children_cpu() - c0)
                 scores[mode] = _score(out, "full")
-        per_student = {}
-        for mode in courses:
-            rec = json.loads((courses[mode] / "autograde" / ".wt" / "students" / "full.json").read_text())
-            per_student[mode] = float(rec["seconds"])
+        per_student = {mode: load_record(Course(one), "full").seconds for mode, one in courses.items()}
         before, after = median(took["built"]), median(took["headless"])
         b.facts["submission_s"] = after
         b.facts["submission_cpu_s"] = median(cpu["headless"])
@@ -753,7 +745,6 @@ def bench_scale(b: Bench) -> None:
     make_course, Notebooks, write_submission, _ = _class_generator()
     from whole_transformer.course import build
     from whole_transformer.course.gradebook import build_template, make_pack, open_gradebook
-    from whole_transformer.course.layout import Course
     from whole_transformer.course.locate import make_job
     from whole_transformer.course.merge import merge
     from whole_transformer.course.run import grade_job
