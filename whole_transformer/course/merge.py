@@ -55,55 +55,52 @@ def merge(course: Course, result: StudentResult, template: Template, gb=None, st
 
 
 def _merge_grades(gb, result: StudentResult, template: Template) -> None:
-    import warnings
-
     from nbgrader.api import MissingEntry
 
-    with warnings.catch_warnings():
-        # nbgrader's add_submission makes SQLAlchemy warn about autoflush; harmless
-        warnings.simplefilter("ignore")
-        try:
-            gb.find_student(result.student)
-        except MissingEntry:
-            gb.add_student(result.student)
-        graded_any = any(r.status == GRADED for r in result.notebooks.values())
-        handed_in = any(r.status != MISSING for r in result.notebooks.values())
-        data = result.scores if graded_any else None
-        if data is not None:
-            kw = {"timestamp": data["timestamp"]} if data["timestamp"] else {}
+    try:
+        gb.find_student(result.student)
+    except MissingEntry:
+        gb.add_student(result.student)
+    graded_any = any(r.status == GRADED for r in result.notebooks.values())
+    handed_in = any(r.status != MISSING for r in result.notebooks.values())
+    data = result.scores if graded_any else None
+    if data is not None:
+        kw = {"timestamp": data["timestamp"]} if data["timestamp"] else {}
+        # no autoflush: one flush at the commit, not one per query (nor the one inside nbgrader's
+        # add_submission, on objects not in the session yet, which SQLAlchemy warns about)
+        with gb.db.no_autoflush:
             gb.update_or_create_submission(ASSIGNMENT, result.student, **kw)
-            with gb.db.no_autoflush:  # one flush at the commit, not one per query
-                for nb_name, nb_data in data["notebooks"].items():
-                    res = result.notebooks.get(nb_name)
-                    snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
-                    snb.late_submission_penalty = nb_data["late"]
-                    snb.flagged = bool(res and res.status != GRADED) or any(
-                        c.status != GRADED for c in (res.cells.values() if res else [])) or any(
-                        f.notebook == nb_name for f in result.findings)
-                    grades = {g.name: g for g in snb.grades}  # one query per notebook
-                    comments = {c.name: c for c in snb.comments}
-                    for gid, (auto, extra_credit) in nb_data["grades"].items():
-                        g = grades[gid]
-                        if res is not None and res.status != GRADED:
-                            auto = 0.0
-                        g.auto_score = auto
-                        g.extra_credit = extra_credit
-                        g.needs_manual_grade = g.manual_score is not None or auto is None
-                    for cid, text in nb_data["comments"].items():
-                        comments[cid].auto_comment = text
-            gb.db.commit()
-        elif handed_in:
-            # nothing could be graded (e.g. every notebook invalid): zeros, flagged for a look
+            for nb_name, nb_data in data["notebooks"].items():
+                res = result.notebooks.get(nb_name)
+                snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
+                snb.late_submission_penalty = nb_data["late"]
+                snb.flagged = bool(res and res.status != GRADED) or any(
+                    c.status != GRADED for c in (res.cells.values() if res else [])) or any(
+                    f.notebook == nb_name for f in result.findings)
+                grades = {g.name: g for g in snb.grades}  # one query per notebook
+                comments = {c.name: c for c in snb.comments}
+                for gid, (auto, extra_credit) in nb_data["grades"].items():
+                    g = grades[gid]
+                    if res is not None and res.status != GRADED:
+                        auto = 0.0
+                    g.auto_score = auto
+                    g.extra_credit = extra_credit
+                    g.needs_manual_grade = g.manual_score is not None or auto is None
+                for cid, text in nb_data["comments"].items():
+                    comments[cid].auto_comment = text
+        gb.db.commit()
+    elif handed_in:
+        # nothing could be graded (e.g. every notebook invalid): zeros, flagged for a look
+        with gb.db.no_autoflush:
             gb.update_or_create_submission(ASSIGNMENT, result.student)
-            with gb.db.no_autoflush:
-                for nb_name, res in result.notebooks.items():
-                    snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
-                    snb.flagged = res.status != MISSING
-                    grades = {g.name: g for g in snb.grades}
-                    for gid, _ in template.grade_cells.get(nb_name, []):
-                        g = grades[gid]
-                        g.auto_score = 0.0
-                        g.needs_manual_grade = g.manual_score is not None
-            gb.db.commit()
-        else:
-            gb.db.commit()
+            for nb_name, res in result.notebooks.items():
+                snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
+                snb.flagged = res.status != MISSING
+                grades = {g.name: g for g in snb.grades}
+                for gid, _ in template.grade_cells.get(nb_name, []):
+                    g = grades[gid]
+                    g.auto_score = 0.0
+                    g.needs_manual_grade = g.manual_score is not None
+        gb.db.commit()
+    else:
+        gb.db.commit()

@@ -281,14 +281,11 @@ class _Grading:
 
 def scores_of(db: Path, student: str) -> dict | None:
     """What nbgrader autograde wrote into the private gradebook for the student, as plain data."""
-    import warnings
-
     from nbgrader.api import Gradebook, MissingEntry
 
     if not db.exists():
         return None
-    with warnings.catch_warnings(), Gradebook(sqlite_url(db)) as tgb:
-        warnings.simplefilter("ignore")
+    with Gradebook(sqlite_url(db)) as tgb:
         try:
             tsub = tgb.find_submission(ASSIGNMENT, student)
         except MissingEntry:
