@@ -16,7 +16,6 @@ manager (vendored, see ``vendor/README.md``) and require.js are copied to
 from __future__ import annotations
 
 import copy
-import json
 import shutil
 import sys
 import time
@@ -190,10 +189,6 @@ def lecture_is_current(course: Course) -> list[str]:
         elif html.stat().st_mtime + 1 < built.stat().st_mtime:
             problems.append(f"{html.name} is older than {built.name}")
     return problems
-
-
-def json_of(path: Path) -> dict:
-    return json.loads(path.read_text())
 
 
 if __name__ == "__main__":  # pragma: no cover
