@@ -62,14 +62,6 @@ class Course:
         """True when the gradebook is a SQLite file (then it is ``self.gradebook``)."""
         return self.db_url.startswith("sqlite")
 
-    def notebooks(self) -> list[str]:
-        """Names (without .ipynb) of the assignment's notebooks, from source/ (else release/)."""
-        for folder in (self.source, self.release):
-            names = sorted(p.stem for p in folder.glob("*.ipynb"))
-            if names:
-                return names
-        raise ValueError(f"no notebooks in {self.source} or {self.release}")
-
     def students(self) -> list[str]:
         if not self.submitted.is_dir():
             return []
