@@ -51,12 +51,6 @@ class Notebooks:
         return {gid(c): float(c.metadata["nbgrader"]["points"]) for c in self.source[name].cells
                 if nbgrader_meta(c).get("grade")}
 
-    def notebook_of(self, grade_id: str) -> str:
-        for name, nb in self.source.items():
-            if any(gid(c) == grade_id for c in nb.cells):
-                return name
-        raise KeyError(grade_id)
-
 
 def cell(nb, grade_id):
     for c in nb.cells:
