@@ -241,11 +241,10 @@ def bench_train_step(b: Bench) -> None:
     def spread(k):
         return f"p90 {ms(p90(times[k])):.1f} ms"
 
-    how = "logits_at + cross-entropy"
     b.add(Row("train-step", "training step, batch 64, default model (ours)", med["ours"], "ms", n,
               "≥ 1.5× faster than x-transformers", ratio >= 1.5,
               f"{faster(ratio)} than x-transformers ({base:.1f} ms)",
-              f"x {tuple(x.shape)}; train()'s step: {how}, zero_grad, backward, Adam ({fused}); "
+              f"x {tuple(x.shape)}; train()'s step: logits_at + cross-entropy, zero_grad, backward, Adam ({fused}); "
               f"{count_parameters(ours):,} parameters; 1 torch thread; {spread('ours')}"))
     xt_params = count_parameters(contenders["xt-flash=False"][0])
     b.add(Row("train-step", f"training step, x-transformers {x_transformers_version()} (baseline)", base, "ms", n,
@@ -334,7 +333,7 @@ def bench_read(b: Bench) -> None:
 # ------------------------------------------------------------------------------------ labs
 @dataclass
 class LabChange:
-    lab: str  # name in whole_transformer.labs (its module is found through the package's own map)
+    lab: str  # the function of whole_transformer.labs that builds it
     change: str  # what one change is
     act: Callable  # act(lab, i): make change number i (must change something)
     before: Callable | None = None  # before(lab, i): untimed preparation (e.g. Reset at the end)

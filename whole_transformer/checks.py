@@ -133,27 +133,23 @@ def check(qid: str, answer=_MISSING):
 
 def _check(qid: str, answer, caller: dict) -> bool:
     if qid in EXERCISES:
-        fn = answer
-        if fn is _MISSING:
-            if qid in _FAILED:
-                print(_did_not_run(qid, f"cell that defines `{qid}`"))
-                return False
-            fn = caller.get(qid, _MISSING)
-            if fn is _MISSING:
-                print(f"No function yet: run the cell that defines `{EXERCISES[qid].signature}` first.")
-                return False
-        return check_exercise(qid, fn)
-    if qid not in QUESTIONS:
+        cell = f"cell that defines `{qid}`"
+        missing = f"No function yet: run the cell that defines `{EXERCISES[qid].signature}` first."
+    elif qid in QUESTIONS:
+        cell, missing = "answer cell", f"No answer yet: write `{qid} = ...` in the answer cell above and run it."
+    else:
         raise ValueError(f"unknown question {qid!r}; the questions are {sorted(QUESTIONS)} "
                          f"and the exercises {sorted(EXERCISES)}")
-    if answer is _MISSING:
+    if answer is _MISSING:  # the notebook's variable (or function) of the same name
         if qid in _FAILED:
-            print(_did_not_run(qid, "answer cell"))
+            print(_did_not_run(qid, cell))
             return False
         if qid not in caller:
-            print(f"No answer yet: write `{qid} = ...` in the answer cell above and run it.")
+            print(missing)
             return False
         answer = caller[qid]
+    if qid in EXERCISES:
+        return check_exercise(qid, answer)
     ok, message = QUESTIONS[qid].feedback(answer)
     print(message)
     return ok

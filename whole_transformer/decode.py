@@ -75,8 +75,9 @@ def greedy_trace(model: torch.nn.Module, prompt_ids: Sequence[int], max_new: int
     """Greedy decoding of one prompt, every step recorded; stops at <eos> or after max_new tokens."""
     trace = Trace(_check_prompt(prompt_ids))
     model.eval()
-    while len(trace.steps) < max_new and not trace.finished:
-        trace.steps.append(greedy_step(model, trace.ids))
+    with single_thread():
+        while len(trace.steps) < max_new and not trace.finished:
+            trace.steps.append(greedy_step(model, trace.ids))
     return trace
 
 

@@ -206,13 +206,11 @@ def bar_chart(
 def shape_label(shape: Sequence[int], axes: Sequence[str], *, css_class: str = "wt-shape") -> str:
     """A shape with named axes, e.g. (3, 6) with ("L", "d_model") → "(L 3, d_model 6)"."""
     shape, axes = tuple(int(s) for s in shape), tuple(axes)
-    if len(shape) != len(axes):
-        raise ValueError(f"shape {shape} has {len(shape)} axes but {len(axes)} names were given: {axes}")
+    text = esc(shape_text(shape, axes))  # also checks that every axis has a name
     parts = ", ".join(
         f'<span class="wt-axis" data-axis="{esc(a)}"><i>{esc(a)}</i>&nbsp;<b>{n}</b></span>'
         for n, a in zip(shape, axes, strict=True)
     )
-    text = esc(shape_text(shape, axes))
     return f'<span class="{esc(css_class)}" title="{text}" style="{FONT} font-size: 13px;">({parts})</span>'
 
 

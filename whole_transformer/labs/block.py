@@ -29,10 +29,6 @@ from .microscope import DEFAULT_PROMPT
 BLUE, RED, GREY, INK = "#2166ac", "#b2182b", "#777777", "#222222"
 
 
-def _shape(shape, axes) -> str:
-    return "(" + ", ".join(f"{a} {n}" for a, n in zip(axes, shape, strict=True)) + ")"
-
-
 def _row(a: np.ndarray) -> str:
     return "[" + " ".join(f"{v:+.2f}".replace("-", "−") for v in a) + "]"
 
@@ -50,9 +46,9 @@ def draw_block(model, ids):
     weights, hidden = find(steps, "weights", block=0), find(steps, "FFN hidden", block=0)
     L, d = x_in.array.shape
     shapes = {
-        "x": _shape((L, d), ("L", "d_model")),
-        "weights": _shape(weights.array.shape, ("h", "L_q", "L_k")),
-        "hidden": _shape(hidden.array.shape, ("L", "d_ff")),
+        "x": _html.shape_text((L, d), ("L", "d_model")),
+        "weights": _html.shape_text(weights.array.shape, ("h", "L_q", "L_k")),
+        "hidden": _html.shape_text(hidden.array.shape, ("L", "d_ff")),
     }
     rows = {"x": x_in.array[-1], "residual 1": res1.array[-1], "residual 2": res2.array[-1]}
 

@@ -41,7 +41,6 @@ import numpy as np
 import torch
 
 from ..decode import MAX_NEW, Trace, greedy_trace, read_numbers
-from ..fast import single_thread
 from ..numpy_model import softmax_rows
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
@@ -241,8 +240,7 @@ class DecodeLab(widgets.VBox):
                                  f'✗ {esc(e)}.</div>')
             self.view.value = ""
             return
-        with single_thread():
-            trace = greedy_trace(model_for(self.checkpoint.value), parse_prompt(str(n)), max_new=MAX_NEW)
+        trace = greedy_trace(model_for(self.checkpoint.value), parse_prompt(str(n)), max_new=MAX_NEW)
         self._trace, self._n = trace, n
         self.next_button.disabled = self.play.disabled = False
         with self.hold_trait_notifications(), self.play.hold_trait_notifications():
@@ -322,8 +320,7 @@ class HeldOutTable:
         self.numbers = [int(n) for n in numbers]
         if not self.numbers:
             raise ValueError("give at least one number to read")
-        with single_thread():
-            self.said = {label: read_numbers(m, self.numbers) for label, m in models.items()}
+        self.said = {label: read_numbers(m, self.numbers) for label, m in models.items()}
         self.right = {label: sum(said[n] == expected_answer(n) for n in self.numbers)
                       for label, said in self.said.items()}
 

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 
 from ..decode import read_numbers
-from ..fast import single_thread
 from ..model import ModelConfig
 from ..task import expected_answer, split
 from ..train import EpochLog, Run, TrainConfig, train
@@ -228,9 +227,8 @@ class TrainingLab(widgets.VBox):
             self.progress.value = log.epoch
 
         try:
-            with single_thread():
-                result = train(spec.model_config, TrainConfig(epochs=epochs, seed=seed, task=spec.task),
-                               callback=after_epoch)
+            result = train(spec.model_config, TrainConfig(epochs=epochs, seed=seed, task=spec.task),
+                           callback=after_epoch)
         finally:
             self.train_button.disabled = False
         self.runs[run] = result
@@ -256,8 +254,7 @@ class TrainingLab(widgets.VBox):
     def _reads_html(self, result: Run, task: str) -> str:
         _, held_out = split()
         sample = held_out[:: max(1, len(held_out) // SAMPLE)][:SAMPLE]
-        with single_thread():
-            said = read_numbers(result.model, sample)  # for the copy task too: whatever the model writes
+        said = read_numbers(result.model, sample)  # for the copy task too: whatever the model writes
         rows = []
         for n in sample:
             ok = said[n] == expected_answer(n, task)
