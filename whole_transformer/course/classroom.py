@@ -43,9 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .classroom_env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS, ClassroomError, build_env, run
-from .layout import ASSIGNMENT, COURSE_ID, write_json
+from .layout import ASSIGNMENT, COURSE_ID, REPO, write_json
 
-REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = Path("/srv/wt-classroom")
 DEFAULT_PROXY = REPO / ".classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
 COURSE_FOLDER = "whole-transformer"
