@@ -184,12 +184,9 @@ def menu_items(page, menu):
     return items
 
 
-def as_user(room, user, *cmd, cwd=None):
+def as_user(room, user, *cmd):
     """A command as the instructor would type it in their terminal (their account, the shared env)."""
-    from whole_transformer.course.classroom_env import run
-
-    env = {"PATH": f"{room.env / 'bin'}:/usr/bin:/bin"}
-    return run(list(cmd), user=user, cwd=cwd or room.course, env=env, log=room.dir / "logs" / "grading.log")
+    return room.run_as(user, *cmd, log=room.dir / "logs" / "grading.log")
 
 
 def api(page, path, method="GET"):
