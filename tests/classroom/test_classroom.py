@@ -255,7 +255,6 @@ def test_a_term_on_jupyterhub(room, browser):
             fetched.locator("a", has_text="whole-transformer").first.click()  # shows its notebooks
             fetched.locator("a", has_text=NB).first.click()
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
-            page.locator(".jp-Notebook-ExecutionIndicator, .jp-Notebook").first.wait_for()
             for grade_id, text in ANSWERS[who[student]].items():
                 editor = answer_cell(page, grade_id)
                 editor.scroll_into_view_if_needed()
@@ -264,7 +263,7 @@ def test_a_term_on_jupyterhub(room, browser):
                 page.keyboard.type(f"# {grade_id} = a whole number\n{text}")
                 page.keyboard.press("Escape")
             page.keyboard.press("Control+S")
-            page.wait_for_timeout(1500)
+            page.locator(".lm-TabBar-tab.jp-mod-dirty").wait_for(state="detached")  # saved: the tab has no unsaved mark
             answer_cell(page, "tokens_905").scroll_into_view_if_needed()
             shot(page, f"2-{who[student]}-answered")
             saved = json.loads(api(page, f"/user/{student}/api/contents/whole-transformer/{NB}.ipynb")["body"])
