@@ -351,7 +351,6 @@ def test_a_term_on_jupyterhub(room, browser):
         assert scores[wrong] == {"test_tokens_905": "0.0", "test_ffn_params": "0.0"}, scores
 
         check_isolation(room, pages, who)
-    print("step times (s):", json.dumps(TIMES, indent=1))
 
 
 def check_isolation(room, pages, who):
