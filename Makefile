@@ -19,7 +19,7 @@ PROXY := .classroom/node_modules/.bin/configurable-http-proxy
 
 help:
 	@echo "make lab         open the course in JupyterLab"
-	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser; as root the JupyterHub term)"
+	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser) but the JupyterHub term"
 	@echo "make e2e         only the browser tests"
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
@@ -33,7 +33,7 @@ help:
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
 	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
 	@echo "make classroom-stop    stop it; remove the accounts and folders it made"
-	@echo "make classroom-test    only the term on JupyterHub in Chromium (root; about 5 minutes; make test runs it too)"
+	@echo "make classroom-test    the term on JupyterHub in Chromium (root; 3-5 minutes; not part of make test yet)"
 
 venv: $(STAMP)
 

@@ -184,12 +184,9 @@ def menu_items(page, menu):
     return items
 
 
-def as_user(room, user, *cmd, cwd=None):
+def as_user(room, user, *cmd):
     """A command as the instructor would type it in their terminal (their account, the shared env)."""
-    from whole_transformer.course.classroom_env import run
-
-    env = {"PATH": f"{room.env / 'bin'}:/usr/bin:/bin"}
-    return run(list(cmd), user=user, cwd=cwd or room.course, env=env, log=room.dir / "logs" / "grading.log")
+    return room.run_as(user, *cmd, log=room.dir / "logs" / "grading.log")
 
 
 def api(page, path, method="GET"):
@@ -258,7 +255,6 @@ def test_a_term_on_jupyterhub(room, browser):
             fetched.locator("a", has_text="whole-transformer").first.click()  # shows its notebooks
             fetched.locator("a", has_text=NB).first.click()
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
-            page.locator(".jp-Notebook-ExecutionIndicator, .jp-Notebook").first.wait_for()
             for grade_id, text in ANSWERS[who[student]].items():
                 editor = answer_cell(page, grade_id)
                 editor.scroll_into_view_if_needed()
@@ -267,7 +263,7 @@ def test_a_term_on_jupyterhub(room, browser):
                 page.keyboard.type(f"# {grade_id} = a whole number\n{text}")
                 page.keyboard.press("Escape")
             page.keyboard.press("Control+S")
-            page.wait_for_timeout(1500)
+            page.locator(".lm-TabBar-tab.jp-mod-dirty").wait_for(state="detached")  # saved: the tab has no unsaved mark
             answer_cell(page, "tokens_905").scroll_into_view_if_needed()
             shot(page, f"2-{who[student]}-answered")
             saved = json.loads(api(page, f"/user/{student}/api/contents/whole-transformer/{NB}.ipynb")["body"])
@@ -355,7 +351,6 @@ def test_a_term_on_jupyterhub(room, browser):
         assert scores[wrong] == {"test_tokens_905": "0.0", "test_ffn_params": "0.0"}, scores
 
         check_isolation(room, pages, who)
-    print("step times (s):", json.dumps(TIMES, indent=1))
 
 
 def check_isolation(room, pages, who):

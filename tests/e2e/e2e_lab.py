@@ -1,7 +1,7 @@
 """Helpers of the browser tests: drive one JupyterLab page the way a student does, and read what it shows.
 
     lab.open("release/01-whole-machine.ipynb")  -> Notebook (kernel started, status bar says Idle)
-    nb.run_all()                                  -> runs every cell, waits for the kernel in the status bar
+    nb.run_all()                                  -> runs every cell, waits for the kernel to answer each one
     nb.code_cells()                               -> [{index, count, tags, source, outputs: [{output_type, ename}]}]
     nb.panel.locator(".wt-machine")               -> a lab, found by the CSS class its module documents
     set_slider(slider_locator, "128")             -> moves an ipywidgets slider with the keyboard
@@ -272,7 +272,8 @@ class Notebook:
 
     def wait_settled(self, deadline, calm=3):
         """Wait until no cell is queued or running and the status bar says Idle, `calm` polls in a row (the kernel
-        is briefly idle between two cells, and the last reply may be shown a moment after it arrives)."""
+        is briefly idle between two cells; and run_all's count sees a reply as it arrives, before JupyterLab has
+        handled it, while the cell's last outputs and the kernel's idle status may come after it)."""
         quiet = 0
         while quiet < calm:
             if time.monotonic() > deadline:

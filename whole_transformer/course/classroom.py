@@ -43,9 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .classroom_env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS, ClassroomError, build_env, run
-from .layout import ASSIGNMENT, COURSE_ID, write_json
+from .layout import ASSIGNMENT, COURSE_ID, REPO, write_json
 
-REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = Path("/srv/wt-classroom")
 DEFAULT_PROXY = REPO / ".classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
 COURSE_FOLDER = "whole-transformer"
@@ -84,6 +83,11 @@ class Classroom:
 
     def home(self, user: str) -> Path:
         return self.dir / "home" / user
+
+    def run_as(self, user: str, *cmd, log: Path, cwd: Path | None = None):
+        """``cmd`` as ``user`` types it in a terminal of their server: their account, the students' environment
+        on PATH, in the instructor's course folder unless ``cwd`` says otherwise."""
+        return run(cmd, user=user, cwd=cwd or self.course, env={"PATH": f"{self.env / 'bin'}:/usr/bin:/bin"}, log=log)
 
     def save(self) -> None:
         write_json(self.dir / RECORD, {k: getattr(self, k) for k in RECORD_KEYS} | {"dir": str(self.dir)})
@@ -140,9 +144,8 @@ def set_up_instructor(room: Classroom, log: Path) -> None:
     for dirpath, dirnames, filenames in os.walk(home):
         for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
             os.lchown(name, pw.pw_uid, pw.pw_gid)
-    env = {"PATH": f"{room.env / 'bin'}:/usr/bin:/bin"}
     for args in (["whole_transformer.course", "release"], ["nbgrader", "release_assignment", ASSIGNMENT, "--force"]):
-        run([room.env / "bin" / "python", "-m", *args], user=user, cwd=course, env=env, log=log)
+        room.run_as(user, room.env / "bin" / "python", "-m", *args, log=log)
 
 
 def write_hub_config(room: Classroom, proxy: Path) -> Path:
