@@ -35,6 +35,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..grading import RESULTS_MIME
+from ..questions import choice_letter
 from .cells import is_test
 
 BEGIN, END = "### BEGIN EXPECTED", "### END EXPECTED"
@@ -90,12 +91,6 @@ def _ids(value) -> bool:
     return type(value) is list and all(type(v) is int for v in value)
 
 
-def _letter(value) -> str | None:
-    if type(value) is not str:
-        return None
-    return value.strip().rstrip(".):").strip().upper()
-
-
 def case_passes(compare: str, case: dict, result: dict) -> bool:
     """Whether one handed-out result (``grading.outcome``) is right for one expected case."""
     if type(result) is not dict or "value" not in result:
@@ -109,7 +104,7 @@ def case_passes(compare: str, case: dict, result: dict) -> bool:
     if compare == "shape":
         return _ids(got) and got == want
     if compare == "choice":
-        return _letter(got) == want
+        return choice_letter(got) == want
     if compare == "id":
         return type(got) is int and got == want
     if compare == "ids":
