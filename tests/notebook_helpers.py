@@ -8,8 +8,6 @@ from pathlib import Path
 import nbformat
 
 from whole_transformer.course import kernel
-from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN  # noqa: F401 - for the notebook tests
-from whole_transformer.course.cells import nbgrader_meta as nbg  # noqa: F401 - for the notebook tests
 from whole_transformer.course.kernel import kernel_env
 from whole_transformer.course.layout import ASSIGNMENT
 

@@ -21,11 +21,15 @@ import sys
 import nbformat
 import pytest
 from implementations import run_test_cell
-from notebook_helpers import HIDDEN, SOURCE, errors, kernel_env, load, nbg
+from notebook_helpers import SOURCE, errors, load
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as outputs
 
 from whole_transformer import checks, grading, scale_study
+from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN
+from whole_transformer.course.cells import nbgrader_meta as nbg
+from whole_transformer.course.cells import split_region
+from whole_transformer.course.kernel import kernel_env
 from whole_transformer.course.verdict import failure_message, split_expected
 
 
@@ -76,7 +80,7 @@ def test_questions_follow_the_convention(name):
         body = sol.source.split("### BEGIN SOLUTION\n")[1].split("\n### END SOLUTION")[0]
         assert body.startswith(f"{qid} = "), body
         assert nbg(tst) == {**nbg(tst), "grade": True, "grade_id": f"test_{qid}", "points": 1, "locked": True}
-        visible = tst.source.split("### BEGIN HIDDEN TESTS")[0]
+        visible = split_region(tst.source)[0]
         assert visible.strip() == f'check("{qid}")'
         hidden = HIDDEN.search(tst.source).group(1)
         kernel_part, expected = split_expected(hidden)

@@ -26,11 +26,15 @@ from pathlib import Path
 import nbformat
 import pytest
 from implementations import implementations, run_test_cell
-from notebook_helpers import HIDDEN, SOURCE, errors, kernel_env, load, nbg, widget_text
+from notebook_helpers import SOURCE, errors, load, widget_text
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as text_of
 
 from whole_transformer import checks, grading
+from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN
+from whole_transformer.course.cells import nbgrader_meta as nbg
+from whole_transformer.course.cells import split_region
+from whole_transformer.course.kernel import kernel_env
 from whole_transformer.course.layout import ASSIGNMENT
 from whole_transformer.course.verdict import failure_message, split_expected
 
@@ -90,7 +94,7 @@ def test_questions_and_exercises_follow_the_convention(name):
         body = sol.source.split("### BEGIN SOLUTION\n")[1].split("\n### END SOLUTION")[0]
         assert body.startswith(f"{qid} = ")
         assert nbg(tst) == {**nbg(tst), "grade": True, "points": 1, "locked": True}
-        assert tst.source.split("### BEGIN HIDDEN TESTS")[0].strip() == f'check("{qid}")'
+        assert split_region(tst.source)[0].strip() == f'check("{qid}")'
         kernel_part, expected = split_expected(HIDDEN.search(tst.source).group(1))
         assert f'grading.hand_out_answer("{qid}", {qid})' in kernel_part and "want" not in kernel_part
         message = failure_message(expected, ["the answer"])

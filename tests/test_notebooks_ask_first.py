@@ -18,8 +18,9 @@ import re
 
 import nbformat
 import pytest
-from notebook_helpers import REPO, execute, nbg, output_text, stream_text, widget_text
+from notebook_helpers import REPO, execute, output_text, stream_text, widget_text
 
+from whole_transformer.course.cells import nbgrader_meta as nbg
 from whole_transformer.course.layout import ASSIGNMENT
 
 RELEASE = REPO / "release" / ASSIGNMENT
