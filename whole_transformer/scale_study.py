@@ -138,7 +138,6 @@ def _run_one(setting: Setting, seed: int, epochs: int) -> dict:
         "held_out_total": result.total,
         "final_loss": round(run.history[-1].loss, 5),
         "seconds": round(seconds, 2),
-        "threads": torch.get_num_threads(),
         "mistakes": [[n, said] for n, said in result.mistakes[:3]],
     }
 
@@ -244,16 +243,10 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=len(SEEDS), help="number of seeds per setting (0, 1, …)")
     p.add_argument("--epochs", type=int, default=EPOCHS)
     p.add_argument("--out", type=Path, default=DATA_FILE)
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch threads per run (default 1: these models are tiny, and on a busy machine one "
-                        "thread ran 4-6 times faster than two)")
     args = p.parse_args(argv)
-    if args.seeds < 1 or args.epochs < 1 or args.threads < 1:
-        print("error: --seeds, --epochs and --threads must be at least 1", file=sys.stderr)
+    if args.seeds < 1 or args.epochs < 1:
+        print("error: --seeds and --epochs must be at least 1", file=sys.stderr)
         return 2
-    import torch
-
-    torch.set_num_threads(args.threads)
     study = run_study(seeds=tuple(range(args.seeds)), epochs=args.epochs)
     print(f"wrote {save_study(study, args.out)} in {study['total_seconds']:.0f} s")
     print(table(study))
