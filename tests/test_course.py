@@ -242,7 +242,9 @@ print(results)
 """
 
 
-def test_sandboxed_kernel_sees_nothing_of_the_course(tmp_path, monkeypatch):
+@pytest.mark.parametrize("warm", [True, False], ids=["forked", "fresh"])
+def test_sandboxed_kernel_sees_nothing_of_the_course(tmp_path, monkeypatch, warm):
+    """Both ways of starting the kernel: forked from the fork server (the default) and afresh."""
     require_sandbox()
     course = tmp_path / "course"
     (course / "source").mkdir(parents=True)
@@ -254,7 +256,7 @@ def test_sandboxed_kernel_sees_nothing_of_the_course(tmp_path, monkeypatch):
     code = PROBES.format(secret=str(secret), course=str(course), home=os.path.expanduser("~"))
     nb = nbf.new_notebook(cells=[nbf.new_code_cell(code)])
     nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    ex = SandboxExecute(timeout=60, scratch_dir=str(scratch))
+    ex = SandboxExecute(timeout=60, scratch_dir=str(scratch), warm_kernels=warm)
     ex.preprocess(nb, {"metadata": {"path": str(course)}})
     text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
     got = eval(text)  # noqa: S307 - our own dict literal

@@ -40,7 +40,8 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
 from .cells import grade_id, is_test
-from .sandbox import SandboxedKernelManager, sandbox_opt_out, sandbox_status
+from .forkserver import ForkedKernelManager
+from .sandbox import FILE_SIZE_LIMIT, MEMORY_LIMIT, SandboxedKernelManager, grading_env, sandbox_opt_out, sandbox_status
 
 
 class KernelStartError(RuntimeError):
@@ -61,9 +62,11 @@ class SandboxExecute(Execute):
     max_restarts = Integer(3, help="kernel restarts allowed in one notebook").tag(config=True)
     max_outputs = Integer(200, help="outputs kept per cell").tag(config=True)
     max_output_bytes = Integer(2_000_000, help="bytes of output kept per cell").tag(config=True)
-    memory_limit = Integer(3 * 2**30, help="address-space limit of the kernel, bytes").tag(config=True)
-    file_size_limit = Integer(256 * 2**20, help="largest file the kernel may write, bytes").tag(config=True)
+    memory_limit = Integer(MEMORY_LIMIT, help="address-space limit of the kernel, bytes").tag(config=True)
+    file_size_limit = Integer(FILE_SIZE_LIMIT, help="largest file the kernel may write, bytes").tag(config=True)
     threads = Integer(1, help="threads for NumPy/PyTorch in the kernel").tag(config=True)
+    warm_kernels = Bool(True, help="fork the sandboxed kernels from one process that imported the libraries "
+                                   "once (forkserver.py); False starts each kernel afresh").tag(config=True)
     headless_labs = Bool(True, help="the labs build no widgets and train nothing (nothing displays them "
                                     "while grading; whole_transformer/labs/__init__.py)").tag(config=True)
 
@@ -84,18 +87,22 @@ class SandboxExecute(Execute):
         kernel_name = self.kernel_name or self.nb.metadata.get("kernelspec", {}).get("name") or "python3"
         self.kernel_name = kernel_name
         if self._sandboxed():
-            km = SandboxedKernelManager(kernel_name=kernel_name, config=self.config)
-            km.scratch_dir = str(self._scratch)
-            km.memory_limit = self.memory_limit
-            km.file_size_limit = self.file_size_limit
-            km.threads = self.threads
-            km.extra_env = {"NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
-                            "WT_LABS_HEADLESS": "1" if self.headless_labs else ""}
+            manager = ForkedKernelManager if self.warm_kernels else SandboxedKernelManager
+            km = manager(kernel_name=kernel_name, config=self.config)
+            self.configure_sandbox(km, str(self._scratch))
         else:
             self.log.warning("Running student code WITHOUT a sandbox (opted out).")
             km = AsyncKernelManager(kernel_name=kernel_name, config=self.config)
         self.km = km
         return km
+
+    def configure_sandbox(self, km: SandboxedKernelManager, scratch: str) -> None:
+        """What the sandboxed kernel gets: its folder, limits, threads and environment."""
+        km.scratch_dir = scratch
+        km.memory_limit = self.memory_limit
+        km.file_size_limit = self.file_size_limit
+        km.threads = self.threads
+        km.extra_env = grading_env(self.headless_labs)
 
     async def async_start_new_kernel(self, **kwargs):
         kwargs["cwd"] = str(self._scratch)  # never the folder holding the graded notebooks

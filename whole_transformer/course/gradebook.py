@@ -44,13 +44,28 @@ class Pack:
     notebooks: list[str]
     grade_cells: dict[str, list[tuple[str, float]]]
     config: str  # the course's nbgrader_config.py
+    kernels: dict  # the sandboxed kernels' settings in that config (kernel_settings)
 
 
 def make_pack(course: Course, template: Template) -> Pack:
+    config = course.root / "nbgrader_config.py"
     return Pack(template.db.read_bytes(),
                 {n: (template.release / f"{n}.ipynb").read_text(encoding="utf-8") for n in template.notebooks},
-                list(template.notebooks), template.grade_cells,
-                (course.root / "nbgrader_config.py").read_text(encoding="utf-8"))
+                list(template.notebooks), template.grade_cells, config.read_text(encoding="utf-8"),
+                kernel_settings(config))
+
+
+def kernel_settings(config: Path) -> dict:
+    """What the course's nbgrader config gives the sandboxed kernels (``SandboxExecute``): read once
+    here, so that a grader can start their fork server before nbgrader has read the config
+    (``run.py``, ``forkserver.prestart``)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from .execute import SandboxExecute
+
+    ex = SandboxExecute(config=PyFileConfigLoader(config.name, path=str(config.parent)).load_config())
+    return {"warm": ex.warm_kernels, "memory": ex.memory_limit, "file_size": ex.file_size_limit,
+            "headless": ex.headless_labs}
 
 
 def private_course_config(root: Path, main_config: Path, extra: str = "") -> None:

@@ -85,14 +85,20 @@ def _die_with_parent():
 
 
 def nbgrader_autograde(private: Path, student: str, extra: list[str], log: Path, timeout: float, stop,
-                       runs: NbgraderRuns) -> tuple[int, str]:
-    """``nbgrader autograde`` of one student in the private course ``private``: (exit code, why it failed)."""
-    cmd = [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student", student, "--force", *extra]
+                       runs: NbgraderRuns, prestart: dict | None = None) -> tuple[int, str]:
+    """``nbgrader autograde`` of one student in the private course ``private``: (exit code, why it
+    failed). ``prestart``: the sandbox's scratch folder and threads, for the kernels' fork server
+    to start at once (``nbgrader_app``)."""
+    cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader_app", "autograde", ASSIGNMENT,
+           "--student", student, "--force", *extra]
+    env = nbgrader_env()
+    if prestart:
+        env["WT_PRESTART_SANDBOX"] = json.dumps(prestart)
     if stop():
         raise Stopped()
     deadline = time.monotonic() + timeout
     with open(log, "a") as out:
-        proc = subprocess.Popen(cmd, cwd=private, env=nbgrader_env(), stdout=out,
+        proc = subprocess.Popen(cmd, cwd=private, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         runs.add(proc)
         try:
@@ -225,13 +231,16 @@ class _Grading:
         if cell_timeout:
             extra.append(f"--SandboxExecute.timeout={cell_timeout}")
         budget = 120 + 200 * max(1, len(self.to_grade))
+        settings = dict(pack.kernels)
+        prestart = {"scratch": str(self.base / "scratch"), "threads": threads, **settings} \
+            if sandbox and settings.pop("warm", False) else None
         if self.to_grade:
-            rc, why = nbgrader_autograde(self.private, result.student, extra, self.log, budget, stop, runs)
+            rc, why = nbgrader_autograde(self.private, result.student, extra, self.log, budget, stop, runs, prestart)
             if rc != 0:
                 # one bad notebook must not sink the others: grade them one by one
                 for name in self.to_grade:
                     rc1, why1 = nbgrader_autograde(self.private, result.student, extra + [f"--notebook={name}"],
-                                                   self.log, budget, stop, runs)
+                                                   self.log, budget, stop, runs, prestart)
                     if rc1 != 0 or not (self.graded_dir / f"{name}.ipynb").exists():
                         res = result.notebooks[name]
                         res.status, res.reason = FAILED, f"nbgrader could not grade it: {why1 or why}"

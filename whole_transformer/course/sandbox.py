@@ -55,6 +55,10 @@ INSTALL_HINT = (
 #: where the kernel's one writable folder (its working directory) appears inside the sandbox
 WORKDIR = "/submission"
 
+#: the kernel's limits unless configured: address space and largest file, bytes
+MEMORY_LIMIT = 3 * 2**30
+FILE_SIZE_LIMIT = 256 * 2**20
+
 #: files of /etc a Python kernel needs (libraries, time zone, MIME types, fonts)
 ETC_FILES = (
     "ld.so.cache",
@@ -215,8 +219,8 @@ class SandboxSpec:
 
     scratch: Path  # the one writable folder, also the working directory
     runtime: Path  # connection file and ipc sockets
-    memory_bytes: int = 3 * 2**30
-    file_bytes: int = 256 * 2**20
+    memory_bytes: int = MEMORY_LIMIT
+    file_bytes: int = FILE_SIZE_LIMIT
     threads: int = 1
     env: dict[str, str] = field(default_factory=dict)
     hide: tuple[str, ...] = ("course",)  # subfolders of the package hidden from the student
@@ -245,7 +249,8 @@ class SandboxSpec:
             if (pkg / sub).is_dir():
                 a += ["--tmpfs", str(pkg / sub)]
         a += ["--bind", str(self.runtime / "ipc"), str(self.runtime / "ipc")]
-        a += ["--ro-bind", str(self.runtime / "kernel.json"), str(self.runtime / "kernel.json")]
+        if (self.runtime / "kernel.json").exists():  # a fork server's kernels get theirs through its pipe
+            a += ["--ro-bind", str(self.runtime / "kernel.json"), str(self.runtime / "kernel.json")]
         # the scratch folder appears at a neutral path: no host path of the course shows inside
         a += ["--bind", str(self.scratch), WORKDIR, "--chdir", WORKDIR]
         a += ["--remount-ro", "/"]
@@ -294,6 +299,12 @@ class SandboxSpec:
         (self.runtime / "group").write_text("student:x:1000:\n")
 
 
+def grading_env(headless_labs: bool = True) -> dict[str, str]:
+    """What a kernel under autograding is told: that it is graded, and whether the labs stay headless."""
+    return {"NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
+            "WT_LABS_HEADLESS": "1" if headless_labs else ""}
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """An ipykernel started inside bubblewrap, talking over Unix sockets (ZeroMQ ipc transport).
 
@@ -302,8 +313,8 @@ class SandboxedKernelManager(AsyncKernelManager):
     """
 
     scratch_dir = Unicode("", help="the kernel's working directory, its only writable folder").tag(config=True)
-    memory_limit = Integer(3 * 2**30, help="address-space limit of the kernel, bytes").tag(config=True)
-    file_size_limit = Integer(256 * 2**20, help="largest file the kernel may write, bytes").tag(config=True)
+    memory_limit = Integer(MEMORY_LIMIT, help="address-space limit of the kernel, bytes").tag(config=True)
+    file_size_limit = Integer(FILE_SIZE_LIMIT, help="largest file the kernel may write, bytes").tag(config=True)
     threads = Integer(1, help="threads for NumPy/PyTorch inside the kernel").tag(config=True)
     extra_env = Dict(help="extra environment variables for the kernel").tag(config=True)
     hidden_package_dirs = List(["course"], help="package subfolders hidden from the kernel").tag(config=True)

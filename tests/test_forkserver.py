@@ -1,0 +1,111 @@
+"""Warm kernels (whole_transformer/course/forkserver.py): the sandboxed kernels of one grading
+forked from one fork server. Each kernel starts clean, the student's code cannot reach into the
+fork server, and a student who kills it loses only the cell that did."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat.v4 as nbf
+
+sys.path.insert(0, str(Path(__file__).parent / "class"))
+from minicourse import require_sandbox  # noqa: E402
+
+from whole_transformer.course import forkserver  # noqa: E402
+from whole_transformer.course.execute import SandboxExecute  # noqa: E402
+
+
+def run(cells: list[str], scratch: Path, **kw):
+    nb = nbf.new_notebook(cells=[nbf.new_code_cell(c) for c in cells])
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    ex = SandboxExecute(timeout=30, scratch_dir=str(scratch), **kw)
+    ex.preprocess(nb, {"metadata": {"path": str(scratch)}, "nbgrader": {"notebook": "nb"}})
+    return nb
+
+
+def text(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs)
+
+
+def errors(cell) -> list[str]:
+    return [o.get("ename") for o in cell.outputs if o.get("output_type") == "error"]
+
+
+def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
+    require_sandbox()
+    forkserver.close_servers()
+    spoil = run(["import builtins, sys, os\n"
+                 "import whole_transformer.task as task\n"
+                 "task.VOCAB.append('spoiled')\n"
+                 "builtins.left_behind = 1\n"
+                 "sys.modules['whole_transformer.grading'] = None\n"
+                 "print(os.getppid(), 'torch' in sys.modules)"], tmp_path)
+    fresh = run(["import builtins, sys, os\n"
+                 "import whole_transformer.task as task\n"
+                 "import whole_transformer.grading\n"
+                 "print(os.getppid(), len(task.VOCAB), hasattr(builtins, 'left_behind'), 'torch' in sys.modules)"],
+                tmp_path)
+    assert errors(spoil.cells[0]) == [] and errors(fresh.cells[0]) == []
+    parent1, warm = text(spoil.cells[0]).split()
+    parent2, vocab, left, warm2 = text(fresh.cells[0]).split()
+    assert parent1 == parent2  # both forked from the same fork server ...
+    assert warm == warm2 == "True"  # ... which had imported torch before either started
+    assert vocab == "42" and left == "False"  # and the second saw nothing of what the first did
+    assert len(forkserver._servers) == 1
+
+
+def test_a_kernel_cannot_reach_into_its_fork_server(tmp_path):
+    require_sandbox()
+    probe = ("import os, stat\n"
+             "server = os.getppid()\n"
+             "def attempt(fn):\n"
+             "    try:\n"
+             "        fn()\n"
+             "        return 'allowed'\n"
+             "    except OSError as e:\n"
+             "        return type(e).__name__\n"
+             "mem = attempt(lambda: open(f'/proc/{server}/mem', 'rb').read(1))\n"
+             "env = attempt(lambda: open(f'/proc/{server}/environ', 'rb').read())\n"
+             "try:\n"
+             "    listed = os.listdir(f'/proc/{server}/fd')\n"
+             "except OSError:\n"
+             "    listed = []\n"
+             "opened = {attempt(lambda: os.close(os.open(f'/proc/{server}/fd/{fd}', os.O_WRONLY))) for fd in listed}\n"
+             "fds = '/'.join(sorted(opened)) or 'PermissionError'\n"
+             "pipes = set()\n"
+             "for fd in range(1024):\n"
+             "    try:\n"
+             "        st = os.fstat(fd)\n"
+             "    except OSError:\n"
+             "        continue\n"
+             "    if stat.S_ISFIFO(st.st_mode):\n"
+             "        pipes.add(st.st_ino)\n"
+             "print(mem, env, fds, os.readlink('/proc/self/fd/0'))\n"
+             "print(*sorted(pipes))")
+    nb = run([probe], tmp_path)
+    assert errors(nb.cells[0]) == []
+    first, second = text(nb.cells[0]).splitlines()
+    assert first.split() == ["PermissionError"] * 3 + ["/dev/null"]  # the fork server is not dumpable
+    kernel_pipes = {int(i) for i in second.split()}
+    server_pipes = {os.fstat(f.fileno()).st_ino for server in forkserver._servers.values()
+                    for f in (server.proc.stdin, server.proc.stdout)}
+    assert server_pipes and not kernel_pipes & server_pipes  # its control pipe is closed in every kernel
+
+
+def test_killing_the_fork_server_loses_only_that_cell(tmp_path):
+    require_sandbox()
+    nb = run(["x = 41",
+              "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(10)",
+              "print('still here', x + 1)"], tmp_path, report_dir=str(tmp_path))
+    assert errors(nb.cells[0]) == []
+    assert errors(nb.cells[1]) == ["DeadKernelError"]
+    assert text(nb.cells[2]).strip() == "still here 42"  # a new fork server, the cells before run again
+
+
+def test_fresh_kernels_remain_an_option(tmp_path):
+    require_sandbox()
+    nb = run(["import os, sys\nprint('torch' in sys.modules, os.getppid())"], tmp_path, warm_kernels=False)
+    warm, parent = text(nb.cells[0]).split()
+    assert warm == "False" and parent == "1"  # started by bubblewrap itself, nothing imported before

@@ -1,0 +1,389 @@
+"""Warm kernels: the sandboxed kernels of one grading forked from a process that imported the
+libraries once.
+
+A fresh kernel costs about 2.3 s here before it runs the student's first line: Python, ipykernel
+and, above all, ``import torch`` (1.5 s). Grading one complete submission starts four of them. So
+``SandboxExecute`` (``execute.py``) starts, once per nbgrader run, one *fork server* inside the same
+bubblewrap sandbox a kernel gets (``sandbox.SandboxSpec``: same folders, environment and limits):
+a Python that imports ipykernel, NumPy, PyTorch and the course's package, then waits. Each
+notebook's kernel is a ``fork()`` of it that becomes an ipykernel with the connection file
+jupyter_client wrote: ready in a fraction of a second, with every module already imported.
+
+What stays as it was:
+
+- each kernel starts clean: the fork server never runs a line of the student's code, so a kernel
+  (and a kernel started again after one died) has only what a fresh kernel has imported;
+- each kernel gets its own session, its own limits (address space, file size) and the same
+  environment and working folder as before; an interrupt is a message, as before; killing a
+  kernel kills its process group;
+- the fork server is the student's own: one per nbgrader run, which grades one student, in a
+  sandbox of its own, never shared between students. What a student's code does to it (kill it,
+  leave a process behind in the sandbox) reaches at most that student's later notebooks, which
+  their own code could change anyway; the verdict stays outside (``verdict.py``). A fork server
+  that died is started again for the next kernel.
+
+The fork server's control pipe is closed in every kernel, and it is not dumpable (a kernel cannot
+trace it or read its memory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from queue import Empty
+
+from jupyter_client.asynchronous import AsyncKernelClient
+from traitlets import default
+
+from .sandbox import SandboxedKernelManager, SandboxSpec, grading_env, sandbox_status
+
+#: modules the fork server imports before the first kernel: what the notebooks' first cells import
+WARM_MODULES = (
+    "ipykernel.ipkernel",  # and what a kernel's start imports: its shell, the debugger, the history
+    "ipykernel.debugger",
+    "sqlite3",
+    "numpy",
+    "torch",
+    "torch.nn.functional",
+    "IPython.display",
+    "whole_transformer.checks",
+    "whole_transformer.grading",
+    "whole_transformer.task",
+    "whole_transformer.numpy_model",
+    "whole_transformer.train",
+    "whole_transformer.scale_study",
+    "whole_transformer.labs",
+)
+
+#: seconds to wait for the fork server to answer (its first answer waits for the imports)
+ANSWER_TIMEOUT = 120
+
+# The fork server, run with ``python -c`` inside the sandbox (no file of the grading package is
+# visible there). Requests and answers are JSON lines on its stdin and stdout.
+SERVER = r"""
+import ctypes, json, os, resource, sys, time, traceback
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no kernel may trace this process or read its memory
+def _limit(kind, value):
+    if value > 0:
+        soft, hard = resource.getrlimit(kind)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
+limit_as = int(os.environ.pop("WT_LIMIT_AS", "0"))
+limit_fsize = int(os.environ.pop("WT_LIMIT_FSIZE", "0"))
+_limit(resource.RLIMIT_NPROC, int(os.environ.pop("WT_LIMIT_NPROC", "0")))  # not enforced for root
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+warm = [m for m in os.environ.pop("WT_WARM_MODULES", "").split(",") if m]
+requests, answers = os.fdopen(os.dup(0), "r"), os.fdopen(os.dup(1), "w")
+null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(null, 0)
+os.dup2(2, 1)  # what a kernel prints on its own stdout goes where its stderr goes (the grading log)
+os.close(null)
+sys.argv = ["ipykernel_launcher"]
+from ipykernel import kernelapp
+for name in warm:
+    try:
+        __import__(name)
+    except Exception:  # the kernel that imports it meets the same error itself
+        pass
+exited = {}
+def reap():
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        exited[pid] = os.waitstatus_to_exitcode(status)
+def answer(**a):
+    answers.write(json.dumps(a) + "\n")
+    answers.flush()
+answer(ready=True)
+for line in requests:
+    req = json.loads(line)
+    reap()
+    op = req["op"]
+    if op == "fork":
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                requests.close()
+                answers.close()
+                os.setsid()
+                libc.prctl(4, 1, 0, 0, 0)  # the kernel itself is an ordinary process
+                _limit(resource.RLIMIT_AS, limit_as)
+                _limit(resource.RLIMIT_FSIZE, limit_fsize)
+                path = "/tmp/kernel-%d.json" % os.getpid()
+                with open(path, "w") as f:
+                    f.write(req["connection"])
+                sys.argv = ["ipykernel_launcher", "-f", path]
+                kernelapp.launch_new_instance()
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        answer(pid=pid)
+    elif op == "poll":
+        answer(code=exited.get(req["pid"]))
+    elif op == "signal":
+        try:
+            os.killpg(req["pid"], req["signal"])
+        except OSError:
+            try:
+                os.kill(req["pid"], req["signal"])
+            except OSError:
+                pass
+        if req["signal"] == 9:  # a killed kernel is gone within moments: say so at the next poll
+            for _ in range(2000):
+                reap()
+                if req["pid"] in exited:
+                    break
+                time.sleep(0.001)
+        answer(ok=True)
+"""
+
+
+class ForkServerError(RuntimeError):
+    """The fork server could not start a kernel."""
+
+
+class ForkServer:
+    """One fork server in its sandbox; ``fork`` starts a kernel, ``request`` talks to it."""
+
+    def __init__(self, spec: SandboxSpec, bwrap: str, warm: tuple[str, ...]):
+        self.runtime = spec.runtime
+        spec.write_identity_files()
+        spec.env = {**spec.env, "WT_WARM_MODULES": ",".join(warm)}
+        cmd = spec.bwrap_args(bwrap) + ["--", sys.executable, "-c", SERVER]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._lock = threading.Lock()
+        self._buffer = b""
+        self._kernels = 0
+        self._ready = False  # its first answer, once the imports are done, is read by the first request
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _answer(self, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                self.close()
+                raise ForkServerError(f"the sandbox's kernel starter did not answer within {timeout:.0f} s")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                self.close()
+                raise ForkServerError("the sandbox's kernel starter stopped (see the log above)")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def request(self, timeout: float = 30, **req) -> dict:
+        with self._lock:
+            if not self._ready:
+                self._answer(ANSWER_TIMEOUT)
+                self._ready = True
+            try:
+                self.proc.stdin.write(json.dumps(req).encode() + b"\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, ValueError):
+                self.close()
+                raise ForkServerError("the sandbox's kernel starter stopped") from None
+            return self._answer(timeout)
+
+    def ipc_prefix(self) -> str:
+        """Where the next kernel's sockets go: in the ipc folder the sandbox shares with this process."""
+        self._kernels += 1
+        return str(self.runtime / "ipc" / f"k{self._kernels}")
+
+    def fork(self, connection: str) -> ForkedKernel:
+        return ForkedKernel(self, self.request(op="fork", connection=connection)["pid"])
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
+
+class ForkedKernel:
+    """A forked kernel as jupyter_client's provisioner sees a process: poll, wait, signals."""
+
+    def __init__(self, server: ForkServer, pid: int):
+        self.server, self.pid = server, pid
+        self.returncode: int | None = None
+        self.stdin = self.stdout = self.stderr = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            if not self.server.alive():
+                self.returncode = -signal.SIGKILL  # the sandbox is gone, and the kernel with it
+            else:
+                try:
+                    self.returncode = self.server.request(op="poll", pid=self.pid)["code"]
+                except ForkServerError:
+                    self.returncode = -signal.SIGKILL
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired("kernel", timeout)
+            time.sleep(0.02)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            self.server.request(op="signal", pid=self.pid, signal=int(signum))
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+_servers: dict[tuple, ForkServer] = {}
+_servers_lock = threading.Lock()
+
+
+def server_for(spec: SandboxSpec, bwrap: str, warm: tuple[str, ...]) -> ForkServer:
+    """This process's fork server for kernels sandboxed as ``spec``; started (again) if needed."""
+    key = (str(spec.scratch), spec.memory_bytes, spec.file_bytes, spec.threads, tuple(sorted(spec.env.items())),
+           spec.hide, warm)
+    with _servers_lock:
+        server = _servers.get(key)
+        if server is None or not server.alive():
+            if server is not None:
+                server.close()
+            runtime = Path(tempfile.mkdtemp(prefix="wt-forkserver-"))
+            os.chmod(runtime, 0o700)
+            spec = SandboxSpec(scratch=spec.scratch, runtime=runtime, memory_bytes=spec.memory_bytes,
+                               file_bytes=spec.file_bytes, threads=spec.threads, env=dict(spec.env), hide=spec.hide)
+            server = _servers[key] = ForkServer(spec, bwrap, warm)
+        return server
+
+
+def prestart(scratch: str, threads: int, memory: int, file_size: int, headless: bool) -> None:
+    """Start the fork server the autograding of this process will ask for, without waiting for it,
+    so that its imports run while nbgrader still starts (``nbgrader_app``, ``run.py``). The
+    settings are what the course's config gives ``SandboxExecute`` (``gradebook.kernel_settings``);
+    with others, the first kernel starts a server of its own and this one stays unused. A failure
+    here is left for that first kernel to meet and report."""
+    try:
+        km = ForkedKernelManager(kernel_name="python3", scratch_dir=scratch, threads=threads, memory_limit=memory,
+                                 file_size_limit=file_size, extra_env=grading_env(headless))
+        km._server()
+    except Exception:  # noqa: BLE001 - the first kernel starts it again and says why
+        pass
+
+
+@atexit.register
+def close_servers() -> None:
+    with _servers_lock:
+        for server in _servers.values():
+            server.close()
+        _servers.clear()
+
+
+class ForkedKernelClient(AsyncKernelClient):
+    """The client of a forked kernel. Its sockets are bound before it connects (see
+    ``ForkedKernelManager._sockets_bound``), so the kernel is ready once it has answered
+    ``kernel_info`` and published that request's idle status; jupyter_client's own wait then
+    waits for 0.2 s of silence besides, on every kernel start."""
+
+    async def _async_wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (60.0 if timeout is None else timeout)
+        while time.monotonic() < deadline:
+            msg_id = self.kernel_info()
+            try:
+                reply = await self.shell_channel.get_msg(timeout=1)
+            except Empty:
+                if not await self._async_is_alive():
+                    raise RuntimeError("Kernel died before replying to kernel_info") from None
+                continue
+            if reply["msg_type"] != "kernel_info_reply" or reply["parent_header"].get("msg_id") != msg_id:
+                continue
+            self._handle_kernel_info_reply(reply)
+            while time.monotonic() < deadline:  # this request's iopub messages, up to its idle status
+                try:
+                    msg = await self.iopub_channel.get_msg(timeout=1)
+                except Empty:
+                    break
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status" \
+                        and msg["content"].get("execution_state") == "idle":
+                    return
+        raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
+
+    wait_for_ready = _async_wait_for_ready
+
+
+class ForkedKernelManager(SandboxedKernelManager):
+    """A sandboxed kernel forked from this process's fork server (``server_for``) instead of
+    started afresh; otherwise as ``SandboxedKernelManager``."""
+
+    warm_modules = tuple(WARM_MODULES)
+
+    @default("client_factory")
+    def _client_factory_default(self):
+        return ForkedKernelClient
+
+    def _server(self) -> ForkServer:
+        status = sandbox_status()
+        if not status.ok:
+            raise RuntimeError(status.message())
+        return server_for(self._spec(), status.bwrap, tuple(self.warm_modules))
+
+    async def _async_pre_start_kernel(self, **kw):
+        self._fork_server = self._server()
+        self.ip = self._fork_server.ipc_prefix()
+        return await super()._async_pre_start_kernel(**kw)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        return ["(forked by the sandbox's fork server)"]
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw) -> None:
+        kernel = self._fork_server.fork(Path(self.connection_file).read_text())
+        provisioner = self.provisioner
+        provisioner.process, provisioner.pid, provisioner.pgid = kernel, kernel.pid, None
+        provisioner.cwd = kw.get("cwd")
+        self._reconcile_connection_info(provisioner.connection_info)
+        await self._sockets_bound(kernel)
+
+    async def _sockets_bound(self, kernel: ForkedKernel, timeout: float = 30) -> None:
+        """Return once the kernel has made its five sockets (or died, or ``timeout`` passed): the
+        client then connects at once, rather than on ZeroMQ's next reconnect try, and sees the
+        kernel's first messages (jupyter_client waits 0.2 s more for them when it misses them)."""
+        ports = (self.shell_port, self.iopub_port, self.stdin_port, self.hb_port, self.control_port)
+        paths = [Path(f"{self.ip}-{port}") for port in ports]
+        deadline = time.monotonic() + timeout
+        while not all(p.exists() for p in paths) and time.monotonic() < deadline:
+            if kernel.poll() is not None:
+                return
+            await asyncio.sleep(0.005)
