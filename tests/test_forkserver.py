@@ -56,6 +56,26 @@ def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
     assert len(forkserver._servers) == 1
 
 
+def test_nothing_a_kernel_started_outlives_it(tmp_path):
+    require_sandbox()
+    leave = ("import os, time\n"
+             "if os.fork() == 0:\n"
+             "    os.setsid()\n"
+             "    if os.fork() == 0:\n"
+             "        open('daemon.pid', 'w').write(str(os.getpid()))\n"
+             "        while True:\n"
+             "            time.sleep(0.05)\n"
+             "    os._exit(0)\n"
+             "while not os.path.exists('daemon.pid'):\n"
+             "    time.sleep(0.05)\n"
+             "print('left', open('daemon.pid').read())")
+    look = "import os\nprint(os.path.exists(f\"/proc/{open('daemon.pid').read()}\"))"
+    first = run([leave], tmp_path)
+    assert text(first.cells[0]).startswith("left ")
+    second = run([look], tmp_path)
+    assert text(second.cells[0]).strip() == "False"
+
+
 def test_a_kernel_cannot_reach_into_its_fork_server(tmp_path):
     require_sandbox()
     probe = ("import os, stat\n"

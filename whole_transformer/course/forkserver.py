@@ -15,12 +15,14 @@ What stays as it was:
   (and a kernel started again after one died) has only what a fresh kernel has imported;
 - each kernel gets its own session, its own limits (address space, file size) and the same
   environment and working folder as before; an interrupt is a message, as before; killing a
-  kernel kills its process group;
+  kernel (as nbgrader does at the end of each notebook) kills every process in the sandbox but
+  the fork server, so nothing the student started outlives their kernel, as when the sandbox
+  of a fresh kernel ended;
 - the fork server is the student's own: one per nbgrader run, which grades one student, in a
-  sandbox of its own, never shared between students. What a student's code does to it (kill it,
-  leave a process behind in the sandbox) reaches at most that student's later notebooks, which
-  their own code could change anyway; the verdict stays outside (``verdict.py``). A fork server
-  that died is started again for the next kernel.
+  sandbox of its own, never shared between students. What a student's code could do to it
+  reaches at most that student's later notebooks, which their own code could change anyway; the
+  verdict stays outside (``verdict.py``). A fork server that died (a kernel may kill it: only
+  that cell is lost) is started again for the next kernel.
 
 The fork server's control pipe is closed in every kernel, and it is not dumpable (a kernel cannot
 trace it or read its memory).
@@ -97,7 +99,7 @@ for name in warm:
         __import__(name)
     except Exception:  # the kernel that imports it meets the same error itself
         pass
-exited = {}
+exited, live = {}, set()
 def reap():
     while True:
         try:
@@ -107,6 +109,7 @@ def reap():
         if pid == 0:
             return
         exited[pid] = os.waitstatus_to_exitcode(status)
+        live.discard(pid)
 def answer(**a):
     answers.write(json.dumps(a) + "\n")
     answers.flush()
@@ -140,6 +143,7 @@ for line in requests:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
+        live.add(pid)
         answer(pid=pid)
     elif op == "poll":
         answer(code=exited.get(req["pid"]))
@@ -151,8 +155,17 @@ for line in requests:
                 os.kill(req["pid"], req["signal"])
             except OSError:
                 pass
-        if req["signal"] == 9:  # a killed kernel is gone within moments: say so at the next poll
-            for _ in range(2000):
+        if req["signal"] == 9:
+            # what the kernel started goes with it, even in a session of its own (the sandbox of a
+            # fresh kernel dies with it): every process here but this one, bwrap's and other kernels
+            others = set(live) - {req["pid"]}
+            for name in os.listdir("/proc"):
+                if name.isdigit() and int(name) not in others | {os.getpid(), 1}:
+                    try:
+                        os.kill(int(name), 9)
+                    except OSError:
+                        pass
+            for _ in range(2000):  # and it is gone within moments: say so at the next poll
                 reap()
                 if req["pid"] in exited:
                     break
