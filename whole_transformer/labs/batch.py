@@ -151,10 +151,9 @@ class BatchLab(widgets.VBox):
         self.flat.add_class("wt-batch-flat")
         # The grid keeps its whole width (it scrolls up and down); when the summary does not fit beside
         # it, the summary goes below it rather than squeezing it.
-        grid_box = widgets.Box([self.grid], layout=widgets.Layout(max_height="360px", overflow_y="auto",
-                                                                   overflow_x="auto", flex="0 0 auto",
-                                                                   max_width="100%", border="1px solid #ddd",
-                                                                   margin="0 12px 8px 0"))
+        grid_box = widgets.Box([self.grid], layout=widgets.Layout(max_height="360px", overflow="auto",
+                                                                   flex="0 0 auto", max_width="100%",
+                                                                   border="1px solid #ddd", margin="0 12px 8px 0"))
         super().__init__([self.numbers, widgets.HBox([grid_box, self.summary],
                                                      layout=widgets.Layout(flex_flow="row wrap")), self.flat])
         self.add_class("wt-lab")
