@@ -87,8 +87,8 @@ def _die_with_parent():
 def nbgrader_autograde(private: Path, student: str, extra: list[str], log: Path, timeout: float, stop,
                        runs: NbgraderRuns, prestart: dict | None = None) -> tuple[int, str]:
     """``nbgrader autograde`` of one student in the private course ``private``: (exit code, why it
-    failed). ``prestart``: the sandbox's scratch folder and threads, for the kernels' fork server
-    to start at once (``nbgrader_app``)."""
+    failed). ``prestart``: the sandbox's scratch folder, threads and the kernels' settings
+    (``Pack.kernels``), for the kernels' fork server to start at once (``nbgrader_app``)."""
     cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader_app", "autograde", ASSIGNMENT,
            "--student", student, "--force", *extra]
     env = nbgrader_env()
