@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat.v4 as nbf
@@ -129,3 +130,16 @@ def test_fresh_kernels_remain_an_option(tmp_path):
     nb = run(["import os, sys\nprint('torch' in sys.modules, os.getppid())"], tmp_path, warm_kernels=False)
     warm, parent = text(nb.cells[0]).split()
     assert warm == "False" and parent == "1"  # started by bubblewrap itself, nothing imported before
+
+
+def test_prestart_leaves_nothing_behind(tmp_path, monkeypatch):
+    require_sandbox()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the managers and servers make their folders
+    forkserver.close_servers()
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    forkserver.prestart(str(scratch), 1, 3 * 2**30, 64 * 2**20, True)
+    assert len(forkserver._servers) == 1
+    assert [p.name.split("-")[1] for p in tmp_path.glob("wt-*")] == ["forkserver"]
+    forkserver.close_servers()
+    assert not list(tmp_path.glob("wt-*"))

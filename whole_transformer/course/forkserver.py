@@ -309,12 +309,14 @@ def prestart(scratch: str, threads: int, memory: int, file_size: int, headless: 
     settings are what the course's config gives ``SandboxExecute`` (``gradebook.kernel_settings``);
     with others, the first kernel starts a server of its own and this one stays unused. A failure
     here is left for that first kernel to meet and report."""
+    km = ForkedKernelManager(kernel_name="python3", scratch_dir=scratch, threads=threads, memory_limit=memory,
+                             file_size_limit=file_size, extra_env=grading_env(headless))
     try:
-        km = ForkedKernelManager(kernel_name="python3", scratch_dir=scratch, threads=threads, memory_limit=memory,
-                                 file_size_limit=file_size, extra_env=grading_env(headless))
         km._server()
     except Exception:  # noqa: BLE001 - the first kernel starts it again and says why
         pass
+    finally:
+        shutil.rmtree(km._runtime, ignore_errors=True)  # this manager starts no kernel of its own
 
 
 @atexit.register
