@@ -363,8 +363,6 @@ class ForkedKernelManager(SandboxedKernelManager):
     """A sandboxed kernel forked from this process's fork server (``server_for``) instead of
     started afresh; otherwise as ``SandboxedKernelManager``."""
 
-    warm_modules = tuple(WARM_MODULES)
-
     @default("client_factory")
     def _client_factory_default(self):
         return ForkedKernelClient
@@ -373,7 +371,7 @@ class ForkedKernelManager(SandboxedKernelManager):
         status = sandbox_status()
         if not status.ok:
             raise RuntimeError(status.message())
-        return server_for(self._spec(), status.bwrap, tuple(self.warm_modules))
+        return server_for(self._spec(), status.bwrap, WARM_MODULES)
 
     async def _async_pre_start_kernel(self, **kw):
         self._fork_server = self._server()

@@ -44,7 +44,7 @@ class Pack:
     notebooks: list[str]
     grade_cells: dict[str, list[tuple[str, float]]]
     config: str  # the course's nbgrader_config.py
-    kernels: dict  # the sandboxed kernels' settings in that config (kernel_settings)
+    kernels: dict | None  # forkserver.prestart's settings from that config; None: no warm kernels
 
 
 def make_pack(course: Course, template: Template) -> Pack:
@@ -55,17 +55,18 @@ def make_pack(course: Course, template: Template) -> Pack:
                 kernel_settings(config))
 
 
-def kernel_settings(config: Path) -> dict:
-    """What the course's nbgrader config gives the sandboxed kernels (``SandboxExecute``): read once
-    here, so that a grader can start their fork server before nbgrader has read the config
-    (``run.py``, ``forkserver.prestart``)."""
+def kernel_settings(config: Path) -> dict | None:
+    """What the course's nbgrader config gives the sandboxed kernels (``SandboxExecute``), as
+    ``forkserver.prestart``'s settings, or None if it turns warm kernels off: read once here, so that
+    a grader can start their fork server before nbgrader has read the config (``run.py``)."""
     from traitlets.config.loader import PyFileConfigLoader
 
     from .execute import SandboxExecute
 
     ex = SandboxExecute(config=PyFileConfigLoader(config.name, path=str(config.parent)).load_config())
-    return {"warm": ex.warm_kernels, "memory": ex.memory_limit, "file_size": ex.file_size_limit,
-            "headless": ex.headless_labs}
+    if not ex.warm_kernels:
+        return None
+    return {"memory": ex.memory_limit, "file_size": ex.file_size_limit, "headless": ex.headless_labs}
 
 
 def private_course_config(root: Path, main_config: Path, extra: str = "") -> None:

@@ -231,9 +231,8 @@ class _Grading:
         if cell_timeout:
             extra.append(f"--SandboxExecute.timeout={cell_timeout}")
         budget = 120 + 200 * max(1, len(self.to_grade))
-        settings = dict(pack.kernels)
-        prestart = {"scratch": str(self.base / "scratch"), "threads": threads, **settings} \
-            if sandbox and settings.pop("warm", False) else None
+        prestart = {"scratch": str(self.base / "scratch"), "threads": threads, **pack.kernels} \
+            if sandbox and pack.kernels else None
         if self.to_grade:
             rc, why = nbgrader_autograde(self.private, result.student, extra, self.log, budget, stop, runs, prestart)
             if rc != 0:
