@@ -96,7 +96,7 @@ clean:
 	rm -rf autograde feedback .pytest_cache artifacts
 
 # ---------------------------------------------------------------- a classroom on JupyterHub (root)
-# whole_transformer/course/classroom.py does the work; README "Running the course on JupyterHub".
+# whole_transformer/course/classroom/hub.py does the work; README "Running the course on JupyterHub".
 STUDENTS ?= 3
 CLASSROOM_DIR ?= /srv/wt-classroom
 CLASSROOM_PORT ?= 8000

@@ -39,10 +39,10 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from whole_transformer.course.execute import SandboxExecute  # noqa: E402
-from whole_transformer.course.hide_tests import HideHiddenTests  # noqa: E402
+from whole_transformer.course.nbgrader.execute import SandboxExecute  # noqa: E402
+from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests  # noqa: E402
 from whole_transformer.course.layout import COURSE_ID  # noqa: E402
-from whole_transformer.course.verdict import HoldExpected, Verdict  # noqa: E402
+from whole_transformer.course.nbgrader.verdict import HoldExpected, Verdict  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 
@@ -76,7 +76,7 @@ c.SandboxExecute.file_size_limit = 64 * 2**20
 c.SandboxExecute.max_outputs = 200
 c.SandboxExecute.max_output_bytes = 2_000_000
 # The kernel never sees an expected value: HoldExpected keeps them in this process, the kernel hands
-# out what the student's functions return, and Verdict compares here (whole_transformer/course/verdict.py).
+# out what the student's functions return, and Verdict compares here (whole_transformer/course/nbgrader/verdict.py).
 c.Autograde.autograde_preprocessors = [
     HoldExpected,  # cut the expected values out of the hidden tests before the kernel starts
     SandboxExecute,  # nbgrader's Execute, sandboxed and surviving dead or stuck kernels

@@ -48,8 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from whole_transformer.course.grading.record import load_record  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course, checkout_env  # noqa: E402
-from whole_transformer.course.record import load_record  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results.md"
 SOURCE = ROOT / "source" / ASSIGNMENT
@@ -497,7 +497,7 @@ def bench_labs(b: Bench) -> None:
 # ------------------------------------------------------------------------------------ notebooks
 def run_notebook(nb, workdir: Path, autograde: bool = False, timeout: int = 120):
     """Run a notebook (nbformat node) top to bottom in a fresh kernel; (seconds, cell timings, executed nb)."""
-    from whole_transformer.course import kernel
+    from whole_transformer.course.build import notebook as kernel
 
     env = kernel.kernel_env(**({"NBGRADER_EXECUTION": "autograde"} if autograde else {}))
     log = workdir / "kernel-stderr.txt"  # the kernel's own warnings stay out of the bench's output
@@ -717,7 +717,7 @@ def bench_autograde(b: Bench) -> None:
                       f"alone {grading[mode]:.1f} s; machine CPU {median(cpu[mode]):.1f} s; "
                       f"scored {scores[mode]}{same}"))
 
-        from whole_transformer.course.cluster import local_cluster
+        from whole_transformer.course.grading.cluster import local_cluster
 
         # JOBS=2 and 2 Dask workers: the same class on the same 2 cores (JOBS=1 is the one-submission row × N),
         # taking turns, so that a machine whose speed drifts weighs on both alike; medians of the rounds
@@ -766,16 +766,16 @@ def bench_scale(b: Bench) -> None:
     if b.quick:
         raise Skipped("--quick does not autograde (the merge needs a graded student)")
     make_course, Notebooks, write_submission, _ = _class_generator()
-    from whole_transformer.course import build
-    from whole_transformer.course.gradebook import build_template, make_pack, open_gradebook
-    from whole_transformer.course.locate import make_job
-    from whole_transformer.course.merge import merge
-    from whole_transformer.course.run import grade_job
-    from whole_transformer.course.sandbox import check_sandbox
+    from whole_transformer.course.build.release import release
+    from whole_transformer.course.grading.gradebook import build_template, make_pack, open_gradebook
+    from whole_transformer.course.grading.locate import make_job
+    from whole_transformer.course.grading.merge import merge
+    from whole_transformer.course.grading.student import grade_job
+    from whole_transformer.course.sandbox.bubblewrap import check_sandbox
 
     with tempfile.TemporaryDirectory(prefix="wt-bench-scale-") as tmp:
         base = make_course(Path(tmp) / "base", real_source=True)
-        build.release(Course(base), log=lambda *a: None)
+        release(Course(base), log=lambda *a: None)
         nbs = Notebooks(base)
         write_submission(base, "full", {n: nbs.solved(n) for n in nbs.names})
         course = Course(base)
@@ -828,7 +828,7 @@ def bench_scale(b: Bench) -> None:
                 os.environ["DB_URL"] = pg.create_database("bench")
                 try:
                     c = Course(pgc)
-                    build.release(c, log=lambda *a: None)
+                    release(c, log=lambda *a: None)
                     build_template(c, Path(tmp) / "work-pg", log=lambda *a: None)
                     times = merges(c, "pg")
                 finally:
@@ -842,7 +842,7 @@ def bench_scale(b: Bench) -> None:
 
         from distributed import Client
 
-        from whole_transformer.course.cluster import local_cluster
+        from whole_transformer.course.grading.cluster import local_cluster
 
         def noop(job, pack):
             return len(job.files) + len(pack.db)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import nbformat
 
-from whole_transformer.course import kernel
-from whole_transformer.course.kernel import kernel_env
+from whole_transformer.course.build import notebook as kernel
+from whole_transformer.course.build.notebook import kernel_env
 from whole_transformer.course.layout import ASSIGNMENT
 
 REPO = Path(__file__).resolve().parents[1]

@@ -341,7 +341,7 @@ def test_assigned_names_reads_answer_and_function_cells():
 
 
 def test_the_masked_loss_hints_describe_mistakes_not_code_the_student_did_not_write():
-    from whole_transformer.course.mistakes import MISTAKES
+    from whole_transformer.course.answers.mistakes import MISTAKES
 
     for mistake in MISTAKES["masked_loss"]:
         assert "nll" not in mistake.hint and ".mean()" not in mistake.hint, mistake.hint

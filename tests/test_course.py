@@ -28,17 +28,19 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "class"))
 from minicourse import NAME, make_course, mini_notebook, require_sandbox  # noqa: E402
 
-from whole_transformer.course import build  # noqa: E402
-from whole_transformer.course.autograde import autograde  # noqa: E402
+from whole_transformer.course.build import lecture as build  # noqa: E402
+from whole_transformer.course.build.lecture import lecture_is_current  # noqa: E402
+from whole_transformer.course.build.release import release as build_release  # noqa: E402
 from whole_transformer.course.cells import SOLUTION, nbgrader_meta, split_region  # noqa: E402
 from whole_transformer.course.cells import grade_id as gid  # noqa: E402
-from whole_transformer.course.execute import SandboxExecute  # noqa: E402
-from whole_transformer.course.grades import write_detail  # noqa: E402
-from whole_transformer.course.hide_tests import HideHiddenTests, split_hidden  # noqa: E402
+from whole_transformer.course.grading.autograde import autograde  # noqa: E402
+from whole_transformer.course.grading.record import load_record  # noqa: E402
+from whole_transformer.course.grading.restore import restore  # noqa: E402
+from whole_transformer.course.grading.scan import scan  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env  # noqa: E402
-from whole_transformer.course.record import load_record  # noqa: E402
-from whole_transformer.course.restore import restore  # noqa: E402
-from whole_transformer.course.scan import scan  # noqa: E402
+from whole_transformer.course.nbgrader.execute import SandboxExecute  # noqa: E402
+from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests, split_hidden  # noqa: E402
+from whole_transformer.course.reports.grades import write_detail  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -150,10 +152,10 @@ def test_cells_with_unknown_grade_ids_lose_their_metadata(release):
     ("get_ipython().input_transformers_post.append(lambda l: [])", "IPython internals"),
     ("print(open('../../source/whole-transformer/03.ipynb').read())", "outside the submission"),
     ("import sqlite3\nsqlite3.connect('/srv/course/gradebook.db')", "gradebook"),
-    ("from whole_transformer.course.reference import next_token", "reference"),
+    ("from whole_transformer.course.answers.reference import next_token", "reference"),
     ("from whole_transformer.course import reference\nnext_token = reference.next_token", "reference"),
     ("from whole_transformer.task import xy_arrays", "reference implementation"),
-    ("import whole_transformer.course.autograde", "grading internals"),
+    ("import whole_transformer.course.grading.autograde", "grading internals"),
     ("grading.same = lambda *a: True", "grading"),
     ("class A:\n    def __eq__(self, o):\n        return True", "__eq__"),
     ("import sys\nf = sys._getframe(1)", "frame introspection"),
@@ -233,7 +235,7 @@ attempt("write_course", lambda: open({course!r} + "/x.txt", "w").write("x"))
 attempt("write_tmp_then_host", lambda: open("/tmp/wt-sandbox-probe.txt", "w").write("x"))
 attempt("write_cwd", lambda: open("mine.txt", "w").write("x"))
 attempt("network", lambda: socket.create_connection(("1.1.1.1", 53), timeout=3))
-attempt("import_course", lambda: __import__("whole_transformer.course.autograde"))
+attempt("import_course", lambda: __import__("whole_transformer.course.grading.autograde"))
 results["env_secret"] = os.environ.get("WT_TEST_SECRET", "absent")
 results["processes"] = len([p for p in os.listdir("/proc") if p.isdigit()])
 results["uid"] = os.getuid()
@@ -349,7 +351,7 @@ def mini_built(tmp_path_factory, worker_id):
     def make(folder):
         shutil.rmtree(folder / "course", ignore_errors=True)
         root = make_course(folder / "course")
-        build.release(Course(root), log=lambda *a: None)
+        build_release(Course(root), log=lambda *a: None)
 
     return _once(tmp_path_factory, worker_id, "mini-built", make) / "course"
 
@@ -529,7 +531,7 @@ def _solution_lines(source: str) -> list[str]:
 
 def test_release_is_up_to_date_with_source(tmp_path):
     course = Course(make_course(tmp_path / "course", real_source=True))
-    fresh = build.release(course, log=lambda *a: None)
+    fresh = build_release(course, log=lambda *a: None)
     committed = REPO / "release" / ASSIGNMENT
     names = sorted(p.name for p in (REPO / "source" / ASSIGNMENT).glob("*.ipynb"))
     assert sorted(p.name for p in committed.glob("*.ipynb")) == names, "run make release"
@@ -564,7 +566,7 @@ def test_release_holds_no_solution_and_no_hidden_test():
 
 
 def test_lecture_edition_is_up_to_date_with_source():
-    problems = build.lecture_is_current(Course(REPO))
+    problems = lecture_is_current(Course(REPO))
     assert not problems, "run make lecture:\n" + "\n".join(problems)
 
 
@@ -610,7 +612,7 @@ def test_lecture_html_is_standalone_and_offline():
 SANDBOX_PROBE = """
 import sys
 import nbformat.v4 as nbf
-from whole_transformer.course.execute import SandboxExecute
+from whole_transformer.course.nbgrader.execute import SandboxExecute
 nb = nbf.new_notebook(cells=[nbf.new_code_cell(
     "import sys, numpy, torch\\nfrom whole_transformer import grading\\n"
     "print('ran', sys.executable, numpy.__version__)")])

@@ -28,12 +28,12 @@ from minicourse import make_course, require_sandbox  # noqa: E402
 from roster import expected_table, roster  # noqa: E402
 from simclass import Notebooks, write_submission  # noqa: E402
 
-from whole_transformer.course import build  # noqa: E402
-from whole_transformer.course.autograde import autograde  # noqa: E402
-from whole_transformer.course.feedback import feedback, hidden_lines, leaks  # noqa: E402
-from whole_transformer.course.grades import grades  # noqa: E402
+from whole_transformer.course.build.release import release  # noqa: E402
+from whole_transformer.course.grading.autograde import autograde  # noqa: E402
+from whole_transformer.course.grading.record import load_record  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course  # noqa: E402
-from whole_transformer.course.record import load_record  # noqa: E402
+from whole_transformer.course.reports.feedback import feedback, hidden_lines, leaks  # noqa: E402
+from whole_transformer.course.reports.grades import grades  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-class")]
@@ -48,7 +48,7 @@ def _grade_the_class(root: Path) -> dict:
     make_course(root, real_source=True)
     course = Course(root)
     lines = []
-    build.release(course, log=lines.append)
+    release(course, log=lines.append)
     nbs = Notebooks(root)
     students = roster(nbs, root)
     for s in students:

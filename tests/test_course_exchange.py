@@ -20,11 +20,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "class"))
 from minicourse import NAME, make_course, require_sandbox  # noqa: E402
 
-from whole_transformer.course import build  # noqa: E402
-from whole_transformer.course.autograde import autograde  # noqa: E402
+from whole_transformer.course.build.release import release  # noqa: E402
 from whole_transformer.course.cells import grade_id  # noqa: E402
-from whole_transformer.course.feedback import feedback  # noqa: E402
+from whole_transformer.course.grading.autograde import autograde  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, nbgrader_env  # noqa: E402
+from whole_transformer.course.reports.feedback import feedback  # noqa: E402
 
 
 def nbgrader(args, cwd, exchange, user="instructor"):
@@ -41,7 +41,7 @@ def test_feedback_goes_through_the_exchange_after_autograde(tmp_path):
     require_sandbox()
     root = make_course(tmp_path / "course")
     course = Course(root)
-    build.release(course, log=lambda *a: None)
+    release(course, log=lambda *a: None)
     exchange = tmp_path / "exchange"
     exchange.mkdir()
     exchange.chmod(0o777)

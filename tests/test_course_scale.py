@@ -36,13 +36,13 @@ from pgcluster import PostgresCluster, require_postgres  # noqa: E402
 from roster import expected_table, roster  # noqa: E402
 from simclass import Notebooks, write_submission  # noqa: E402
 
-from whole_transformer.course import build  # noqa: E402
-from whole_transformer.course.autograde import autograde  # noqa: E402
-from whole_transformer.course.cluster import local_cluster  # noqa: E402
-from whole_transformer.course.feedback import feedback  # noqa: E402
-from whole_transformer.course.grades import grades, write_detail  # noqa: E402
+from whole_transformer.course.build.release import release  # noqa: E402
+from whole_transformer.course.grading.autograde import autograde  # noqa: E402
+from whole_transformer.course.grading.cluster import local_cluster  # noqa: E402
+from whole_transformer.course.grading.record import load_record  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course  # noqa: E402
-from whole_transformer.course.record import load_record  # noqa: E402
+from whole_transformer.course.reports.feedback import feedback  # noqa: E402
+from whole_transformer.course.reports.grades import grades, write_detail  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-scale")]
@@ -70,7 +70,7 @@ def db_url_env(monkeypatch):
 def _small_class(root: Path):
     make_course(root, real_source=True)
     course = Course(root)
-    build.release(course, log=lambda *a: None)
+    release(course, log=lambda *a: None)
     nbs = Notebooks(root)
     chosen = {s.name: s for s in roster(nbs, root) if s.name in SMALL_CLASS}
     assert sorted(chosen) == sorted(SMALL_CLASS)
@@ -99,7 +99,7 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
             if way == "dask-postgres":
                 (root / "gradebook.db").unlink()
                 db_url_env(postgres.create_database("three_ways"))
-                build.release(Course(root), log=lambda *a: None)  # the assignment into PostgreSQL
+                release(Course(root), log=lambda *a: None)  # the assignment into PostgreSQL
             c = Course(root)
             assert c.sqlite == (way != "dask-postgres"), c.db_url
             t = time.monotonic()
@@ -152,7 +152,7 @@ def _mini_course(root: Path, extra: int = 0) -> dict[str, float]:
     from test_course import MINI_EXPECTED, _mini_class
 
     make_course(root)
-    build.release(Course(root), log=lambda *a: None)
+    release(Course(root), log=lambda *a: None)
     rel = nbformat.read(root / "release" / ASSIGNMENT / "01-mini.ipynb", as_version=4)
     expected = _mini_class(root, rel)
     for i in range(extra):  # more students like ada (full marks)

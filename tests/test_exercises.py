@@ -24,7 +24,8 @@ from hostile import AlwaysEqual
 from implementations import SOURCE, grade, graded_cells, implementations, notebook_cells
 
 from whole_transformer import checks, exercise_checks, grading, task
-from whole_transformer.course import hidden, reference
+from whole_transformer.course.answers import hidden_tests as hidden
+from whole_transformer.course.answers import reference
 from whole_transformer.course.cells import HIDDEN_REGION
 from whole_transformer.course.layout import NOTEBOOK_OF
 
@@ -137,7 +138,7 @@ def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake
 
 
 def expected_of(exercise: str) -> dict:
-    from whole_transformer.course.verdict import split_expected
+    from whole_transformer.course.nbgrader.verdict import split_expected
 
     (cell,) = graded_cells(exercise).values()
     return split_expected(cell["source"])[1]
@@ -170,7 +171,7 @@ def test_graded_cells_follow_the_convention(exercise):
 
 
 def test_the_notebooks_hold_the_hidden_tests_generated_from_the_reference():
-    """whole_transformer/course/hidden.py works every expected value out with the reference;
+    """whole_transformer/course/answers/hidden_tests.py works every expected value out with the reference;
     the notebooks hold exactly its output (python -m whole_transformer.course hidden-tests --write)."""
     assert hidden.out_of_sync(SOURCE) == []
 
@@ -207,7 +208,7 @@ def test_no_expected_value_reaches_the_kernel():
         added = {k for k in graded.namespace if k.startswith("_") and not k.startswith("__")}
         assert not added, added
         (cell,) = graded_cells(ex).values()
-        from whole_transformer.course.verdict import split_expected
+        from whole_transformer.course.nbgrader.verdict import split_expected
 
         kernel_part, expected = split_expected(cell["source"])
         assert expected["cases"] and "EXPECTED" not in kernel_part and '"want"' not in kernel_part

@@ -1,4 +1,4 @@
-"""Warm kernels (whole_transformer/course/forkserver.py): the sandboxed kernels of one grading
+"""Warm kernels (whole_transformer/course/sandbox/forkserver.py): the sandboxed kernels of one grading
 forked from one fork server. Each kernel starts clean, the student's code cannot reach into the
 fork server, and a student who kills it loses only the cell that did."""
 
@@ -14,8 +14,8 @@ import nbformat.v4 as nbf
 sys.path.insert(0, str(Path(__file__).parent / "class"))
 from minicourse import require_sandbox  # noqa: E402
 
-from whole_transformer.course import forkserver  # noqa: E402
-from whole_transformer.course.execute import SandboxExecute  # noqa: E402
+from whole_transformer.course.nbgrader.execute import SandboxExecute  # noqa: E402
+from whole_transformer.course.sandbox import forkserver  # noqa: E402
 
 
 def run(cells: list[str], scratch: Path, **kw):

@@ -24,7 +24,7 @@ NAME = "01-mini"
 def require_sandbox():
     """Skip a test that needs the grading sandbox when it does not work here; fail instead under
     WT_REQUIRE_SANDBOX=1 (CI), where a missing sandbox is a broken machine, not a reason to skip."""
-    from whole_transformer.course.sandbox import sandbox_status
+    from whole_transformer.course.sandbox.bubblewrap import sandbox_status
 
     status = sandbox_status()
     if not status.ok:
@@ -42,7 +42,7 @@ def _meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
 
 
 def _expected(name, compare, cases, **more):
-    from whole_transformer.course.verdict import expected_region
+    from whole_transformer.course.nbgrader.verdict import expected_region
 
     return expected_region({"name": name, "compare": compare, **more,
                             "cases": [{"kind": k, "want": w} for k, w in cases]})

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from whole_transformer.course import classroom, classroom_env
+from whole_transformer.course.classroom import env as classroom_env
+from whole_transformer.course.classroom import hub as classroom
 
 
 def test_without_root_it_says_so_and_what_to_do(monkeypatch, tmp_path):

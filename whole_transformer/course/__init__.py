@@ -1,29 +1,25 @@
 """The course as an instructor runs it: release, lecture edition, autograding, feedback, grades.
 
-``python -m whole_transformer.course release|lecture|autograde [--jobs N]|feedback|grades``
-(the Makefile's targets). Modules:
+``python -m whole_transformer.course <command>`` (``__main__.py``: one function per command; the
+Makefile's targets call them). One subpackage per subsystem:
 
-- ``layout``     where things are (nbgrader's folders), the assignment's name, running nbgrader;
-- ``cells``      what a notebook cell is to nbgrader (grade id, flags, solution and hidden regions);
-- ``build``      release/ (nbgrader generate_assignment) and the lecture edition notebooks/;
-- ``kernel``     running a notebook top to bottom in a fresh kernel;
-- ``sandbox``    the bubblewrap sandbox the student's kernel runs in;
-- ``execute``    nbgrader's Execute step, sandboxed and surviving dead or stuck kernels;
-- ``verdict``    the hidden tests' expected values held outside the kernel, and the verdict;
-- ``hidden``     the hidden tests of source/, generated from the reference solutions;
-
-Autograding a class (``autograde``), one student through the pipeline, one module a stage:
-
-- ``gradebook``  the course gradebook and the assignment in it (template, pack, stamp);
-- ``locate``     which file handed in is which notebook; a student's files packed as a job;
-- ``restore``    protected cells put back as released, each change a finding;
-- ``scan``       suspicious code in what the student wrote;
-- ``run``        one student graded by nbgrader in a private course: the stages in order;
-- ``merge``      the result put into the course gradebook and autograde/;
-- ``record``     the typed record of a student's grading, the integrity report;
-- ``graders``, ``claims``, ``cluster``   where grading runs, who grades whom, a local Dask cluster;
-- ``hide_tests`` the preprocessor that keeps hidden tests out of feedback;
-- ``feedback``   make feedback; ``grades`` grades.csv and grades-detail.csv.
+- ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
+- ``answers/``    everything that knows the answers: ``reference`` solutions, the ``mistakes`` catalogue
+  (``mistakes.toml``), ``hidden_tests`` (source/'s hidden tests, generated from the reference),
+  ``check_data`` (the visible checks' hashes);
+- ``build/``      ``release`` (release/), ``lecture`` (notebooks/ and their HTML), ``handout`` (the
+  students' repository), ``notebook`` (running a notebook top to bottom: the one ``run_notebook``),
+  their ``templates/`` and ``vendor/``;
+- ``nbgrader/``   what nbgrader runs: ``app`` (nbgrader started light), ``execute`` (the sandboxed,
+  crash-proof Execute step), ``verdict`` (expected values held outside the kernel), ``hide_tests``
+  (the feedback filter);
+- ``sandbox/``    ``bubblewrap`` (the student's kernel locked in), ``forkserver`` (warm kernels); it
+  knows nothing of grades;
+- ``grading/``    one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
+  ``scan``, ``student`` (the stages in order in a private course), ``merge``, ``record``; a class:
+  ``autograde``, ``graders`` (local or Dask), ``claims``, ``gradebook``, ``cluster``;
+- ``reports/``    ``feedback`` and ``grades``;
+- ``classroom/``  JupyterHub on this machine: ``hub`` and the students' ``env``.
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.
 """

@@ -100,9 +100,14 @@ def checkout_env() -> dict[str, str]:
     env = dict(os.environ)
     paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    bindir = str(Path(sys.executable).parent)
-    env["PATH"] = os.pathsep.join([bindir] + [p for p in env.get("PATH", "").split(os.pathsep) if p and p != bindir])
+    env["PATH"] = python_first_on_path(env.get("PATH", ""))
     return env
+
+
+def python_first_on_path(path: str) -> str:
+    """``path`` (a PATH value) with the folder of this environment's programs first, once."""
+    bindir = str(Path(sys.executable).parent)
+    return os.pathsep.join([bindir] + [p for p in path.split(os.pathsep) if p and p != bindir])
 
 
 def nbgrader_env() -> dict[str, str]:
@@ -115,7 +120,7 @@ def nbgrader_env() -> dict[str, str]:
 def run_nbgrader(args: list[str], cwd: Path, log: Path | None = None, timeout: float | None = None,
                  env: dict | None = None) -> subprocess.CompletedProcess:
     """``nbgrader <args>`` (through ``nbgrader_app``) in ``cwd``; output to ``log`` (appended) or captured."""
-    cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader_app", *args]
+    cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader.app", *args]
     env = env or nbgrader_env()
     if log is None:
         return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)

@@ -13,7 +13,8 @@ seconds faster (no ipywidgets, matplotlib or training runs).
 """
 
 import importlib
-import os
+
+from ..envflags import flag
 
 _LABS = {
     "machine_lab": "machine",  # notebook 01
@@ -31,7 +32,7 @@ __all__ = sorted(_LABS)
 
 def headless() -> bool:
     """True when nothing will display the labs (WT_LABS_HEADLESS set, as while autograding)."""
-    return os.environ.get("WT_LABS_HEADLESS", "").strip().lower() in {"1", "yes", "true", "on"}
+    return flag("WT_LABS_HEADLESS")
 
 
 class Headless:

@@ -16,7 +16,7 @@ import re
 
 from nbformat import NotebookNode
 
-from .cells import cell_source, grade_id, is_protected, nbgrader_meta
+from ..cells import cell_source, grade_id, is_protected, nbgrader_meta
 from .record import Finding
 
 #: package functions that do part of an exercise's job (batched, on tensors): using one in an answer is reported

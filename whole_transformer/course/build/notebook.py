@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .layout import checkout_env
+from ..layout import checkout_env
 
 
 def kernel_env(**extra: str) -> dict[str, str]:

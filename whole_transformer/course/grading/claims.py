@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 
-from .layout import ASSIGNMENT, Course
+from ..layout import ASSIGNMENT, Course
 
 
 def _lock_key(name: str) -> int:

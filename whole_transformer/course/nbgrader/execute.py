@@ -39,9 +39,16 @@ from nbgrader import utils as nbutils
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
-from .cells import grade_id, is_test
-from .forkserver import ForkedKernelManager
-from .sandbox import FILE_SIZE_LIMIT, MEMORY_LIMIT, SandboxedKernelManager, grading_env, sandbox_opt_out, sandbox_status
+from ..cells import grade_id, is_test
+from ..sandbox.bubblewrap import (
+    FILE_SIZE_LIMIT,
+    MEMORY_LIMIT,
+    SandboxedKernelManager,
+    grading_env,
+    sandbox_opt_out,
+    sandbox_status,
+)
+from ..sandbox.forkserver import ForkedKernelManager
 
 
 class KernelStartError(RuntimeError):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .hide_tests import hidden_fragments, split_hidden
-from .layout import ASSIGNMENT, Course, run_nbgrader
+from ..layout import ASSIGNMENT, Course, run_nbgrader
+from ..nbgrader.hide_tests import hidden_fragments, split_hidden
 
 
 def hidden_lines(course: Course) -> set[str]:

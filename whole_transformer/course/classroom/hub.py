@@ -42,8 +42,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .classroom_env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS, ClassroomError, build_env, run
-from .layout import ASSIGNMENT, COURSE_ID, REPO, write_json
+from ..layout import ASSIGNMENT, COURSE_ID, REPO, python_first_on_path, write_json
+from .env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS, ClassroomError, build_env, run
 
 DEFAULT_DIR = Path("/srv/wt-classroom")
 DEFAULT_PROXY = REPO / ".classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -152,7 +152,7 @@ def write_hub_config(room: Classroom, proxy: Path) -> Path:
     hub = room.dir / "hub"
     config = hub / "jupyterhub_config.py"
     config.write_text(f"""\
-# JupyterHub of the classroom made by `make classroom` (whole_transformer/course/classroom.py)
+# JupyterHub of the classroom made by `make classroom` (whole_transformer/course/classroom/hub.py)
 c = get_config()  # noqa: F821
 c.JupyterHub.bind_url = {room.url!r}            # loopback only
 c.JupyterHub.hub_ip = "127.0.0.1"
@@ -183,7 +183,7 @@ c.Spawner.http_timeout = 180
 
 def start_hub(room: Classroom, config: Path) -> subprocess.Popen:
     bindir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+    env = {**os.environ, "PATH": python_first_on_path(os.environ.get("PATH", "/usr/bin:/bin"))}
     with open(room.dir / "logs" / "jupyterhub.log", "a") as out:
         proc = subprocess.Popen([bindir / "jupyterhub", "-f", config], cwd=room.dir / "hub", env=env, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -247,8 +247,8 @@ def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = Non
         for name in [room.instructor, *room.students]:
             room.passwords[name] = add_account(room, name)
         if package is None:  # the students' handout: the package without course/ (no answers, no grading code)
-            from .handout import handout
-            from .layout import Course
+            from ..build.handout import handout
+            from ..layout import Course
 
             package = handout(Course.here(REPO), folder / "handout", log=log)
         done("accounts", f"{len(room.accounts)} accounts; the students' package: {package}")

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .layout import Course, write_json
+from ..layout import Course, write_json
 
 GRADED, FAILED, MISSING = "graded", "failed", "missing"
 RECORD_VERSION = 1

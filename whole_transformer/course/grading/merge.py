@@ -13,8 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
+from ..layout import ASSIGNMENT, Course
 from .gradebook import Template, open_gradebook
-from .layout import ASSIGNMENT, Course
 from .record import GRADED, MISSING, StudentResult, write_record
 
 

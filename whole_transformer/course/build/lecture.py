@@ -1,8 +1,4 @@
-"""``make release`` and ``make lecture``: what students get, and what the lecturer shows.
-
-``release`` runs ``nbgrader generate_assignment`` on ``source/whole-transformer/``: solutions
-become stubs, hidden tests are removed, protected cells are locked, and the gradebook learns
-the assignment. The result, ``release/whole-transformer/``, is committed.
+"""``make lecture``: what the lecturer shows.
 
 ``lecture`` builds ``notebooks/`` from the same source: solutions kept (their markers
 removed), hidden tests and nbgrader metadata removed, every notebook run top to bottom in a
@@ -23,10 +19,9 @@ from pathlib import Path
 
 import nbformat
 
-from . import kernel
-from .cells import HIDDEN_TESTS, SOLUTION, split_region, unmark_region
-from .gradebook import prepare_database, stamp_gradebook
-from .layout import ASSIGNMENT, Course, run_nbgrader
+from ..cells import HIDDEN_TESTS, SOLUTION, split_region, unmark_region
+from ..layout import Course
+from .notebook import run_notebook
 
 HERE = Path(__file__).resolve().parent
 VENDOR = HERE / "vendor"
@@ -34,25 +29,6 @@ TEMPLATES = HERE / "templates"
 STATIC = "_static"
 WIDGET_JS = f"{STATIC}/embed-amd.js"
 REQUIRE_JS = f"{STATIC}/require.js"
-
-
-# ------------------------------------------------------------------------------ release
-def release(course: Course, dest: Path | None = None, log=print) -> Path:
-    """nbgrader generate_assignment; into ``dest`` (a folder) instead of release/ if given."""
-    args = ["generate_assignment", ASSIGNMENT, "--force"]
-    if dest is None:  # a database server gets nbgrader's schema (or its migrations) first
-        prepare_database(course, log)
-    if dest is not None:
-        args.append(f"--CourseDirectory.release_directory={Path(dest).resolve()}")
-    done = run_nbgrader(args, course.root)
-    out = (Path(dest).resolve() if dest is not None else course.root / "release") / ASSIGNMENT
-    if done.returncode != 0 or not out.is_dir():
-        raise RuntimeError(f"nbgrader generate_assignment failed:\n{(done.stdout or '')[-3000:]}"
-                           f"{(done.stderr or '')[-3000:]}")
-    if dest is None:  # the course gradebook now holds the assignment as source/ defines it
-        stamp_gradebook(course)
-    log(f"released {len(list(out.glob('*.ipynb')))} notebooks to {out}")
-    return out
 
 
 # ------------------------------------------------------------------------------ lecture edition
@@ -77,12 +53,12 @@ def lecture_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def run_notebook(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 120) -> nbformat.NotebookNode:
+def run_lecture_notebook(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 120) -> nbformat.NotebookNode:
     """Run every cell in a fresh kernel; widget state is saved in the notebook's metadata."""
     from nbclient.exceptions import CellExecutionError
 
     try:
-        kernel.run_notebook(nb, cwd, timeout=timeout, store_widget_state=True, unix_sockets=True)
+        run_notebook(nb, cwd, timeout=timeout, store_widget_state=True, unix_sockets=True)
     except CellExecutionError as e:
         raise RuntimeError(f"a cell of the lecture edition failed:\n{str(e)[-3000:]}") from None
     return nb
@@ -141,7 +117,7 @@ def lecture(course: Course, dest: Path | None = None, *, execute: bool = True, l
         t0 = time.monotonic()
         nb = lecture_notebook(nbformat.read(src, as_version=4))
         if execute:
-            run_notebook(nb, out)
+            run_lecture_notebook(nb, out)
         target = out / src.name
         nbformat.validate(nb)
         nbformat.write(nb, target)
@@ -192,4 +168,4 @@ def lecture_is_current(course: Course) -> list[str]:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit("use: python -m whole_transformer.course release|lecture")
+    sys.exit("use: python -m whole_transformer.course lecture")

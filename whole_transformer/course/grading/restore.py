@@ -19,7 +19,7 @@ import copy
 import nbformat.v4 as nbf
 from nbformat import NotebookNode
 
-from .cells import NBGRADER_FLAGS, cell_kind, cell_source, flags, grade_id, is_protected, nbgrader_meta
+from ..cells import NBGRADER_FLAGS, cell_kind, cell_source, flags, grade_id, is_protected, nbgrader_meta
 from .record import Finding
 
 

@@ -23,7 +23,7 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from .layout import ASSIGNMENT, Course
+from ..layout import ASSIGNMENT, Course
 
 MARK = ".whole-transformer-handout"
 TEMPLATE = Path(__file__).with_name("templates") / "handout"

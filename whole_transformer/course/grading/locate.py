@@ -18,9 +18,9 @@ from pathlib import Path
 
 import nbformat
 
-from .cells import grade_ids
+from ..cells import grade_ids
+from ..layout import ASSIGNMENT, Course, digest_files
 from .gradebook import Template
-from .layout import ASSIGNMENT, Course, digest_files
 from .record import Finding
 
 

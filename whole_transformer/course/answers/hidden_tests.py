@@ -24,9 +24,9 @@ from whole_transformer import grading as g
 from whole_transformer import task
 from whole_transformer.questions import QUESTIONS
 
+from ..cells import cell_source, grade_id, is_test
+from ..nbgrader.verdict import expected_region
 from . import reference as ref
-from .cells import cell_source, grade_id, is_test
-from .verdict import expected_region
 
 BATCH_Y = "task.make_batch(range(64))[1].numpy().reshape(-1)"  # (320,) the targets of the batch 0…63
 

@@ -35,9 +35,9 @@ from pathlib import Path
 
 import nbformat
 
-from .cells import grade_ids
+from ..cells import grade_ids
+from ..layout import ASSIGNMENT, nbgrader_env, sqlite_url
 from .gradebook import Pack, private_course_config
-from .layout import ASSIGNMENT, nbgrader_env, sqlite_url
 from .locate import MAX_NOTEBOOK_BYTES, Job, locate, read_notebook, submission_files, unpack
 from .record import FAILED, GRADED, MISSING, CellStatus, Finding, NotebookResult, StudentResult
 from .restore import restore
@@ -89,7 +89,7 @@ def nbgrader_autograde(private: Path, student: str, extra: list[str], log: Path,
     """``nbgrader autograde`` of one student in the private course ``private``: (exit code, why it
     failed). ``prestart``: the sandbox's scratch folder, threads and the kernels' settings
     (``Pack.kernels``), for the kernels' fork server to start at once (``nbgrader_app``)."""
-    cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader_app", "autograde", ASSIGNMENT,
+    cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader.app", "autograde", ASSIGNMENT,
            "--student", student, "--force", *extra]
     env = nbgrader_env()
     if prestart:

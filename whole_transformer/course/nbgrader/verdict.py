@@ -34,9 +34,9 @@ import re
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..grading import RESULTS_MIME
-from ..questions import choice_letter
-from .cells import is_test
+from ...grading import RESULTS_MIME
+from ...questions import choice_letter
+from ..cells import is_test
 
 BEGIN, END = "### BEGIN EXPECTED", "### END EXPECTED"
 _REGION = re.compile(rf"^[ \t]*{re.escape(BEGIN)}[ \t]*\n(.*?)^[ \t]*{re.escape(END)}[ \t]*(\n|$)", re.S | re.M)

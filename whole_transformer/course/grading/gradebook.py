@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
+from ..layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
 
 
 @dataclass
@@ -61,7 +61,7 @@ def kernel_settings(config: Path) -> dict | None:
     a grader can start their fork server before nbgrader has read the config (``run.py``)."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    from .execute import SandboxExecute
+    from ..nbgrader.execute import SandboxExecute
 
     ex = SandboxExecute(config=PyFileConfigLoader(config.name, path=str(config.parent)).load_config())
     if not ex.warm_kernels:

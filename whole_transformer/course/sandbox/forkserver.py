@@ -48,7 +48,7 @@ from queue import Empty
 from jupyter_client.asynchronous import AsyncKernelClient
 from traitlets import default
 
-from .sandbox import SandboxedKernelManager, SandboxSpec, grading_env, sandbox_status
+from .bubblewrap import SandboxedKernelManager, SandboxSpec, grading_env, sandbox_status
 
 #: modules the fork server imports before the first kernel: what the notebooks' first cells import
 WARM_MODULES = (

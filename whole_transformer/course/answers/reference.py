@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..task import EOS, EQ, PAD
+from ...task import EOS, EQ, PAD
 
 
 def softmax(x):

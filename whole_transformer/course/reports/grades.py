@@ -20,11 +20,11 @@ from pathlib import Path
 
 import nbformat
 
-from .cells import grade_id
-from .gradebook import gradebook_exists
-from .layout import ASSIGNMENT, Course, redact, run_nbgrader
-from .locate import submission_digest
-from .record import FAILED, GRADED, MISSING, load_record
+from ..cells import grade_id
+from ..grading.gradebook import gradebook_exists
+from ..grading.locate import submission_digest
+from ..grading.record import FAILED, GRADED, MISSING, load_record
+from ..layout import ASSIGNMENT, Course, redact, run_nbgrader
 
 DETAIL_COLUMNS = ["student_id", "notebook", "grade_id", "score", "max_score", "status", "reason"]
 

@@ -42,6 +42,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, Integer, List, Unicode
 
+from ...envflags import flag
+
 INSTALL_HINT = (
     "Autograding runs student code, so it runs the kernel inside bubblewrap (bwrap).\n"
     "Install it:  Debian/Ubuntu: sudo apt-get install bubblewrap  ·  Fedora: sudo dnf install bubblewrap\n"
@@ -137,7 +139,7 @@ def _probe(bwrap: str | None, euid: int) -> SandboxStatus:
 
 def sandbox_opt_out() -> bool:
     """True if the instructor opted out of the sandbox with WT_SANDBOX=off (or 0, no, none)."""
-    return os.environ.get("WT_SANDBOX", "").strip().lower() in {"off", "0", "no", "none", "false"}
+    return not flag("WT_SANDBOX", default=True)
 
 
 class SandboxMissing(RuntimeError):

@@ -22,7 +22,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
-from .cells import HIDDEN_TESTS, is_test, split_region
+from ..cells import HIDDEN_TESTS, is_test, split_region
 from .verdict import FAILED, GRADER_ERROR
 
 NOT_SHOWN = "# (hidden tests: not shown)"

@@ -34,14 +34,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..layout import ASSIGNMENT, Course, redact
+from ..sandbox.bubblewrap import SandboxMissing, check_sandbox
 from .claims import Claims
 from .gradebook import Template, build_template, make_pack, open_gradebook
 from .graders import DaskGraders, LocalGraders
-from .layout import ASSIGNMENT, Course, redact
 from .locate import Job, make_job, submission_digest, submission_files
 from .merge import merge
 from .record import FAILED, GRADED, MISSING, NotebookResult, Record, StudentResult, load_record, write_integrity_report
-from .sandbox import SandboxMissing, check_sandbox
 
 
 @dataclass

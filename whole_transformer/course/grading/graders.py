@@ -14,11 +14,11 @@ import time
 import uuid
 from pathlib import Path
 
+from ..sandbox.bubblewrap import SandboxMissing, sandbox_status
 from .gradebook import Pack
 from .locate import Job
 from .record import StudentResult
-from .run import NbgraderRuns, Stopped, grade_job
-from .sandbox import SandboxMissing, sandbox_status
+from .student import NbgraderRuns, Stopped, grade_job
 
 
 class LocalGraders:

@@ -1,4 +1,4 @@
-"""``python -m whole_transformer.course.nbgrader_app ARGS``: ``nbgrader ARGS`` as the course runs it,
+"""``python -m whole_transformer.course.nbgrader.app ARGS``: ``nbgrader ARGS`` as the course runs it,
 started without the slow import ``whole_transformer.course`` leaves out (see its ``__init__``).
 
 With ``WT_PRESTART_SANDBOX={"scratch": ..., "threads": ..., "memory": ..., ...}`` in the environment (``run.py`` sets
@@ -13,7 +13,7 @@ import sys
 if __name__ == "__main__":
     prestart = os.environ.pop("WT_PRESTART_SANDBOX", "")
     if prestart:
-        from .forkserver import prestart as start_fork_server
+        from ..sandbox.forkserver import prestart as start_fork_server
 
         start_fork_server(**json.loads(prestart))
 

@@ -1,0 +1,1 @@
+"""The builds: release/ (what students get), the lecture edition notebooks/, the students' handout."""

@@ -1,0 +1,1 @@
+"""Reports: feedback for students, grades for the instructor."""
