@@ -19,7 +19,7 @@ PROXY := .classroom/node_modules/.bin/configurable-http-proxy
 
 help:
 	@echo "make lab         open the course in JupyterLab"
-	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser) but the JupyterHub term"
+	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser, the JupyterHub term as root)"
 	@echo "make e2e         only the browser tests"
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
@@ -33,14 +33,14 @@ help:
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
 	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
 	@echo "make classroom-stop    stop it; remove the accounts and folders it made"
-	@echo "make classroom-test    the term on JupyterHub in Chromium (root; 3-5 minutes; not part of make test yet)"
+	@echo "make classroom-test    only the term on JupyterHub in Chromium (root; 3-5 minutes; make test runs it too)"
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[instructor,dev]'
 	$(VENV)/bin/jupyter labextension list 2>&1 | grep -q nbgrader || echo "warning: nbgrader's JupyterLab extension is not listed"
 	touch $(STAMP)
 

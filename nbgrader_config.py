@@ -13,7 +13,7 @@ nbgrader's defaults, with the autograded output in ``autograde/``:
 The gradebook is nbgrader's SQLite file ``gradebook.db`` here by default. With ``DB_URL`` set in
 the environment (``make autograde DB_URL=postgresql://grader@dbhost/course``, or a Unix socket:
 ``postgresql://grader@/course?host=/run/postgresql``), every command and the Formgrader use that
-database instead (PostgreSQL through the pinned psycopg2 driver); nbgrader creates its schema there
+database instead (PostgreSQL through the pinned psycopg 3 driver); nbgrader creates its schema there
 and ``nbgrader db upgrade`` migrates it.
 
 Autograding runs each student's kernel in a bubblewrap sandbox (whole_transformer/course/

@@ -593,17 +593,21 @@ def bench_startup(b: Bench) -> None:
 
 
 # ------------------------------------------------------------------------------------ autograde
-CLASS_DIR = ROOT / "tests" / "class"  # the simulated class of the course's test suite
+TESTS_DIR = ROOT / "tests"  # the simulated class of the course's test suite is tests/simclass/
+
+
+def _tests_importable() -> None:
+    """tests/ on sys.path, as pytest has it (``pythonpath`` in pyproject.toml)."""
+    if str(TESTS_DIR) not in sys.path:
+        sys.path.insert(0, str(TESTS_DIR))
 
 
 def _class_generator():
-    """(make_course, Notebooks, write_submission, roster) from tests/class/."""
-    for p in (str(CLASS_DIR), str(ROOT / "tests")):
-        if p not in sys.path:
-            sys.path.insert(0, p)
-    from minicourse import make_course
-    from roster import roster
-    from simclass import Notebooks, write_submission
+    """(make_course, Notebooks, write_submission, roster) from tests/simclass/."""
+    _tests_importable()
+    from simclass.minicourse import make_course
+    from simclass.notebooks import Notebooks, write_submission
+    from simclass.roster import roster
 
     return make_course, Notebooks, write_submission, roster
 
@@ -657,7 +661,7 @@ def _typical_class(run_dir: Path, size: int, Notebooks, roster, write_submission
               for i, s in ((i, typical[i % len(typical)]) for i in range(size))]
     for name, s in chosen:
         write_submission(run_dir, name, s.notebooks, raw=s.raw, folder=s.folder)
-    return (f"{len(chosen)} ordinary submissions ({len(typical)} distinct, from tests/class/roster.py: "
+    return (f"{len(chosen)} ordinary submissions ({len(typical)} distinct, from tests/simclass/roster.py: "
             "complete, untouched, partial, each correct and wrong implementation)")
 
 
@@ -814,8 +818,8 @@ def bench_scale(b: Bench) -> None:
                   None, "", "grades and comments of 4 notebooks, the graded notebooks renamed into autograde/, the "
                   f"record written; one open gradebook, a new student each time; p90 {ms(p90(sq)):.0f} ms; "
                   f"CPU {ms(cpu_of['sqlite']):.0f} ms"))
-        sys.path.insert(0, str(CLASS_DIR))
-        from pgcluster import PostgresCluster, server_bin
+        _tests_importable()
+        from simclass.pgcluster import PostgresCluster, server_bin
 
         if server_bin() is None:
             b.add(Row("scale", "merge one graded student into PostgreSQL",

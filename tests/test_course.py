@@ -3,7 +3,7 @@ tests, the sandbox, the execute step that survives dead or stuck kernels, parall
 autograding, refusing to run without a sandbox.
 
 Fast parts use plain notebooks; the autograding parts use the small one-notebook course of
-tests/class/minicourse.py with real nbgrader and the real sandbox (the full class with the real
+tests/simclass/minicourse.py with real nbgrader and the real sandbox (the full class with the real
 notebooks is tests/test_course_class.py).
 """
 
@@ -24,23 +24,21 @@ from pathlib import Path
 import nbformat
 import nbformat.v4 as nbf
 import pytest
+from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
 
-sys.path.insert(0, str(Path(__file__).parent / "class"))
-from minicourse import NAME, make_course, mini_notebook, require_sandbox  # noqa: E402
-
-from whole_transformer.course.build import lecture as build  # noqa: E402
-from whole_transformer.course.build.lecture import lecture_is_current  # noqa: E402
-from whole_transformer.course.build.release import release as build_release  # noqa: E402
-from whole_transformer.course.cells import SOLUTION, nbgrader_meta, split_region  # noqa: E402
-from whole_transformer.course.cells import grade_id as gid  # noqa: E402
-from whole_transformer.course.grading.autograde import autograde  # noqa: E402
-from whole_transformer.course.grading.record import load_record  # noqa: E402
-from whole_transformer.course.grading.restore import restore  # noqa: E402
-from whole_transformer.course.grading.scan import scan  # noqa: E402
-from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env  # noqa: E402
-from whole_transformer.course.nbgrader.execute import SandboxExecute  # noqa: E402
-from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests, split_hidden  # noqa: E402
-from whole_transformer.course.reports.grades import write_detail  # noqa: E402
+from whole_transformer.course.build import lecture as build
+from whole_transformer.course.build.lecture import lecture_is_current
+from whole_transformer.course.build.release import release as build_release
+from whole_transformer.course.cells import SOLUTION, nbgrader_meta, split_region
+from whole_transformer.course.cells import grade_id as gid
+from whole_transformer.course.grading.autograde import autograde
+from whole_transformer.course.grading.record import load_record
+from whole_transformer.course.grading.restore import restore
+from whole_transformer.course.grading.scan import scan
+from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env
+from whole_transformer.course.nbgrader.execute import SandboxExecute
+from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests, split_hidden
+from whole_transformer.course.reports.grades import write_detail
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -180,7 +178,6 @@ def test_scan_leaves_ordinary_answers_alone(code):
 
 
 def test_the_exercise_implementations_scan_clean():
-    sys.path.insert(0, str(Path(__file__).parent))
     from implementations import implementations
 
     aliases = {"np": "numpy", "torch": "torch", "grading": "whole_transformer.grading",

@@ -1,6 +1,6 @@
 """Feedback reaches a student through nbgrader's exchange after the course's own autograde.
 
-One student of the small course (tests/class/minicourse.py) goes the exchange's whole way with
+One student of the small course (tests/simclass/minicourse.py) goes the exchange's whole way with
 real nbgrader commands: release_assignment, fetch_assignment, submit, collect, then the course's
 sandboxed autograde and feedback, then release_feedback and fetch_feedback. Stock nbgrader keeps a
 submission's non-notebook files (timestamp.txt, submission_secret.txt) through autograde and
@@ -16,15 +16,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from simclass.minicourse import NAME, make_course, require_sandbox
 
-sys.path.insert(0, str(Path(__file__).parent / "class"))
-from minicourse import NAME, make_course, require_sandbox  # noqa: E402
-
-from whole_transformer.course.build.release import release  # noqa: E402
-from whole_transformer.course.cells import grade_id  # noqa: E402
-from whole_transformer.course.grading.autograde import autograde  # noqa: E402
-from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, nbgrader_env  # noqa: E402
-from whole_transformer.course.reports.feedback import feedback  # noqa: E402
+from whole_transformer.course.build.release import release
+from whole_transformer.course.cells import grade_id
+from whole_transformer.course.grading.autograde import autograde
+from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, nbgrader_env
+from whole_transformer.course.reports.feedback import feedback
 
 
 def nbgrader(args, cwd, exchange, user="instructor"):

@@ -9,7 +9,7 @@
 - Two ``autograde`` runs started at once against the same PostgreSQL gradebook share the class:
   each student graded by exactly one of them, no grade lost.
 
-PostgreSQL: a throwaway cluster of the test's own (tests/class/pgcluster.py), skipped with a
+PostgreSQL: a throwaway cluster of the test's own (tests/simclass/pgcluster.py), skipped with a
 message when the server is not installed, except under WT_REQUIRE_POSTGRES=1 (CI).
 """
 
@@ -29,20 +29,18 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from simclass.minicourse import make_course, require_sandbox
+from simclass.notebooks import Notebooks, write_submission
+from simclass.pgcluster import PostgresCluster, require_postgres
+from simclass.roster import expected_table, roster
 
-sys.path.insert(0, str(Path(__file__).parent / "class"))
-from minicourse import make_course, require_sandbox  # noqa: E402
-from pgcluster import PostgresCluster, require_postgres  # noqa: E402
-from roster import expected_table, roster  # noqa: E402
-from simclass import Notebooks, write_submission  # noqa: E402
-
-from whole_transformer.course.build.release import release  # noqa: E402
-from whole_transformer.course.grading.autograde import autograde  # noqa: E402
-from whole_transformer.course.grading.cluster import local_cluster  # noqa: E402
-from whole_transformer.course.grading.record import load_record  # noqa: E402
-from whole_transformer.course.layout import ASSIGNMENT, Course  # noqa: E402
-from whole_transformer.course.reports.feedback import feedback  # noqa: E402
-from whole_transformer.course.reports.grades import grades, write_detail  # noqa: E402
+from whole_transformer.course.build.release import release
+from whole_transformer.course.grading.autograde import autograde
+from whole_transformer.course.grading.cluster import local_cluster
+from whole_transformer.course.grading.record import load_record
+from whole_transformer.course.layout import ASSIGNMENT, Course
+from whole_transformer.course.reports.feedback import feedback
+from whole_transformer.course.reports.grades import grades, write_detail
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-scale")]

@@ -5,17 +5,14 @@ fork server, and a student who kills it loses only the cell that did."""
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from pathlib import Path
 
 import nbformat.v4 as nbf
+from simclass.minicourse import require_sandbox
 
-sys.path.insert(0, str(Path(__file__).parent / "class"))
-from minicourse import require_sandbox  # noqa: E402
-
-from whole_transformer.course.nbgrader.execute import SandboxExecute  # noqa: E402
-from whole_transformer.course.sandbox import forkserver  # noqa: E402
+from whole_transformer.course.nbgrader.execute import SandboxExecute
+from whole_transformer.course.sandbox import forkserver
 
 
 def run(cells: list[str], scratch: Path, **kw):

@@ -104,7 +104,7 @@ def _work_root(course: Course) -> Path:
             if h == host and pid.isdigit() and not _alive(int(pid)):
                 shutil.rmtree(d, ignore_errors=True)
             elif not pid.isdigit():
-                shutil.rmtree(d, ignore_errors=True)  # left by an older version of this runner
+                shutil.rmtree(d, ignore_errors=True)  # not a run's folder (named host-pid)
     return base / f"{host}-{os.getpid()}"
 
 

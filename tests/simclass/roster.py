@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simclass import Notebooks, cell, set_answer
+from implementations import implementations
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the implementations package
-from implementations import implementations  # noqa: E402
+from whole_transformer.course.cells import grade_id as gid
+from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF
 
-from whole_transformer.course.cells import grade_id as gid  # noqa: E402
-from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF  # noqa: E402
+from .notebooks import Notebooks, cell, set_answer
 
 NB1, NB2, NB3, NB4 = "01-whole-machine", "02-microscope", "03-one-word-at-a-time", "04-how-it-learned"
 EXERCISE_TEST = {ex: f"test_{ex}" for ex in NOTEBOOK_OF}
