@@ -18,7 +18,6 @@ kept. A ``handout/`` that this command did not make is never overwritten.
 
 from __future__ import annotations
 
-import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -28,25 +27,25 @@ from ..layout import ASSIGNMENT, Course
 MARK = ".whole-transformer-handout"
 TEMPLATE = Path(__file__).with_name("templates") / "handout"
 #: Packages of the instructor's side only (grading at scale, JupyterHub): not in the students' pins.
-INSTRUCTOR_ONLY = ("dask", "distributed", "psycopg", "psycopg2", "psycopg2-binary", "jupyterhub")
+#: the line of environment.yml after which its instructor-only packages are listed
+INSTRUCTOR_PART = "  # the instructor's side (pyproject's [instructor] extra)"
 #: What of the package stays with the instructor.
 PRIVATE = ("course",)
 
 
-def _requirement_name(req: str) -> str:
-    return re.split(r"[<>=!~\[; ]", req.strip(), maxsplit=1)[0].lower()
-
-
 def _student_dependencies(course: Course) -> list[str]:
-    project = tomllib.loads((course.root / "pyproject.toml").read_text())["project"]
-    return [d for d in project["dependencies"] if _requirement_name(d) not in INSTRUCTOR_ONLY]
+    """The package's own dependencies: the instructor's are its [instructor] extra, so none is here."""
+    return tomllib.loads((course.root / "pyproject.toml").read_text())["project"]["dependencies"]
 
 
 def _environment_yml(course: Course) -> str:
+    """environment.yml without its instructor part (from INSTRUCTOR_PART up to the pip section)."""
     lines = (course.root / "environment.yml").read_text().splitlines()
-    keep = [line for line in lines
-            if _requirement_name(line.strip().lstrip("- ").split("=")[0]) not in INSTRUCTOR_ONLY]
-    return "\n".join(keep) + "\n"
+    if INSTRUCTOR_PART not in lines:
+        raise RuntimeError(f"environment.yml has no line {INSTRUCTOR_PART!r} before the instructor's packages")
+    start = lines.index(INSTRUCTOR_PART)
+    end = next(i for i in range(start, len(lines)) if lines[i].strip() == "- pip:")
+    return "\n".join(lines[:start] + lines[end:]) + "\n"
 
 
 def _pyproject(course: Course) -> str:
@@ -55,11 +54,9 @@ def _pyproject(course: Course) -> str:
 
 
 def _student_guide(course: Course) -> str:
-    readme = (course.root / "README.md").read_text()
-    m = re.search(r"^## Student guide\n(.*?)(?=^## )", readme, re.S | re.M)
-    if not m:
-        raise RuntimeError("README.md has no '## Student guide' section to hand out")
-    return (TEMPLATE / "README.md").read_text().replace("@STUDENT_GUIDE@", m.group(1).strip())
+    """docs/student.md, under the handout README's own title."""
+    guide = (course.root / "docs" / "student.md").read_text().split("\n", 1)[1]
+    return (TEMPLATE / "README.md").read_text().replace("@STUDENT_GUIDE@", guide.strip())
 
 
 def _clear(dest: Path) -> None:
