@@ -14,12 +14,13 @@ ASSIGNMENT := whole-transformer
 PROXY_VERSION := 5.3.0
 PROXY := .classroom/node_modules/.bin/configurable-http-proxy
 
-.PHONY: help lab test e2e lint release lecture handout autograde workers feedback grades bench checkpoints \
+.PHONY: help lab test quick e2e lint release lecture handout autograde workers feedback grades bench checkpoints \
         venv clean classroom classroom-stop classroom-test classroom-proxy
 
 help:
 	@echo "make lab         open the course in JupyterLab"
 	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser, the JupyterHub term as root)"
+	@echo "make quick       lint and the fast tests (each under about 2 s; about 2 minutes), for the edit-test loop"
 	@echo "make e2e         only the browser tests"
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
@@ -61,6 +62,10 @@ lint: $(STAMP)
 # says why (with WT_REQUIRE_CLASSROOM=1, as .ci/run sets, it fails instead).
 test: $(STAMP) lint $(if $(and $(filter 0,$(shell id -u)),$(shell command -v npm)),$(PROXY))
 	$(PY) -m pytest -n 2 --dist loadgroup
+
+# The edit-test loop: lint and every test under about 2 s (tests/conftest.py lists the slower ones).
+quick: $(STAMP) lint
+	$(PY) -m pytest -n 2 -q -m "not slow and not e2e and not classroom"
 
 e2e: $(STAMP)
 	$(PY) -m pytest -m e2e tests/e2e

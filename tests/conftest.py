@@ -58,3 +58,40 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("the JupyterHub term: seconds per step (artifacts/classroom/)")
         for step, seconds in json.loads(times.read_text()).items():
             terminalreporter.write_line(f"{seconds:8.1f}  {step}")
+
+
+#: Tests that take more than about 2 s on this 2-core machine (measured with ``--durations``), beside
+#: those already marked ``slow``, ``e2e`` or ``classroom``: ``make quick`` leaves all of them out
+#: (``-m "not slow and not e2e and not classroom"``); ``make test`` runs everything. A node id, or the
+#: start of one (a whole module).
+OVER_2_SECONDS = (
+    "tests/test_course.py::test_parallel_grading_gives_the_same_grades",
+    "tests/test_course.py::test_killed_half_way_then_run_again_grades_everyone_once",
+    "tests/test_course.py::test_autograde_without_sandbox_only_when_asked",
+    "tests/test_course.py::test_the_sandbox_runs_the_kernel_wherever_python_lives",
+    "tests/test_course.py::test_release_is_up_to_date_with_source",
+    "tests/test_course.py::test_execute_",
+    "tests/test_course.py::test_sandboxed_kernel_sees_nothing_of_the_course",
+    "tests/test_course.py::test_autograde_refuses_without_a_sandbox",
+    "tests/test_course.py::test_a_second_run_grades_nobody_again",
+    "tests/test_course_exchange.py",
+    "tests/test_forkserver.py",
+    "tests/test_handout.py",
+    "tests/test_train.py::test_cli_trains_saves_and_refuses_to_overwrite",
+    "tests/test_train.py::test_the_copy_task_is_learned",
+    "tests/test_train.py::test_retraining_with_the_recorded_seed",
+    "tests/test_train.py::test_three_seeded_epochs_lower_the_loss",
+    "tests/test_train.py::test_training_gives_the_same_numbers_whatever_the_thread_count",
+    "tests/test_numpy_model.py::test_twin_",
+    "tests/test_labs_03_04.py::test_training_lab_",
+    "tests/test_labs_03_04.py::test_each_training_lab_",
+    "tests/test_labs_01_02.py::test_block_picture_carries_the_microscope_shapes_and_numbers",
+    "tests/test_decode.py::test_batched_reading_equals_one_at_a_time_for_all_1000",
+    "tests/classroom/test_classroom_setup.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(OVER_2_SECONDS):
+            item.add_marker(pytest.mark.slow)

@@ -43,6 +43,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, Integer, List, Unicode
 
 from ...envflags import flag
+from . import programs
 
 INSTALL_HINT = (
     "Autograding runs student code, so it runs the kernel inside bubblewrap (bwrap).\n"
@@ -74,25 +75,6 @@ ETC_FILES = (
     "host.conf",
     "hosts",
 )
-
-# The first thing the sandboxed Python runs: resource limits, then ipykernel. It is passed with
-# ``-c`` so that no file of the grading package has to be visible inside the sandbox.
-LAUNCHER = """\
-import os, resource, sys
-def _limit(kind, value):
-    if value > 0:
-        soft, hard = resource.getrlimit(kind)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
-_limit(resource.RLIMIT_AS, int(os.environ.pop("WT_LIMIT_AS", "0")))
-_limit(resource.RLIMIT_FSIZE, int(os.environ.pop("WT_LIMIT_FSIZE", "0")))
-_limit(resource.RLIMIT_NPROC, int(os.environ.pop("WT_LIMIT_NPROC", "0")))  # not enforced for root
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-sys.argv = ["ipykernel_launcher"] + sys.argv[1:]
-from ipykernel import kernelapp
-kernelapp.launch_new_instance()
-"""
-
 
 @dataclass
 class SandboxStatus:
@@ -360,7 +342,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         spec = self._spec()
         if not Path(self.connection_file).exists():
             raise RuntimeError("the connection file must be written before the kernel command")
-        kernel = [sys.executable, "-c", LAUNCHER, "-f", str(Path(self.connection_file).resolve())]
+        launcher = programs.source("kernel_launcher")
+        kernel = [sys.executable, "-c", launcher, "-f", str(Path(self.connection_file).resolve())]
         return spec.bwrap_args(status.bwrap) + ["--", *kernel, *(extra_arguments or [])]
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:

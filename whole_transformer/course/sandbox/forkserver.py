@@ -48,6 +48,7 @@ from queue import Empty
 from jupyter_client.asynchronous import AsyncKernelClient
 from traitlets import default
 
+from . import programs
 from .bubblewrap import SandboxedKernelManager, SandboxSpec, grading_env, sandbox_status
 
 #: modules the fork server imports before the first kernel: what the notebooks' first cells import
@@ -71,109 +72,6 @@ WARM_MODULES = (
 #: seconds to wait for the fork server to answer (its first answer waits for the imports)
 ANSWER_TIMEOUT = 120
 
-# The fork server, run with ``python -c`` inside the sandbox (no file of the grading package is
-# visible there). Requests and answers are JSON lines on its stdin and stdout.
-SERVER = r"""
-import ctypes, json, os, resource, sys, time, traceback
-libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no kernel may trace this process or read its memory
-def _limit(kind, value):
-    if value > 0:
-        soft, hard = resource.getrlimit(kind)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(kind, (value, hard if hard != resource.RLIM_INFINITY else value))
-limit_as = int(os.environ.pop("WT_LIMIT_AS", "0"))
-limit_fsize = int(os.environ.pop("WT_LIMIT_FSIZE", "0"))
-_limit(resource.RLIMIT_NPROC, int(os.environ.pop("WT_LIMIT_NPROC", "0")))  # not enforced for root
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-warm = [m for m in os.environ.pop("WT_WARM_MODULES", "").split(",") if m]
-requests, answers = os.fdopen(os.dup(0), "r"), os.fdopen(os.dup(1), "w")
-null = os.open(os.devnull, os.O_RDONLY)
-os.dup2(null, 0)
-os.dup2(2, 1)  # what a kernel prints on its own stdout goes where its stderr goes (the grading log)
-os.close(null)
-sys.argv = ["ipykernel_launcher"]
-from ipykernel import kernelapp
-for name in warm:
-    try:
-        __import__(name)
-    except Exception:  # the kernel that imports it meets the same error itself
-        pass
-exited, live = {}, set()
-def reap():
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        exited[pid] = os.waitstatus_to_exitcode(status)
-        live.discard(pid)
-def answer(**a):
-    answers.write(json.dumps(a) + "\n")
-    answers.flush()
-answer(ready=True)
-for line in requests:
-    req = json.loads(line)
-    reap()
-    op = req["op"]
-    if op == "fork":
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                requests.close()
-                answers.close()
-                os.setsid()
-                libc.prctl(4, 1, 0, 0, 0)  # the kernel itself is an ordinary process
-                _limit(resource.RLIMIT_AS, limit_as)
-                _limit(resource.RLIMIT_FSIZE, limit_fsize)
-                path = "/tmp/kernel-%d.json" % os.getpid()
-                with open(path, "w") as f:
-                    f.write(req["connection"])
-                sys.argv = ["ipykernel_launcher", "-f", path]
-                kernelapp.launch_new_instance()
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-        live.add(pid)
-        answer(pid=pid)
-    elif op == "poll":
-        answer(code=exited.get(req["pid"]))
-    elif op == "signal":
-        try:
-            os.killpg(req["pid"], req["signal"])
-        except OSError:
-            try:
-                os.kill(req["pid"], req["signal"])
-            except OSError:
-                pass
-        if req["signal"] == 9:
-            # what the kernel started goes with it, even in a session of its own (the sandbox of a
-            # fresh kernel dies with it): every process here but this one, bwrap's and other kernels
-            others = set(live) - {req["pid"]}
-            for name in os.listdir("/proc"):
-                if name.isdigit() and int(name) not in others | {os.getpid(), 1}:
-                    try:
-                        os.kill(int(name), 9)
-                    except OSError:
-                        pass
-            for _ in range(2000):  # and it is gone within moments: say so at the next poll
-                reap()
-                if req["pid"] in exited:
-                    break
-                time.sleep(0.001)
-        answer(ok=True)
-"""
-
-
 class ForkServerError(RuntimeError):
     """The fork server could not start a kernel."""
 
@@ -185,7 +83,7 @@ class ForkServer:
         self.runtime = spec.runtime
         spec.write_identity_files()
         spec.env = {**spec.env, "WT_WARM_MODULES": ",".join(warm)}
-        cmd = spec.bwrap_args(bwrap) + ["--", sys.executable, "-c", SERVER]
+        cmd = spec.bwrap_args(bwrap) + ["--", sys.executable, "-c", programs.source("fork_server")]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._lock = threading.Lock()
         self._buffer = b""
