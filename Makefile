@@ -92,7 +92,7 @@ grades: $(STAMP)
 	$(PY) -m whole_transformer.course grades
 
 bench: $(STAMP)
-	$(PY) benchmarks/bench.py
+	$(PY) benchmarks/bench.py $(if $(BENCH_NOTE),--note "$(BENCH_NOTE)")
 
 checkpoints: $(STAMP)
 	$(PY) -m whole_transformer.train --write-checkpoints

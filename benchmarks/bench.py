@@ -10,18 +10,26 @@ ratio, the baseline is measured in the same run, interleaved with the thing it i
     read-1000    reading all 1,000 numbers greedily: batched (read_numbers) vs one at a time (greedy_decode_slow)
     labs         one change of each lab from Python (a slider, a step, a button, a typed value)
     notebooks    each source notebook top to bottom in a fresh kernel, and with NBGRADER_EXECUTION=autograde
-    autograde    one complete submission; a simulated class of 25 with --jobs 1 and --jobs 2 (in a temp copy)
+    autograde    one complete submission three ways; a simulated class (--class-size, default 25) with
+                 --jobs 2 and on 2 Dask workers (in a temp copy)
+    scale        merging one graded student (SQLite, PostgreSQL), Dask's per-task overhead, the scale study
     startup      a fresh kernel to the first lab of notebook 01 displayed, imports included
 
 An item this machine cannot run (PostgreSQL not installed) appears as a "not available: <why>" row.
 An item that crashes appears as "error: ..." (and the script exits 1 after writing the table).
 
-Options: ``--quick`` (one run per item, the smallest workloads; only notebook 01 is run and
-autograding is skipped, and the rows say so), ``--only GROUP ...``, ``--skip GROUP ...``,
-``--class-size N``, ``--out PATH`` (default benchmarks/results.md), ``--list``. A default run
-spends most of its time autograding (one submission twice, then the class twice); ``--quick``
-takes under a minute on a quiet 2-core machine. The end of results.md gives each group's wall
-and CPU seconds, so a run on a busy machine can be told from a slow one.
+Options: ``--quick`` (one run per item, the smallest workloads; only notebook 01 is run, one
+submission is autograded once the default way, a class of 3 once each way, and one student is
+merged into each gradebook), ``--only GROUP ...``, ``--skip GROUP ...``, ``--class-size N``,
+``--out PATH`` (default benchmarks/results.md), ``--list``, ``--readme`` (only rewrite the README's
+"How fast" table from results.md). A default run spends most of its time autograding (one
+submission three ways, then the class twice each way); ``--quick`` takes about two minutes on a
+quiet 2-core machine. The end of results.md gives each group's wall and CPU seconds and the
+machine's load average, so a run on a busy machine can be told from a slow one.
+
+A full run writes results.md whole and then the README's "How fast" table from it. With
+``--only`` and ``--keep``, the rows of the groups not run are kept, each marked with the commit,
+date and load average of the run that measured it; a row that cannot say so is dropped.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import argparse
 import contextlib
 import datetime
 import os
+import pickle
 import platform
 import re
 import resource
@@ -52,10 +61,12 @@ from whole_transformer.course.grading.record import load_record  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course, checkout_env  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results.md"
+README = ROOT / "README.md"
 SOURCE = ROOT / "source" / ASSIGNMENT
 NOTEBOOKS = ("01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb",
              "04-how-it-learned.ipynb")
 CLASS_SIZE = 25
+QUICK_CLASS_SIZE = 3  # --quick: a class this small, unless --class-size says otherwise
 
 
 class Skipped(Exception):
@@ -115,9 +126,9 @@ def ms(seconds: float) -> float:
 
 
 class Bench:
-    def __init__(self, quick: bool, class_size: int = 25):
+    def __init__(self, quick: bool, class_size: int | None = None):
         self.quick = quick
-        self.class_size = class_size
+        self.class_size = class_size or (QUICK_CLASS_SIZE if quick else CLASS_SIZE)
         self.rows: list[Row] = []
         self.facts: dict[str, float] = {}  # figures the scale study is built from
         self.scale_study: list[str] = []
@@ -665,12 +676,11 @@ def _typical_class(run_dir: Path, size: int, Notebooks, roster, write_submission
             "complete, untouched, partial, each correct and wrong implementation)")
 
 
-@group("autograde", "autograde: one submission (first, before, after); a class of 25: JOBS=2 vs 2 Dask workers")
+@group("autograde", "autograde: one submission (first, before, after); a class: JOBS=2 vs 2 Dask workers")
 def bench_autograde(b: Bench) -> None:
+    """--quick: the one submission once, the default way only (warm kernels); the class once each way."""
     make_course, Notebooks, write_submission, roster = _class_generator()
     what = f"{len(NOTEBOOKS)} notebooks"
-    if b.quick:
-        raise Skipped("--quick does not autograde (one submission takes tens of seconds)")
     with tempfile.TemporaryDirectory(prefix="wt-bench-course-") as tmp:
         # one course built from source/ in a temp folder; nothing of the repository is written
         base = make_course(Path(tmp) / "base", real_source=True)
@@ -686,6 +696,8 @@ def bench_autograde(b: Bench) -> None:
             "headless": ("headless labs, fresh kernels (before)", "c.SandboxExecute.warm_kernels = False\n"),
             "warm": ("headless labs, warm kernels (after)", ""),
         }
+        if b.quick:
+            modes = {"warm": modes["warm"]}
         courses = {}
         for mode, (_, config) in modes.items():
             one = Path(tmp) / f"one-{mode}"
@@ -705,15 +717,22 @@ def bench_autograde(b: Bench) -> None:
                 cpu[mode].append(_machine_busy() - c0)
                 scores[mode] = _score(out, "full")
         grading = {mode: load_record(Course(one), "full").seconds for mode, one in courses.items()}
-        first, before, after = (median(took[m]) for m in modes)
+        after = median(took["warm"])
+        first, before = (median(took[m]) if m in took else None for m in ("built", "headless"))
         b.facts["submission_s"] = after
         b.facts["submission_grade_s"] = grading["warm"]
         for mode, (label, config) in modes.items():
             t = median(took[mode])
             target = "≤ 8 s" if mode == "warm" else ""
-            vs = {"built": "", "headless": faster(first / t) + " than first",
-                  "warm": faster(before / t) + " than before, " + faster(first / t) + " than first"}[mode]
-            same = "" if scores[mode] == scores["built"] else " — **differs from the first way**"
+            if mode == "headless":
+                vs = faster(first / t) + " than first"
+            elif mode == "warm" and first is not None:
+                vs = faster(before / t) + " than before, " + faster(first / t) + " than first"
+            else:
+                vs = ""
+            same = "" if scores[mode] == scores.get("built", scores[mode]) else " — **differs from the first way**"
+            if scores[mode] == "?":
+                raise RuntimeError(f"autograde printed no score for the complete submission ({label})")
             b.add(Row("autograde", f"one complete submission ({what}), JOBS=1, {label}", t, "s", len(took[mode]),
                       target, (t <= 8.0) if target else None, vs,
                       f"`python -m whole_transformer.course autograde` in a temp course, sandboxed, process start and "
@@ -741,11 +760,15 @@ def bench_autograde(b: Bench) -> None:
                     dt, out = _course_cli(run_dir, "autograde", *args)
                     cpu_class.append((_machine_busy() - busy) / b.class_size)
                 took_way[label].append(dt)
+                c = Course(run_dir)
+                graded = sum(1 for s in c.students() if load_record(c, s) is not None)
+                if graded != b.class_size:
+                    raise RuntimeError(f"{label}: {graded} of the class of {b.class_size} were graded")
                 slowest[label] = _slowest_students(run_dir)
                 shutil.rmtree(run_dir, ignore_errors=True)
         # the CPU one student costs in a class (process start and preparation shared by all)
         b.facts["submission_cpu_s"] = median(cpu_class)
-        b.facts["cpu_of_class"] = True
+        b.facts["cpu_of_class"] = b.class_size
         for label, _ in ways:
             dt = median(took_way[label])
             rate = 60 * b.class_size / dt / 2
@@ -767,8 +790,7 @@ def bench_autograde(b: Bench) -> None:
 # ------------------------------------------------------------------------------------ scale
 @group("scale", "scale: merging one student (SQLite, PostgreSQL); Dask's per-task overhead; the scale study")
 def bench_scale(b: Bench) -> None:
-    if b.quick:
-        raise Skipped("--quick does not autograde (the merge needs a graded student)")
+    """--quick: one merge into each gradebook, five Dask tasks; the scale study from those."""
     make_course, Notebooks, write_submission, _ = _class_generator()
     from whole_transformer.course.build.release import release
     from whole_transformer.course.grading.gradebook import build_template, make_pack, open_gradebook
@@ -795,7 +817,11 @@ def bench_scale(b: Bench) -> None:
             b.add(Row("scale", "grading one complete submission (for the scale study)", result.seconds, "s", 1, "",
                       None, "", f"grade_job in this process (restore, scan, nbgrader with 4 sandboxed kernels; "
                       f"no process start, no preparation), headless labs; CPU {b.facts['submission_cpu_s']:.1f} s"))
-        n = b.runs(30, 3)
+        n = b.runs(30, 1)
+        # what travels with a Dask task, as pickled for the wire: the student's files, the assignment, the result
+        b.facts["job_bytes"] = len(pickle.dumps(job))
+        b.facts["pack_bytes"] = len(pickle.dumps(pack))
+        b.facts["result_bytes"] = len(pickle.dumps(result))
 
         cpu_of: dict[str, float] = {}
 
@@ -811,7 +837,9 @@ def bench_scale(b: Bench) -> None:
             cpu_of[label] = median(cpu)
             return times
 
+        before = _folder_bytes(base)
         sq = merges(course, "sqlite")
+        b.facts["written_bytes"] = (_folder_bytes(base) - before) / n  # graded notebooks, record, gradebook rows
         b.facts["merge_sqlite_s"] = median(sq)
         b.facts["merge_sqlite_cpu_s"] = cpu_of["sqlite"]
         b.add(Row("scale", "merge one graded student into SQLite (gradebook.db)", ms(median(sq)), "ms", len(sq), "",
@@ -859,11 +887,20 @@ def bench_scale(b: Bench) -> None:
                 client.submit(noop, job, pack, pure=False).result()
                 lat.append(time.perf_counter() - t)
         b.facts["dask_task_s"] = median(lat)
-        payload = (sum(len(v) for v in job.files.values()) + len(pack.db) + sum(len(v) for v in pack.release.values()))
+        payload = b.facts["job_bytes"] + b.facts["pack_bytes"]
         b.add(Row("scale", "Dask per-task overhead (submit → result, one task at a time)", ms(median(lat)), "ms",
                   len(lat), "", None, "", f"a task that does nothing with a real student's Job and the assignment's "
-                  f"Pack ({payload / 1e3:.0f} kB) on `make workers`' local cluster; p90 {ms(p90(lat)):.0f} ms"))
+                  f"Pack ({kb(payload)} pickled) on `make workers`' local cluster; p90 {ms(p90(lat)):.0f} ms"))
     b.scale_study = scale_study(b.facts, loadavg())
+
+
+def _folder_bytes(folder: Path) -> int:
+    """Bytes of the regular files under ``folder`` (what a merge writes shows as their growth)."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def kb(n: float) -> str:
+    return f"{n / 1e3:.0f} kB" if n < 1e6 else f"{n / 1e6:.1f} MB"
 
 
 def scale_study(f: dict, load: str = "?") -> list[str]:
@@ -884,8 +921,9 @@ def scale_study(f: dict, load: str = "?") -> list[str]:
            else "")
         + f"**{grade:.1f} s** for its grading alone (restore, scan, "
         f"nbgrader with 4 sandboxed kernels), and **{cpu:.1f} s of CPU** "
-        + ("per student in a class (all processes: the machine's CPU while the class of 25 was graded with JOBS=2, "
-           "÷ 25)" if f.get("cpu_of_class") else "(the machine's, while it was graded)")
+        + (f"per student in a class (all processes: the machine's CPU while the class of {f['cpu_of_class']} was "
+           f"graded with JOBS=2, ÷ {f['cpu_of_class']})" if f.get("cpu_of_class") else
+           "(the machine's, while it was graded)")
         + "; Dask adds "
         f"**{1000 * task:.0f} ms** per task (submit to result, the files travelling with it); merging one student "
         f"takes **{1000 * merge_sq:.0f} ms** into SQLite"
@@ -913,6 +951,20 @@ def scale_study(f: dict, load: str = "?") -> list[str]:
                 cells.append(fmt(max(grading, merging) + 60) + (" (merge-bound)" if merging > grading else ""))
             lines.append(f"| {n:,} | {label} | " + " | ".join(cells) + " |")
     bound = (cpu + task) / merge_cpu if merge_cpu else float("inf")
+    rate_128 = min(128 / (cpu + task), 1 / merge_cpu if merge_cpu else float("inf"))  # students a second
+    written = f.get("written_bytes")
+    if "job_bytes" in f:
+        wire = (f"a task carries the student's files ({kb(f['job_bytes'])} for the complete submission measured "
+                f"here) and the assignment ({kb(f['pack_bytes'])}: its release and a SQLite gradebook that knows "
+                f"it), and returns the graded notebooks with the scores ({kb(f['result_bytes'])}), all as pickled "
+                f"for the wire; at 1 Gbit/s that is "
+                f"{8 * (f['job_bytes'] + f['pack_bytes'] + f['result_bytes']) / 1e6:.0f} ms per task")
+    else:
+        wire = "a task carries the student's files and the assignment, and returns the graded notebooks"
+    if written is not None:
+        wire += (f". The autograde machine writes {kb(written)} per student (the growth of the course folder over "
+                 f"the merges measured above: graded notebooks, record, gradebook rows): at 128 cores, "
+                 f"{rate_128:.1f} students a second, {rate_128 * written / 1e6:.1f} MB/s")
     lines += [
         "",
         "Assumptions each figure rests on:",
@@ -925,10 +977,7 @@ def scale_study(f: dict, load: str = "?") -> list[str]:
         f"the graders: up to about {bound:.0f} worker cores at {1000 * merge_cpu:.0f} ms of CPU per merge; beyond "
         "that the run is merge-bound, and two or more `make autograde` runs on one PostgreSQL gradebook share the "
         "class and merge in parallel;",
-        "- no shared file system: a task carries the student's files (about 75 kB for a complete submission) and "
-        "the assignment (about 250 kB), and returns the graded notebooks (about 500 kB); at 1 Gbit/s that is a "
-        "few ms per task. The autograde machine writes about 1 MB per student: at 128 cores about 15 students "
-        "a second, 15 MB/s, well within one disk;",
+        f"- no shared file system: {wire};",
         "- the Dask scheduler handles thousands of tasks a second; here at most one task per slot is in flight.",
     ]
     return lines
@@ -981,14 +1030,22 @@ def loadavg() -> str:
 # ------------------------------------------------------------------------------------ results.md
 def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: datetime.datetime,
                   load_before: str, load_after: str, wall: float,
-                  group_seconds: dict[str, tuple[float, float]]) -> None:
+                  group_seconds: dict[str, tuple[float, float, str]], note: str = "") -> None:
+    kept = [r for r in b.rows if KEPT.search(r.note)]
     lines = [
         "# Benchmark results",
         "",
         f"Written by `benchmarks/bench.py`{' --quick' if b.quick else ''} on {started:%Y-%m-%d %H:%M} "
         f"(local time); the whole run took {wall:.0f} s. Medians over the runs shown; a ratio compares with a "
-        "baseline measured in the same run. **MISS** marks a median beyond its target.",
+        "baseline measured in the same run. **MISS** marks a median beyond its target. "
+        + (f"{len(kept)} of the {len(b.rows)} rows are kept from earlier runs (`--keep`); each names the commit, "
+           "date and load average of the run that measured it." if kept else
+           f"Every row was measured in this run, on commit {dict(info).get('commit', '?')}."),
         "",
+    ]
+    if note:
+        lines += [f"Note on this run: {note}", ""]
+    lines += [
         "| group | item | median | runs | target | result | vs baseline | notes |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -1002,8 +1059,9 @@ def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: da
     lines += [f"| {k} | {v} |" for k, v in info]
     lines += [f"| date | {started:%Y-%m-%d %H:%M} |",
               f"| load average (1/5/15 min) | before {load_before}; after {load_after} |",
-              "", "Time per group, wall (CPU of this process and the processes it waited for): "
-              + ", ".join(f"{g} {w:.0f} s ({c:.0f} s)" for g, (w, c) in group_seconds.items()) + ".",
+              "", "Time per group, wall (CPU of this process and the processes it waited for; the load average "
+              "(1/5/15 min) as the group started): "
+              + ", ".join(f"{g} {w:.0f} s ({c:.0f} s; load {ld})" for g, (w, c, ld) in group_seconds.items()) + ".",
               "", "## How each item is measured", ""]
     lines += [
         "- **training step**: the first batch of the default run (64 numbers in the seeded order, trimmed to its "
@@ -1055,18 +1113,162 @@ def read_rows(path: Path) -> list[Row]:
     return rows
 
 
+#: How a row kept by --keep names the run that measured it (a kept row that cannot is dropped).
+KEPT = re.compile(r"kept from the run of (\d{4}-\d\d-\d\d \d\d:\d\d) \(commit ([^;]+?), load average ([^)]+)\)$")
+
+
+def read_machine(path: Path) -> dict[str, str]:
+    """The Machine table of an existing results.md: {"commit": …, "date": …, "load average (1/5/15 min)": …}."""
+    text = path.read_text(encoding="utf-8")
+    if "\n## Machine" not in text:
+        return {}
+    out = {}
+    for line in text.split("\n## Machine", 1)[1].split("\n## ")[0].splitlines():
+        cells = [c.strip() for c in line.strip().split("|")[1:-1]]
+        if len(cells) == 2 and cells[0] and not cells[0].startswith("---"):
+            out[cells[0]] = cells[1]
+    return out
+
+
+def keep_rows(path: Path, ran: set[str]) -> list[Row]:
+    """The rows of the groups not run now, from the results at ``path``, each naming the run that measured it.
+
+    A row measured in that run is marked with its commit, date and load; a row that was already kept
+    keeps its mark; a row kept without one (an older results.md) is dropped, and so is every row when
+    the run that wrote ``path`` cannot be told (no commit or date)."""
+    prev = read_machine(path)
+    commit, date, load = prev.get("commit"), prev.get("date"), prev.get("load average (1/5/15 min)", "?")
+    out = []
+    for r in read_rows(path):
+        if r.group in ran:
+            continue
+        if KEPT.search(r.note):
+            out.append(r)
+        elif "kept from" in r.note or not commit or not date or commit == "?":
+            print(f"  not kept (no commit and date of its run): {r.item}", flush=True)
+        else:
+            r.note = ((r.note + "; " if r.note else "")
+                      + f"kept from the run of {date} (commit {commit}, load average {load})")
+            out.append(r)
+    return out
+
+
+# ------------------------------------------------------------------------------------ README
+README_BEGIN = "<!-- the table below is written by benchmarks/bench.py from benchmarks/results.md: do not edit it -->"
+README_END = "<!-- end of the table from benchmarks/results.md -->"
+
+
+def _row(rows: list[Row], prefix: str) -> Row | None:
+    return next((r for r in rows if r.item.startswith(prefix)), None)
+
+
+def _span(rows: list[Row]) -> str:
+    """'0.1–1.4 ms' over measured rows of one unit (their medians as results.md writes them)."""
+    vals = []
+    for r in rows:
+        m = re.fullmatch(r"([\d.]+) (\S+)", r.median_text())
+        if m:
+            vals.append((float(m.group(1)), m.group(2), m.group(1)))
+    if not vals:
+        return "—"
+    lo, hi = min(vals), max(vals)
+    return lo[2] + " " + lo[1] if lo[2] == hi[2] else f"{lo[2]}–{hi[2]} {hi[1]}"
+
+
+def _result(rows: list[Row]) -> str:
+    measured = [r for r in rows if r is not None and not r.status and r.ok is not None]
+    if not measured:
+        return "—"
+    return "pass" if all(r.ok for r in measured) else "**MISS**"
+
+
+def readme_table(rows: list[Row], info: dict[str, str]) -> list[str]:
+    """The README's "How fast" table: the headline figures of results.md, each with its target and pass/miss."""
+    out = ["| what | measured | target | result |", "|---|---|---|---|"]
+
+    def line(what: str, measured: str, target: str, result: str):
+        out.append(f"| {what} | {measured} | {target or '—'} | {result} |")
+
+    def one(what: str, prefix: str, extra=lambda r: ""):
+        r = _row(rows, prefix)
+        if r is None:
+            line(what, "not measured (no such row in results.md)", "", "—")
+        elif r.status:
+            line(what, r.status, r.target, "—")
+        else:
+            line(what, r.median_text() + extra(r), r.target, r.result_text())
+
+    def baseline(r):
+        return f", {r.baseline}" if r.baseline else ""
+
+    epochs = _row(rows, "epochs to 100/100")
+    one("full training, 60 epochs", "full training, 60 epochs",
+        lambda r: f" (100/100 held out from epoch {epochs.median_text().split()[0]})"
+        if epochs is not None and not epochs.status and epochs.median_text() != "—" else "")
+    one("one training step, batch 64", "training step, batch 64, default model (ours)", baseline)
+    one("reading all 1,000 numbers", "read all 1,000 numbers, batched", baseline)
+    labs = [r for r in rows if r.group == "labs" and not r.status and r.median_text().endswith(" ms")]
+    step = _row(rows, "decode_lab: Next step")
+    if labs:
+        line("a lab's response to one change", _span(labs) + (f" (decode step {step.median_text()})"
+                                                              if step is not None and not step.status else ""),
+             "≤ 50 ms (decode step ≤ 30 ms)", _result(labs))
+    else:
+        line("a lab's response to one change", "not measured in this run", "≤ 50 ms", "—")
+    fresh = [r for r in rows if r.group == "notebooks" and r.item.endswith("in a fresh kernel") and not r.status]
+    graded = [r for r in rows if r.group == "notebooks" and r.item.endswith("under autograding") and not r.status]
+    if fresh:
+        line("each notebook top to bottom", _span(fresh) + (f" (under autograding {_span(graded)})" if graded else ""),
+             "≤ 30 s", _result(fresh + graded))
+    else:
+        line("each notebook top to bottom", "not measured in this run", "≤ 30 s", "—")
+    one("fresh kernel to the first lab", "fresh kernel to the first lab")
+    classes = "; ".join(f"{r.item}: {r.median_text()}" for r in rows
+                        if r.group == "autograde" and r.item.startswith("a class of ") and not r.status)
+    one("autograding one complete submission", "one complete submission (4 notebooks), JOBS=1, headless labs, warm",
+        lambda r: (f", {r.baseline}".replace(" than before", " than with fresh kernels").replace(
+            " than first", " than with fresh kernels and the labs built") if r.baseline else "")
+        + (f"; {classes}" if classes else ""))
+    one("Dask ÷ JOBS=2, students/min per worker core", "students/min per worker core")
+    load = info.get("load average (1/5/15 min)", "?")
+    out += ["", f"From the `make bench` run of {info.get('date', '?')} (commit {info.get('commit', '?')}; load "
+            f"average {load}), as written in `benchmarks/results.md`, which has every figure, how it was measured "
+            "and on what machine."]
+    return out
+
+
+def update_readme(readme: Path = README, results: Path = RESULTS) -> bool:
+    """Rewrite the README's table between its two markers from ``results``; True if it changed."""
+    text = readme.read_text(encoding="utf-8")
+    if README_BEGIN not in text or README_END not in text:
+        raise ValueError(f"{readme} has no bench table markers ({README_BEGIN!r} … {README_END!r})")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    table = "\n".join(readme_table(read_rows(results), read_machine(results)))
+    new = f"{head}{README_BEGIN}\n{table}\n{README_END}{tail}"
+    if new != text:
+        readme.write_text(new, encoding="utf-8")
+    return new != text
+
+
 # ------------------------------------------------------------------------------------ main
 def parse(argv):
     p = argparse.ArgumentParser(prog="benchmarks/bench.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="one run per item and the smallest workloads (smoke test)")
     p.add_argument("--only", nargs="+", metavar="GROUP", help=f"run only these groups: {', '.join(GROUPS)}")
     p.add_argument("--skip", nargs="+", metavar="GROUP", default=[], help="leave these groups out")
-    p.add_argument("--class-size", type=int, default=CLASS_SIZE, metavar="N",
-                   help="students in the simulated class that is autograded (default %(default)s)")
+    p.add_argument("--class-size", type=int, default=None, metavar="N",
+                   help=f"students in the simulated class that is autograded (default {CLASS_SIZE}; "
+                        f"{QUICK_CLASS_SIZE} with --quick)")
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the table (default %(default)s)")
     p.add_argument("--list", action="store_true", help="list the groups and exit")
     p.add_argument("--keep", action="store_true",
-                   help="with --only: keep the other groups' rows of the existing results (marked as kept)")
+                   help="with --only: keep the other groups' rows of the existing results, each marked with the "
+                        "commit, date and load of the run that measured it")
+    p.add_argument("--note", default="", help="a sentence on this run written into results.md (e.g. who else "
+                                              "was using the machine)")
+    p.add_argument("--readme", action="store_true",
+                   help="only rewrite README.md's \"How fast\" table from the results (--out) and exit")
     return p.parse_args(argv)
 
 
@@ -1076,21 +1278,31 @@ def main(argv=None) -> int:
         for name, (title, _) in GROUPS.items():
             print(f"{name:12} {title}")
         return 0
+    if args.readme:
+        if not args.out.exists():
+            print(f"error: no results at {args.out}: run `make bench` first", file=sys.stderr)
+            return 2
+        print(f"{README}: {'rewritten' if update_readme(README, args.out) else 'already up to date'}")
+        return 0
+    if args.keep and not args.only:
+        print("error: --keep needs --only (a whole run keeps nothing)", file=sys.stderr)
+        return 2
     unknown = sorted(set(args.only or []).union(args.skip) - set(GROUPS))
     if unknown:
         print(f"error: unknown group(s) {unknown}: use some of {list(GROUPS)}", file=sys.stderr)
         return 2
     started, t0, load_before = datetime.datetime.now(), time.perf_counter(), loadavg()
-    if args.class_size < 1:
+    if args.class_size is not None and args.class_size < 1:
         print(f"error: --class-size must be 1 or more, got {args.class_size}", file=sys.stderr)
         return 2
     b = Bench(args.quick, args.class_size)
-    group_seconds: dict[str, tuple[float, float]] = {}
+    info = machine()  # the commit measured is the one the run starts from
+    group_seconds: dict[str, tuple[float, float, str]] = {}
     for name, (title, fn) in GROUPS.items():
         if (args.only and name not in args.only) or name in args.skip:
             continue
         print(f"[{name}] {title}", flush=True)
-        tg, cg = time.perf_counter(), cpu_seconds()
+        tg, cg, lg = time.perf_counter(), cpu_seconds(), loadavg()
         try:
             fn(b)
         except Skipped as e:
@@ -1098,16 +1310,14 @@ def main(argv=None) -> int:
         except Exception as e:
             traceback.print_exc()
             b.add(Row(name, title, status=f"error: {type(e).__name__}: {e}"))
-        group_seconds[name] = (time.perf_counter() - tg, cpu_seconds() - cg)
+        group_seconds[name] = (time.perf_counter() - tg, cpu_seconds() - cg, lg)
     wall = time.perf_counter() - t0
     if args.keep and args.out.exists():  # rows of the groups not run now, from the previous results
-        ran = {r.group for r in b.rows}
-        kept = [r for r in read_rows(args.out) if r.group not in ran]
-        for r in kept:
-            if not r.note.endswith("kept from the previous run"):
-                r.note = (r.note + "; " if r.note else "") + "kept from the previous run"
+        kept = keep_rows(args.out, {r.group for r in b.rows})
         b.rows = sorted(kept + b.rows, key=lambda r: list(GROUPS).index(r.group) if r.group in GROUPS else 99)
-    write_results(args.out, b, machine(), started, load_before, loadavg(), wall, group_seconds)
+    write_results(args.out, b, info, started, load_before, loadavg(), wall, group_seconds, args.note)
+    if args.out.resolve() == RESULTS.resolve() and not args.quick:  # the README's figures follow results.md
+        print(f"{README}: {'rewritten' if update_readme(README, args.out) else 'already up to date'}")
     misses = [r for r in b.rows if r.ok is False and not r.status]
     errors = [r for r in b.rows if r.status.startswith("error")]
     print(f"wrote {args.out} in {wall:.0f} s: {len(b.rows)} rows, {len(misses)} missed, {len(errors)} errors")

@@ -1,9 +1,13 @@
-"""Smoke test of the benchmark: `benchmarks/bench.py --quick` writes a results table with every row.
+"""The benchmark: `benchmarks/bench.py --quick` writes a results table with every row, and the
+figures the project shows are those of results.md.
 
 Timings are not asserted (speed goals are checked by `make bench`, on a quiet machine); this checks
 that every item a user waits for has its row, that each row holds either a measured median with its
 pass/miss, or says why it has none ("not available: …", "skipped: …"), that nothing crashed, and
-that the machine is described. The quick mode runs each item once, with the smallest workloads.
+that the machine is described. The quick mode runs each item once, with the smallest workloads;
+the autograde and scale groups really run in it (one submission, a class of 3, one merge into each
+gradebook), and their rows must be numbers. The committed results.md must name the run of every
+row, and the README's speed table must be the one generated from it.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ def table_rows(text: str) -> list[list[str]]:
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "results.md"
     done = subprocess.run([sys.executable, str(BENCH), "--quick", "--out", str(out)], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=1800)
     assert out.exists(), f"no results written:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done, out.read_text(encoding="utf-8")
 
@@ -79,7 +83,7 @@ def test_quick_run_writes_every_row(quick_run):
         if median == "—":  # measured, but nothing to report (e.g. never reached 100/100)
             assert note, item
             continue
-        assert re.fullmatch(r"[\d.]+ (ms|s|epochs)", median), (item, median)
+        assert re.fullmatch(r"[\d.]+ (ms|s|epochs|×)", median), (item, median)
         assert int(runs) >= 1, item
         assert result in ({"pass", "**MISS**"} if target != "—" else {"—"}), (item, target, result)
 
@@ -91,6 +95,46 @@ def test_quick_run_writes_every_row(quick_run):
     assert "faster than x-transformers" in items["training step, batch 64, default model (ours)"][6]
     assert "faster than one at a time" in items["read all 1,000 numbers, batched (read_numbers)"][6]
     assert done.returncode == 0, f"bench.py exited {done.returncode}:\n{done.stderr[-3000:]}"
+
+
+def test_quick_autograde_and_scale_really_run(quick_run):
+    """The code behind the headline grading figures runs in --quick: its rows are numbers, not skip rows."""
+    from whole_transformer.course.sandbox.bubblewrap import sandbox_status
+
+    _, text = quick_run
+    rows = table_rows(text)
+    skipped = [r for r in rows if r[0] in ("autograde", "scale") and r[2].startswith(("skipped", "error"))]
+    assert not skipped, skipped
+    items = {r[1]: r for r in rows}
+    one = items["one complete submission (4 notebooks), JOBS=1, headless labs, warm kernels (after)"]
+    if not sandbox_status().ok:
+        pytest.fail(f"the autograde group needs the sandbox: {sandbox_status().message()}")
+    assert re.fullmatch(r"[\d.]+ s", one[2]) and one[3] == "1" and one[5] in ("pass", "**MISS**"), one
+    score = re.search(r"scored ([\d.]+)/([\d.]+)", one[7])
+    assert score and score.group(1) == score.group(2) and float(score.group(2)) > 0, one  # full marks
+    for way in ("JOBS=2", "2 Dask workers"):
+        row = items[f"a class of 3, {way}"]
+        assert re.fullmatch(r"[\d.]+ s", row[2]) and row[3] == "1", row
+    ratio = items["students/min per worker core: 2 Dask workers ÷ JOBS=2"]
+    assert re.fullmatch(r"[\d.]+ ×", ratio[2]) and ratio[5] in ("pass", "**MISS**"), ratio
+    merge = items["merge one graded student into SQLite (gradebook.db)"]
+    assert re.fullmatch(r"[\d.]+ ms", merge[2]) and merge[3] == "1", merge
+    from simclass.pgcluster import server_bin
+
+    pg = items["merge one graded student into PostgreSQL"]
+    if server_bin() is None:
+        assert pg[2].startswith("not available: PostgreSQL is not installed"), pg
+    else:
+        assert re.fullmatch(r"[\d.]+ ms", pg[2]) and pg[3] == "1", pg
+    dask = items["Dask per-task overhead (submit → result, one task at a time)"]
+    assert re.fullmatch(r"[\d.]+ ms", dask[2]) and int(dask[3]) >= 1, dask
+    study = text.split("## Scale study")[1].split("## Machine")[0]
+    assert "the class of 3 was graded with JOBS=2, ÷ 3" in study, study
+    sizes = re.search(r"the student's files \((\d+) kB.*the assignment \((\d+) kB.*the scores \((\d+) kB.*"
+                      r"writes (\d+) kB per student.*at 128 cores, ([\d.]+) students a second, ([\d.]+) MB/s",
+                      study, re.S)
+    assert sizes, study
+    assert all(float(x) > 0 for x in sizes.groups()), sizes.groups()
 
 
 def test_machine_is_described(quick_run):
@@ -108,3 +152,70 @@ def test_bad_arguments_are_refused():
     listed = subprocess.run([sys.executable, str(BENCH), "--list"], cwd=REPO, capture_output=True, text=True,
                             timeout=120)
     assert listed.returncode == 0 and "autograde" in listed.stdout
+
+
+# ------------------------------------------------------------------------------------ figures shown
+def test_the_readme_speed_table_is_results_md():
+    """README.md's "How fast" table is the one bench.py generates from the committed results.md."""
+    bench = load_bench()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert bench.README_BEGIN in readme and bench.README_END in readme
+    shown = readme.split(bench.README_BEGIN, 1)[1].split(bench.README_END, 1)[0].strip("\n")
+    want = "\n".join(bench.readme_table(bench.read_rows(bench.RESULTS), bench.read_machine(bench.RESULTS)))
+    assert shown == want, "run `.venv/bin/python benchmarks/bench.py --readme` (or `make bench`)"
+    table = [ln for ln in shown.splitlines() if ln.startswith("| ") and not ln.startswith("| what")]
+    assert len(table) >= 8 and all(ln.rstrip(" |").rsplit("| ", 1)[1] in ("pass", "**MISS**", "—")
+                                   for ln in table), table
+
+
+def test_the_committed_results_name_the_run_of_every_row():
+    bench = load_bench()
+    text = bench.RESULTS.read_text(encoding="utf-8")
+    machine = bench.read_machine(bench.RESULTS)
+    assert re.fullmatch(r"[0-9a-f]{7,}", machine["commit"]), machine  # a committed state, no uncommitted changes
+    assert "--quick" not in text.split("\n\n")[1]
+    rows = bench.read_rows(bench.RESULTS)
+    assert {r.group for r in rows} == set(bench.GROUPS)
+    for r in rows:
+        assert "kept" not in r.note or bench.KEPT.search(r.note), r.item
+        assert not r.text.startswith(("skipped", "error")), (r.item, r.text)
+    if not any(bench.KEPT.search(r.note) for r in rows):
+        assert f"Every row was measured in this run, on commit {machine['commit']}." in text
+
+
+def test_a_kept_row_names_its_run_or_is_dropped(tmp_path):
+    bench = load_bench()
+    old = tmp_path / "results.md"
+    b = bench.Bench(False)
+    b.rows = [bench.Row("train-60", "full training, 60 epochs (wall)", 5.0, "s", 3, "≤ 8 s", True, "", "measured"),
+              bench.Row("labs", "decode_lab: Next step button", 0.1, "ms", 30, "≤ 30 ms", True, "",
+                        "p90 0.1 ms; kept from the run of 2026-11-30 10:00 (commit abc1234, load average "
+                        "before 1.0 / 1.0 / 1.0; after 2.0 / 2.0 / 2.0)"),
+              bench.Row("startup", "fresh kernel to the first lab on screen", 0.9, "s", 3, "≤ 3 s", True, "",
+                        "kept from the previous run")]
+    import datetime
+
+    bench.write_results(old, b, [("commit", "def5678")], datetime.datetime(2026, 12, 1, 9, 30), "0.5 / 0.5 / 0.5",
+                        "1.5 / 1.5 / 1.5", 10.0, {})
+    kept = {r.item: r for r in bench.keep_rows(old, ran={"read-1000"})}
+    assert kept["full training, 60 epochs (wall)"].note == (
+        "measured; kept from the run of 2026-12-01 09:30 (commit def5678, load average before 0.5 / 0.5 / 0.5; "
+        "after 1.5 / 1.5 / 1.5)")
+    assert "commit abc1234" in kept["decode_lab: Next step button"].note  # its own run, not the last one
+    assert "fresh kernel to the first lab on screen" not in kept  # kept once before, by no run it can name
+    assert bench.keep_rows(old, ran={"train-60", "labs", "startup"}) == []
+
+
+def test_the_scale_study_prints_what_was_measured():
+    bench = load_bench()
+    facts = {"submission_s": 9.0, "submission_grade_s": 7.0, "submission_cpu_s": 8.0, "cpu_of_class": 7,
+             "merge_sqlite_s": 0.07, "merge_sqlite_cpu_s": 0.06, "dask_task_s": 0.02, "job_bytes": 71_234,
+             "pack_bytes": 347_000, "result_bytes": 510_000, "written_bytes": 1_200_000}
+    text = "\n".join(bench.scale_study(facts, "1.0 / 1.0 / 1.0"))
+    assert "the class of 7 was graded with JOBS=2, ÷ 7" in text and "class of 25" not in text
+    assert "the student's files (71 kB" in text and "the assignment (347 kB" in text and "(510 kB)" in text
+    assert "writes 1.2 MB per student" in text
+    rate = min(128 / 8.02, 1 / 0.06)
+    assert f"at 128 cores, {rate:.1f} students a second, {rate * 1.2:.1f} MB/s" in text
+    other = "\n".join(bench.scale_study({**facts, "job_bytes": 12_000, "cpu_of_class": 3}, "1.0 / 1.0 / 1.0"))
+    assert "the student's files (12 kB" in other and "÷ 3" in other

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from simclass.loopback import loopback_listener
 from simclass.minicourse import make_course, require_sandbox
 from simclass.notebooks import Notebooks, write_submission
 from simclass.roster import expected_table, roster
@@ -47,13 +48,15 @@ def _grade_the_class(root: Path) -> dict:
     lines = []
     release(course, log=lines.append)
     nbs = Notebooks(root)
-    students = roster(nbs, root)
-    for s in students:
-        write_submission(root, s.name, s.notebooks, raw=s.raw, folder=s.folder)
-    jobs = int(os.environ.get("WT_CLASS_JOBS", "2"))
-    t0 = time.monotonic()
-    run = autograde(course, jobs=jobs, log=lines.append)
-    wall = time.monotonic() - t0
+    with loopback_listener() as listener:  # reachable from here; the student who tries the network must not reach it
+        students = roster(nbs, root, port=listener.port)
+        for s in students:
+            write_submission(root, s.name, s.notebooks, raw=s.raw, folder=s.folder)
+        jobs = int(os.environ.get("WT_CLASS_JOBS", "2"))
+        t0 = time.monotonic()
+        run = autograde(course, jobs=jobs, log=lines.append)
+        wall = time.monotonic() - t0
+        reached = listener.accepted
     t1 = time.monotonic()
     grades(course, log=lines.append)
     feedback(course, log=lines.append)
@@ -66,7 +69,8 @@ def _grade_the_class(root: Path) -> dict:
     print("\n" + message)
     # also as a warning, so that `make test` (pytest-xdist captures prints) shows it in its summary
     warnings.warn(ClassTiming(message), stacklevel=1)
-    return {"course": course, "nbs": nbs, "students": {s.name: s for s in students}, "graded": run.graded}
+    return {"course": course, "nbs": nbs, "students": {s.name: s for s in students}, "graded": run.graded,
+            "listener_reached": reached}
 
 
 def _detail(course: Course) -> dict[tuple[str, str], dict]:
@@ -113,21 +117,30 @@ def check_grades_csv_totals_match(graded):
 def check_integrity_findings(graded):
     course = graded["course"]
     with open(course.root / "integrity-report.csv") as f:
-        rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["student_id", "notebook", "cell", "finding"] if rows else True
+        reader = csv.DictReader(f)
+        rows = list(reader)
+    assert reader.fieldnames == ["student_id", "notebook", "cell", "finding"], reader.fieldnames
+    assert rows, "the class has students the integrity check must report, and the report has no rows"
     by_student: dict[str, list[dict]] = {}
     for r in rows:
         by_student.setdefault(r["student_id"], []).append(r)
-    missing = []
+
+    def expected(s, r) -> bool:
+        return any(r["notebook"] == nb and (cell is None or r["cell"] == cell) and words in r["finding"]
+                   for nb, cell, words in s.findings)
+
+    missing, unexpected = [], []
     for name, s in graded["students"].items():
         got = by_student.get(name, [])
-        if s.no_findings:
-            assert not got, f"{name} should have no findings: {got}"
         for nb, cell, words in s.findings:
             if not any(r["notebook"] == nb and (cell is None or r["cell"] == cell) and words in r["finding"]
                        for r in got):
                 missing.append(f"{name}: no finding on {nb}/{cell} containing {words!r}; got {got}")
-    assert not missing, "\n".join(missing)
+        # every student, honest or not, is reported for nothing but what their submission did
+        unexpected += [f"{name} [{s.note}]: a finding the roster does not expect: {r}"
+                       for r in got if not expected(s, r)]
+    unknown = set(by_student) - set(graded["students"])
+    assert not missing and not unexpected and not unknown, "\n".join(missing + unexpected + sorted(unknown))
 
 
 def check_everyone_graded_once(graded):
@@ -161,7 +174,9 @@ def check_sandbox_kept_the_student_out(graded):
     lines = out.splitlines()
     assert not [ln for ln in lines if ln.startswith(("WROTE", "NETWORK open"))], out
     assert len([ln for ln in lines if ln.startswith("DENIED")]) == 5, out
-    assert any(ln.startswith("NETWORK closed") for ln in lines), out
+    # the loopback listener outside the sandbox was reachable (checked before grading) and was never reached
+    assert "NETWORK closed ConnectionRefusedError" in lines, out
+    assert graded["listener_reached"] == 0, graded["listener_reached"]
     assert not (course.root / "pwned.txt").exists()
     assert not (course.submitted / "full" / ASSIGNMENT / "x.txt").exists()
     assert not (course.submitted / "x.txt").exists()

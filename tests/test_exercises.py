@@ -322,17 +322,48 @@ def test_subclasses_of_int_float_and_list_cannot_lie():
     assert not verdicts.same_pair(LyingList([[1], [2]]), [1], [2])
 
 
-def test_a_submission_that_reads_the_notebook_globals_finds_no_expected_value():
-    src = """
+#: A submission that looks for the expected values everywhere the notebook reaches (its globals, the
+#: kernel's input history ``In``/``_ih``, every string and container in them) and, when it finds the
+#: EXPECTED part of greedy_decode's test, returns its answers to the hidden test's calls in turn.
+READS_GLOBALS = """
 def greedy_decode(model, prompt, eos=1, max_new=6):
-    g = globals()
-    for name in ("want", "_want", "cases", "_cases", "case"):
-        if name in g:
-            v = g[name]
-            return v[-1] if name in ("case",) else v
-    return list(prompt)
+    import json
+    import sys
+
+    seen, wants, stack = set(), [], [globals(), vars(sys.modules["__main__"])]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, str):
+            for line in v.splitlines():
+                line = line.strip().lstrip("#").strip()
+                if line.startswith("{") and '"greedy_decode"' in line:
+                    wants += [c["want"] for c in json.loads(line)["cases"]]
+        elif isinstance(v, dict):
+            stack += [x for x in v.values() if isinstance(x, (str, dict, list, tuple))]
+            stack += [k for k in v if isinstance(k, str)]
+        elif isinstance(v, (list, tuple)):
+            stack += [x for x in v if isinstance(x, (str, dict, list, tuple))]
+    if sys._getframe(1).f_globals.get("__name__") != "whole_transformer.grading":
+        return list(prompt)  # the visible check: only the hidden test's calls are counted
+    calls = greedy_decode.__dict__.setdefault("calls", [0])
+    calls[0] += 1
+    return list(wants[calls[0] - 1]) if len(wants) >= calls[0] else list(prompt)
 """
-    assert grade("greedy_decode", src).points == 0
+
+
+def test_a_submission_that_reads_the_notebook_globals_finds_no_expected_value():
+    assert grade("greedy_decode", READS_GLOBALS).points == 0
+
+
+def test_the_globals_reader_would_win_if_the_expected_values_were_there():
+    """The submission above is able to cheat: with the test cells' EXPECTED parts in the input history
+    (as a kernel would hold them had they not been cut out before it ran), it gets full points."""
+    leaked = [c["source"] for c in graded_cells("greedy_decode").values()]
+    graded = grade("greedy_decode", READS_GLOBALS, {"In": ["", *leaked], "_ih": ["", *leaked]})
+    assert graded.points == graded.max_points > 0, graded.errors
 
 
 def test_a_failing_test_cell_message_shows_no_expected_value():

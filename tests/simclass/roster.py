@@ -119,8 +119,9 @@ def _insert_after(nb, grade_id, source, cell_type="code"):
     return nb
 
 
-def roster(nbs: Notebooks, course: Path) -> list[Student]:
-    """The whole class (course: the course folder, for the hostile students' absolute paths)."""
+def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
+    """The whole class (course: the course folder, for the hostile students' absolute paths; port: a
+    loopback listener's outside the sandbox, which the student who tries the network must not reach)."""
     zero = lambda *gids: {g: (0.0, "graded") for g in gids}  # noqa: E731
     failed = lambda *gids: {g: (0.0, "failed") for g in gids}  # noqa: E731
     all_names = nbs.names
@@ -328,7 +329,7 @@ def roster(nbs: Notebooks, course: Path) -> list[Student]:
                           "prints the input history after a test cell"))
 
     nb = alt.solved(NB3)
-    _insert_after(nb, "next_token", VANDAL.format(root=str(course)))
+    _insert_after(nb, "next_token", VANDAL.format(root=str(course), port=port))
     S.append(Student("writes-outside", {NB3: nb}, {},
                      findings=[(NB3, None, "outside the submission")],
                      note="tries to write into the course, the gradebook, home and other students; and the network"))
@@ -436,8 +437,8 @@ for path in [{root!r} + "/pwned.txt", {root!r} + "/gradebook.db", {root!r} + "/s
         print("WROTE", path)
     except Exception as e:
         print("DENIED", path, type(e).__name__)
-try:
-    socket.create_connection(("1.1.1.1", 80), timeout=3)
+try:  # a listener outside the sandbox, on the machine's loopback address (tests/simclass/loopback.py)
+    socket.create_connection(("127.0.0.1", {port}), timeout=3)
     print("NETWORK open")
 except Exception as e:
     print("NETWORK closed", type(e).__name__)

@@ -9,8 +9,11 @@ student. ``HideHiddenTests`` (in ``GenerateFeedback.preprocessors``) rewrites ea
   message written by the test's author (which names the kind of case, never the answer), or
   which exception the student's code raised (its message and traceback are left out, since
   they can quote the test), or what the autograder did (timeout, kernel died, not run);
-- in every other cell, an output that quotes a line of any hidden test (a student can print
-  the kernel's input history) is replaced by a note.
+- in every other cell, an output that quotes a line of any hidden test or one of its expected
+  values (a student can print the kernel's input history) is replaced by a note.
+
+``hidden_fragments`` and ``solution_fragments`` say what to search for; ``feedback.py`` searches
+every feedback file for all of it before the file is kept.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
-from ..cells import HIDDEN_TESTS, is_test, split_region
-from .verdict import FAILED, GRADER_ERROR
+from ..cells import HIDDEN_TESTS, SOLUTION, is_test, split_region
+from .verdict import FAILED, GRADER_ERROR, split_expected
 
 NOT_SHOWN = "# (hidden tests: not shown)"
 GRADER_ERRORS = {"CellTimeoutError", "DeadKernelError", "NotRun"}
@@ -71,14 +74,63 @@ def safe_message(evalue: str, rules: tuple[set[str], set[str], set[str]]) -> boo
     return False
 
 
+def _distinctive(line: str, min_len: int) -> bool:
+    """Long, and holding a number or a string: a line no other cell or output writes by chance."""
+    return len(line) >= min_len and any(ch.isdigit() or ch in "\"'" for ch in line)
+
+
 def hidden_fragments(hidden: str, min_len: int = 16) -> set[str]:
-    """Lines of hidden tests distinctive enough to search for: long, holding a number or a string."""
+    """What of a hidden test a student must not see, as text to search for.
+
+    Every distinctive line of it: the kernel's part, and the EXPECTED part's JSON comment line
+    (``# {"name": …, "cases": [{"kind": …, "want": …}]}``) with the other comments; then each
+    expected value on its own (``expected_values``), should it be shown apart from that line."""
+    out = {line.strip() for line in hidden.split("\n") if _distinctive(line.strip(), min_len)}
+    return out | expected_values(hidden, min_len)
+
+
+def _significant_digits(text: str) -> int:
+    mantissa = text.lower().lstrip("-").split("e")[0].replace(".", "")
+    return len(mantissa.lstrip("0"))
+
+
+def _floats(value):
+    if type(value) is float:
+        yield value
+    elif type(value) is list:
+        for v in value:
+            yield from _floats(v)
+
+
+def expected_values(hidden: str, min_len: int = 16) -> set[str]:
+    """The expected values of a hidden test's EXPECTED part, as a feedback file would quote them.
+
+    For every case: ``"want": <value>`` as the EXPECTED part writes it; the value's JSON (a list
+    of ids, a pair of lists: also how Python prints it) when it is at least ``min_len`` long; and
+    each float in it with 10 or more significant digits (``repr``, as ``print`` shows it). A short
+    value alone (``7``, ``"B"``) is not searched for: any page holds such text."""
+    try:
+        _, payload = split_expected(hidden)
+    except ValueError:  # not valid JSON: its lines are searched for as they are
+        return set()
     out = set()
-    for line in hidden.split("\n"):
-        line = line.strip()
-        if len(line) >= min_len and not line.startswith("#") and any(ch.isdigit() or ch in "\"'" for ch in line):
-            out.add(line)
+    for case in (payload or {}).get("cases", []):
+        if "want" not in case:
+            continue
+        want = json.dumps(case["want"], ensure_ascii=False)
+        out.add(f'"want": {want}')
+        if len(want) >= min_len:
+            out.add(want)
+        out |= {repr(x) for x in _floats(case["want"]) if _significant_digits(repr(x)) >= 10}
     return out
+
+
+def solution_fragments(source: str, min_len: int = 16) -> set[str]:
+    """The lines of a solution cell's answer (between BEGIN and END SOLUTION) long enough to search for,
+    comments left out (a stub's comment may say the same)."""
+    _, answer = split_region(source, SOLUTION)
+    return {line.strip() for line in answer.split("\n")
+            if len(line.strip()) >= min_len and not line.strip().startswith("#")}
 
 
 def _verdict(cell: NotebookNode, rules) -> NotebookNode:

@@ -1,37 +1,106 @@
-"""``make feedback``: nbgrader generate_feedback, then a check that no hidden test got through.
+"""``make feedback``: nbgrader generate_feedback, then a check that nothing a student must not see got through.
 
 The rewriting is done by ``hide_tests.HideHiddenTests`` inside nbgrader (see nbgrader_config.py).
-Afterwards every feedback file is searched for each line of every hidden test (taken from the
-gradebook, where nbgrader keeps them); a file that contains one is deleted and reported, so a
-leak is never handed out, whatever the cause.
+Afterwards every feedback file is searched for everything of the assignment a student must not
+see: each distinctive line of every hidden test, the EXPECTED part's JSON line among them, and
+each expected value (from the gradebook, where nbgrader keeps the test cells as written in
+source/), and each line of every reference solution (from source/: the gradebook keeps a solution
+cell as released). A solution line the student wrote in their own submission is theirs,
+and text the released notebooks hold is every student's: neither counts. A file that contains
+anything else of it is deleted and reported, so a leak is never handed out, whatever the cause.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
+from ..cells import cell_source, nbgrader_meta
 from ..layout import ASSIGNMENT, Course, run_nbgrader
-from ..nbgrader.hide_tests import hidden_fragments, split_hidden
+from ..nbgrader.hide_tests import hidden_fragments, solution_fragments, split_hidden
+
+HIDDEN, EXPECTED, SOLUTION = "hidden test", "expected value", "solution"
+_TAG = re.compile(r"<[^>]*>")
 
 
-def hidden_lines(course: Course) -> set[str]:
-    """The distinctive lines of every hidden test, from the gradebook."""
+def _notebook_text(path: Path) -> str:
+    """A notebook's raw text and its cells' sources (as typed, not JSON-escaped)."""
+    import nbformat
+
+    raw = path.read_text(errors="replace")
+    try:
+        nb = nbformat.reads(raw, as_version=4)
+    except Exception:  # not a notebook nbformat can read: its raw text is all there is
+        return raw
+    return raw + "\n" + "\n".join(cell_source(c) for c in nb.cells)
+
+
+def secrets(course: Course) -> dict[str, str]:
+    """Everything of the assignment a student must not see, as text to search for → what it is
+    (``HIDDEN``, ``EXPECTED`` or ``SOLUTION``). Text the released notebooks hold is left out."""
+    import nbformat
     from nbgrader.api import Gradebook
 
-    lines = set()
+    from .hide_tests import expected_values
+
+    found: dict[str, str] = {}
     with Gradebook(course.db_url) as gb:
         for nb in gb.find_assignment(ASSIGNMENT).notebooks:
             for cell in nb.source_cells:
                 _, hidden = split_hidden(cell.source or "")
-                lines |= hidden_fragments(hidden)
-    return lines
+                values = expected_values(hidden)
+                for text in hidden_fragments(hidden):
+                    found[text] = EXPECTED if text in values or text.startswith("# {") else HIDDEN
+    # the gradebook keeps a solution cell as released (its stub): the answers are in source/
+    for path in sorted((course.root / "source" / ASSIGNMENT).glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if nbgrader_meta(cell).get("solution"):
+                for text in solution_fragments(cell_source(cell)):
+                    found.setdefault(text, SOLUTION)
+    released = "\n".join(_notebook_text(p) for p in sorted((course.root / "release" / ASSIGNMENT).glob("*.ipynb")))
+    return {text: kind for text, kind in found.items() if text not in released}
 
 
-def leaks(path: Path, lines: set[str]) -> list[str]:
+def hidden_lines(course: Course) -> dict[str, str]:
+    """The same as ``secrets`` (the name the feedback check has always used)."""
+    return secrets(course)
+
+
+def leaks(path: Path, lines, own: str = "") -> list[str]:
+    """What of ``lines`` (text to search for; a dict maps it to its kind) the file at ``path`` shows.
+
+    The file is searched as it is, unescaped, and with its HTML tags taken out (a highlighted cell
+    splits a line of code into many tags). A solution line found in ``own`` (the student's own
+    submission) is the student's."""
     text = path.read_text(errors="replace")
     plain = html.unescape(text)
-    return [ln for ln in lines if ln in text or ln in plain or html.escape(ln) in text]
+    bare = html.unescape(_TAG.sub("", text))
+    kinds = lines if isinstance(lines, dict) else dict.fromkeys(lines, HIDDEN)
+    return [ln for ln, kind in kinds.items()
+            if (ln in text or ln in plain or ln in bare or html.escape(ln) in text)
+            and not (kind == SOLUTION and ln in own)]
+
+
+def own_submission(course: Course, feedback_file: Path) -> str:
+    """The text of every notebook the student of this feedback file handed in ('' when none): under
+    whatever name they handed a notebook in, what they wrote is theirs."""
+    folder = course.submitted / feedback_file.parts[-3]
+    return "\n".join(_notebook_text(p) for p in sorted(folder.rglob("*.ipynb")) if p.is_file() and not p.is_symlink())
+
+
+def remove_leaks(course: Course, files: list[Path], log=print) -> list[Path]:
+    """Delete each of ``files`` that shows anything of ``secrets(course)``, saying what; the deleted ones."""
+    lines = secrets(course)
+    bad = []
+    for f in files:
+        found = leaks(f, lines, own_submission(course, f))
+        if found:
+            bad.append(f)
+            f.unlink()
+            log(f"REMOVED {f.relative_to(course.root)}: it contained {lines[found[0]]} text ({found[0][:60]!r})"
+                + (f" and {len(found) - 1} more" if len(found) > 1 else ""))
+    return bad
 
 
 def feedback(course: Course, log=print) -> list[Path]:
@@ -40,19 +109,13 @@ def feedback(course: Course, log=print) -> list[Path]:
     done = run_nbgrader(["generate_feedback", ASSIGNMENT, "--force"], course.root)
     if done.returncode != 0:
         log(f"nbgrader generate_feedback reported errors:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
-    lines = hidden_lines(course)
     files = sorted(course.feedback.glob(f"*/{ASSIGNMENT}/*.html"))
-    bad = []
-    for f in files:
-        found = leaks(f, lines)
-        if found:
-            bad.append(f)
-            f.unlink()
-            log(f"REMOVED {f.relative_to(course.root)}: it contained hidden test text ({found[0][:60]!r})")
+    bad = remove_leaks(course, files, log)
     kept = [f for f in files if f not in bad]
     students = {f.parts[-3] for f in kept}
     log(f"feedback: {len(kept)} files for {len(students)} students in {course.feedback.relative_to(course.root)}/"
         + (f"; {len(bad)} removed" if bad else ""))
     if bad:
-        raise RuntimeError(f"{len(bad)} feedback file(s) contained hidden tests and were removed")
+        raise RuntimeError(f"{len(bad)} feedback file(s) contained hidden tests, expected values or solutions "
+                           "and were removed")
     return kept

@@ -1,0 +1,72 @@
+"""checkdata.is_current(): the shipped data of the visible checks is exactly what the reference
+solutions and the mistake catalogue give today, and any difference is noticed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from whole_transformer import exercise_checks as ec
+from whole_transformer.course.answers import check_data as checkdata
+from whole_transformer.course.answers.mistakes import MISTAKES
+
+
+@pytest.fixture
+def data_copy(tmp_path, monkeypatch):
+    """checkdata reading and writing a copy of the shipped file (the repository's stays untouched)."""
+    copy = tmp_path / "exercise_checks.json"
+    copy.write_text(checkdata.DATA.read_text())
+    monkeypatch.setattr(checkdata, "DATA", copy)
+    yield copy
+    ec._data.cache_clear()
+
+
+def test_the_shipped_data_is_current():
+    assert checkdata.is_current(), "run `python -m whole_transformer.course check-data --write`"
+
+
+def test_a_changed_hash_is_not_current(data_copy):
+    assert checkdata.is_current()
+    data = json.loads(data_copy.read_text())
+    right = data["exercises"]["make_xy"]["right"]
+    right[0] = "0" * len(right[0])
+    data_copy.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    assert not checkdata.is_current()
+
+
+def test_a_changed_hint_is_not_current(data_copy):
+    data = json.loads(data_copy.read_text())
+    data["exercises"]["masked_loss"]["mistakes"][0]["hint"] += " (edited by hand)"
+    data_copy.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    assert not checkdata.is_current()
+
+
+def test_a_missing_file_is_not_current(data_copy):
+    data_copy.unlink()
+    assert not checkdata.is_current()
+
+
+def test_a_changed_reference_makes_the_data_stale(data_copy, monkeypatch):
+    right = checkdata.REFERENCE["next_token"]
+
+    def changed(h, W, b):  # the reference, but another id whenever the vocabulary has 9 tokens
+        return right(h, W, b) if len(b) != 9 else (right(h, W, b) + 1) % 9
+
+    monkeypatch.setitem(checkdata.REFERENCE, "next_token", changed)
+    assert not checkdata.is_current()
+
+
+def test_a_mistake_that_gives_the_right_results_is_refused(data_copy, monkeypatch):
+    """A catalogued mistake that no case tells from the reference cannot be written as data."""
+    monkeypatch.setitem(checkdata.REFERENCE, "next_token", MISTAKES["next_token"][0].code)
+    with pytest.raises(AssertionError, match="gives the right results on every case"):
+        checkdata.is_current()
+
+
+def test_write_makes_it_current_again(data_copy):
+    data_copy.write_text("{}\n")
+    assert not checkdata.is_current()
+    assert checkdata.write() == data_copy
+    assert checkdata.is_current()
+    assert data_copy.read_text() == ec.DATA.read_text()  # what it wrote is the shipped file

@@ -1,0 +1,175 @@
+"""The feedback check finds everything a student must not see, whatever of it got into a feedback file.
+
+A course is built from source/ (nbgrader's release and gradebook, as ``make release`` makes them).
+Then feedback files are written as nbgrader's generate_feedback writes them (nbconvert's HTML, code
+highlighted) with one thing planted in each: a line of a hidden test, the EXPECTED part's JSON line,
+an expected value on its own (a list of ids, a float), a line of a reference solution. Each file
+must be caught and removed, and an honest feedback file, or one showing a solution line the
+student wrote themselves, must be kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import nbformat.v4 as nbf
+import pytest
+from simclass.minicourse import make_course
+
+from whole_transformer.course.build import lecture as build  # noqa: E402
+from whole_transformer.course.cells import SOLUTION, grade_id, is_test, nbgrader_meta, split_region
+from whole_transformer.course.layout import ASSIGNMENT, Course
+from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests, split_hidden
+from whole_transformer.course.nbgrader.verdict import split_expected
+from whole_transformer.course.reports.feedback import (
+    EXPECTED,
+    HIDDEN,
+    remove_leaks,
+    secrets,
+)
+from whole_transformer.course.reports.feedback import (
+    SOLUTION as SOLUTION_KIND,
+)
+
+pytestmark = pytest.mark.xdist_group("feedback-leaks")
+NB = "04-how-it-learned"
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = make_course(tmp_path_factory.mktemp("leaks") / "course", real_source=True)
+    c = Course(root)
+    build.release(c, log=lambda *a: None)
+    return c
+
+
+def source_cells(course: Course, notebook: str = NB):
+    return nbformat.read(course.root / "source" / ASSIGNMENT / f"{notebook}.ipynb", as_version=4).cells
+
+
+def a_test_cell(course: Course, exercise: str):
+    return next(c for c in source_cells(course) if is_test(c) and grade_id(c).startswith(f"test_{exercise}"))
+
+
+def planted(course: Course):
+    """One text of each kind, taken from the source of notebook 04: (kind, what, text)."""
+    loss = a_test_cell(course, "masked_loss")
+    xy = a_test_cell(course, "make_xy")
+    _, hidden = split_hidden(loss.source)
+    kernel_part, payload = split_expected(hidden)
+    line = next(ln.strip() for ln in kernel_part.splitlines() if "g.random_array(" in ln or "g.array(" in ln)
+    json_line = next(ln.strip() for ln in hidden.splitlines() if ln.strip().startswith('# {"name"'))
+    a_float = next(repr(c["want"]) for c in payload["cases"] if type(c["want"]) is float and len(repr(c["want"])) > 12)
+    _, xy_payload = split_expected(split_hidden(xy.source)[1])
+    a_pair = str(xy_payload["cases"][-1]["want"])
+    solution = next(c for c in source_cells(course) if nbgrader_meta(c).get("solution")
+                    and "def masked_loss" in c.source)
+    sol_line = next(ln.strip() for ln in split_region(solution.source, SOLUTION)[1].splitlines()
+                    if "return" in ln)
+    return [(HIDDEN, "a line of the hidden test", line),
+            (EXPECTED, "the EXPECTED part's JSON line", json_line),
+            (EXPECTED, "an expected loss (a float)", a_float),
+            (EXPECTED, "an expected (x, y) pair of make_xy", a_pair),
+            (SOLUTION_KIND, "a line of the reference solution", sol_line)]
+
+
+def write_feedback(course: Course, student: str, cells: list, notebook: str = NB) -> Path:
+    """A feedback file as generate_feedback writes one: the notebook as nbconvert's HTML."""
+    from nbconvert import HTMLExporter
+
+    nb = nbf.new_notebook(cells=cells)
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    path = course.feedback / student / ASSIGNMENT / f"{notebook}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
+    return path
+
+
+def hand_in(course: Course, student: str, cells: list, notebook: str = NB) -> None:
+    nb = nbf.new_notebook(cells=cells)
+    path = course.submitted / student / ASSIGNMENT / f"{notebook}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+def output(text: str):
+    return nbf.new_code_cell("print(In[-3])", outputs=[nbf.new_output("stream", name="stdout", text=text + "\n")])
+
+
+def honest_cells(course: Course) -> list:
+    """What a feedback file shows of notebook 04: its released cells, a test cell's verdict."""
+    release = nbformat.read(course.root / "release" / ASSIGNMENT / f"{NB}.ipynb", as_version=4)
+    cells = []
+    for c in release.cells:
+        c = nbf.new_code_cell(c.source) if c.cell_type == "code" else nbf.new_markdown_cell(c.source)
+        if c.cell_type == "code" and c.source.startswith("check("):
+            c.outputs = [nbf.new_output("stream", name="stdout", text="Tests passed.\n")]
+        cells.append(c)
+    return cells
+
+
+def test_the_secrets_hold_every_kind(course):
+    found = secrets(course)
+    kinds = set(found.values())
+    assert kinds == {HIDDEN, EXPECTED, SOLUTION_KIND}, kinds
+    tests = [c for name in ("01-whole-machine", "02-microscope", "03-one-word-at-a-time", NB)
+             for c in source_cells(course, name) if is_test(c) and "BEGIN EXPECTED" in c.source]
+    for cell in tests:  # every EXPECTED line and every expected value of every case is searched for
+        hidden = split_hidden(cell.source)[1]
+        json_line = next(ln.strip() for ln in hidden.splitlines() if ln.strip().startswith("# {"))
+        assert found.get(json_line) == EXPECTED, grade_id(cell)
+        _, payload = split_expected(hidden)
+        for case in payload["cases"]:
+            import json
+
+            assert f'"want": {json.dumps(case["want"], ensure_ascii=False)}' in found, (grade_id(cell), case)
+
+
+@pytest.mark.parametrize("index", range(5), ids=["hidden-line", "expected-json", "expected-float",
+                                                   "expected-pair", "solution"])
+def test_each_kind_planted_in_an_output_is_caught(course, index):
+    kind, what, text = planted(course)[index]
+    student = f"planted-{index}"
+    f = write_feedback(course, student, [*honest_cells(course), output(text)])
+    log = []
+    assert remove_leaks(course, [f], log.append) == [f], f"{what} ({text!r}) was not caught"
+    assert not f.exists() and kind in log[0], log
+
+
+def test_a_solution_line_in_highlighted_code_is_caught(course):
+    """nbconvert splits highlighted code into many tags: the check reads the text between them."""
+    _, _, line = planted(course)[4]
+    cell = nbf.new_code_cell(f"def masked_loss(logits, targets, pad=0):\n    {line}\n")
+    f = write_feedback(course, "copied-nothing", [*honest_cells(course), cell])
+    assert line not in f.read_text()  # split by the highlighting
+    assert remove_leaks(course, [f], lambda *a: None) == [f]
+
+
+def test_a_solution_the_student_wrote_is_theirs(course):
+    _, _, line = planted(course)[4]
+    cell = nbf.new_code_cell(f"def masked_loss(logits, targets, pad=0):\n    {line}\n")
+    hand_in(course, "wrote-it", [cell])
+    f = write_feedback(course, "wrote-it", [*honest_cells(course), cell])
+    assert remove_leaks(course, [f], lambda *a: None) == []
+    assert f.exists()
+
+
+def test_an_honest_feedback_file_is_kept(course):
+    f = write_feedback(course, "honest", honest_cells(course))
+    assert remove_leaks(course, [f], lambda *a: None) == []
+
+
+def test_hide_hidden_tests_drops_an_output_quoting_the_expected_line():
+    """In the notebook nbgrader hands the feedback step, an output quoting a test's EXPECTED line is
+    replaced, like one quoting its kernel's part."""
+    expected = '# {"name": "double", "compare": "same", "cases": [{"kind": "a negative number", "want": -6}]}'
+    test = nbf.new_code_cell('### BEGIN HIDDEN TESTS\ngrading.hand_out("double", double, [((-3,), {})])\n'
+                             f"### BEGIN EXPECTED\n{expected}\n### END EXPECTED\n### END HIDDEN TESTS",
+                             metadata={"nbgrader": {"grade": True, "grade_id": "test_double", "locked": True,
+                                                    "points": 1, "solution": False, "schema_version": 3}})
+    nb = nbf.new_notebook(cells=[test, output(expected), output("the end")])
+    out, _ = HideHiddenTests().preprocess(nb, {})
+    assert "quoted the hidden tests" in out.cells[1].outputs[0]["text"]
+    assert out.cells[2].outputs[0]["text"] == "the end\n"
