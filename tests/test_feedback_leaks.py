@@ -17,7 +17,7 @@ import nbformat.v4 as nbf
 import pytest
 from simclass.minicourse import make_course
 
-from whole_transformer.course.build import lecture as build  # noqa: E402
+from whole_transformer.course.build.release import release
 from whole_transformer.course.cells import SOLUTION, grade_id, is_test, nbgrader_meta, split_region
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests, split_hidden
@@ -40,7 +40,7 @@ NB = "04-how-it-learned"
 def course(tmp_path_factory):
     root = make_course(tmp_path_factory.mktemp("leaks") / "course", real_source=True)
     c = Course(root)
-    build.release(c, log=lambda *a: None)
+    release(c, log=lambda *a: None)
     return c
 
 

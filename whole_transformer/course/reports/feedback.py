@@ -42,7 +42,7 @@ def secrets(course: Course) -> dict[str, str]:
     import nbformat
     from nbgrader.api import Gradebook
 
-    from .hide_tests import expected_values
+    from ..nbgrader.hide_tests import expected_values
 
     found: dict[str, str] = {}
     with Gradebook(course.db_url) as gb:
