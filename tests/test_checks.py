@@ -29,15 +29,15 @@ from whole_transformer.task import batch_counts, encode, make_batch, prompt, seq
 ANSWERS = {
     "tokens_905": ("int", 8),
     "logits_shape": ("shape", (64, 8, 42)),
-    "heads_4_to_8": ("choice", "B"),
+    "heads_4_to_8": ("choice", "C"),
     "ffn_params": ("int", 16576),
     "attention_scores_shape": ("shape", (64, 4, 8, 8)),
-    "std1_no_factor": ("choice", "B"),
-    "changes_during_inference": ("choice", "B"),
+    "std1_no_factor": ("choice", "A"),
+    "changes_during_inference": ("choice", "C"),
     "rows_742": ("int", 7),
     "counted_427": ("int", 5),
     "flat_shape": ("shape", (320, 42)),
-    "no_causal_mask": ("choice", "B"),
+    "no_causal_mask": ("choice", "A"),
     "learns_nothing": ("choice", "B"),
 }
 
@@ -294,14 +294,14 @@ def shell():
 
 
 def test_a_check_after_an_answer_cell_that_raised_grades_nothing(shell, capsys):
-    shell.run_cell('std1_no_factor = "A"')
-    shell.run_cell("std1_no_factor = B")  # no quotes: NameError, and the variable keeps "A"
+    shell.run_cell('std1_no_factor = "B"')
+    shell.run_cell("std1_no_factor = A")  # no quotes: NameError, and the variable keeps "B"
     capsys.readouterr()
     shell.run_cell('check("std1_no_factor")')
     out = capsys.readouterr().out
     assert "The answer cell did not run" in out and "NameError" in out and "nothing was graded" in out
     assert "Not yet" not in out and "✓" not in out, "the check graded the earlier value"
-    shell.run_cell('std1_no_factor = "B"')
+    shell.run_cell('std1_no_factor = "A"')
     shell.run_cell('check("std1_no_factor")')
     assert capsys.readouterr().out.splitlines()[0] == "✓ Right."
 
