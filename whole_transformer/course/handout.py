@@ -6,8 +6,10 @@
     whole_transformer/                  the package the notebooks import, without ``course/`` (reference
                                         solutions, the mistake catalogue, hidden tests, grading, sandbox)
     Makefile, pyproject.toml,           ``make lab`` sets up .venv and opens the course; the same pins as
-    environment.yml                     the course, without the instructor's tools
-    README.md, .gitignore               the student guide
+    environment.yml                     the course, without the instructor's tools (nbgrader's instructor
+                                        extensions are turned off in that .venv: a student sees Validate only)
+    nbgrader_config.py                  what Validate says above the checks that are not right yet
+    README.md, .gitignore               the student guide (``docs/student.md``), handing in included
 
 Nothing of ``source/``, ``tests/``, ``notebooks/`` (the lecture edition has the answers written in),
 the gradebook or the submissions. The JupyterHub route installs the same package for students.
@@ -31,6 +33,8 @@ TEMPLATE = Path(__file__).with_name("templates") / "handout"
 INSTRUCTOR_ONLY = ("dask", "distributed", "psycopg", "psycopg2", "psycopg2-binary", "jupyterhub")
 #: What of the package stays with the instructor.
 PRIVATE = ("course",)
+#: The student guide, which the handout's README is made from.
+STUDENT_GUIDE = Path("docs") / "student.md"
 
 
 def _requirement_name(req: str) -> str:
@@ -55,11 +59,15 @@ def _pyproject(course: Course) -> str:
 
 
 def _student_guide(course: Course) -> str:
-    readme = (course.root / "README.md").read_text()
-    m = re.search(r"^## Student guide\n(.*?)(?=^## )", readme, re.S | re.M)
-    if not m:
-        raise RuntimeError("README.md has no '## Student guide' section to hand out")
-    return (TEMPLATE / "README.md").read_text().replace("@STUDENT_GUIDE@", m.group(1).strip())
+    """The handout's README: its own quick start, then ``docs/student.md`` whole, one heading level down."""
+    guide_file = course.root / STUDENT_GUIDE
+    if not guide_file.is_file():
+        raise RuntimeError(f"{guide_file} is missing: the handout's README is made from the student guide")
+    guide = guide_file.read_text(encoding="utf-8")
+    if not guide.startswith("# "):
+        raise RuntimeError(f"{guide_file} must start with its title, a '# ' heading")
+    guide = re.sub(r"^(#+) ", r"#\1 ", guide, flags=re.M)  # headings outside code blocks: the guide has none
+    return (TEMPLATE / "README.md").read_text().replace("@STUDENT_GUIDE@", guide.strip())
 
 
 def _clear(dest: Path) -> None:
@@ -100,6 +108,7 @@ def handout(course: Course, dest: Path | None = None, log=print) -> Path:
             raise RuntimeError(f"whole_transformer/{private} was copied into the handout")
     shutil.copy2(TEMPLATE / "Makefile", dest / "Makefile")
     shutil.copy2(TEMPLATE / "gitignore", dest / ".gitignore")
+    shutil.copy2(TEMPLATE / "nbgrader_config.py", dest / "nbgrader_config.py")
     (dest / "pyproject.toml").write_text(_pyproject(course))
     (dest / "environment.yml").write_text(_environment_yml(course))
     (dest / "README.md").write_text(_student_guide(course))
