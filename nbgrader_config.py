@@ -99,3 +99,10 @@ c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPre
 # ---------------------------------------------------------------- handing out (JupyterHub)
 # With nbgrader's exchange on a shared JupyterHub, set its folder here, e.g.:
 # c.Exchange.root = "/srv/nbgrader/exchange"
+
+# ---------------------------------------------------------------- Validate (students)
+# A visible check that is not right writes its hint to stderr under Validate (whole_transformer/checks.py),
+# so Validate lists it as failed; this line heads the list. The same words are in the handout's config.
+c.Validator.failed_warning = (
+    "{num_failed} visible check(s) below are not right yet, each shown with its hint. The visible checks "
+    "only help: the hidden tests your instructor runs after you hand in decide the grade.\n")

@@ -29,15 +29,15 @@ from whole_transformer.task import batch_counts, encode, make_batch, prompt, seq
 ANSWERS = {
     "tokens_905": ("int", 8),
     "logits_shape": ("shape", (64, 8, 42)),
-    "heads_4_to_8": ("choice", "B"),
+    "heads_4_to_8": ("choice", "C"),
     "ffn_params": ("int", 16576),
     "attention_scores_shape": ("shape", (64, 4, 8, 8)),
-    "std1_no_factor": ("choice", "B"),
-    "changes_during_inference": ("choice", "B"),
+    "std1_no_factor": ("choice", "A"),
+    "changes_during_inference": ("choice", "C"),
     "rows_742": ("int", 7),
     "counted_427": ("int", 5),
     "flat_shape": ("shape", (320, 42)),
-    "no_causal_mask": ("choice", "B"),
+    "no_causal_mask": ("choice", "A"),
     "learns_nothing": ("choice", "B"),
 }
 
@@ -294,14 +294,14 @@ def shell():
 
 
 def test_a_check_after_an_answer_cell_that_raised_grades_nothing(shell, capsys):
-    shell.run_cell('std1_no_factor = "A"')
-    shell.run_cell("std1_no_factor = B")  # no quotes: NameError, and the variable keeps "A"
+    shell.run_cell('std1_no_factor = "B"')
+    shell.run_cell("std1_no_factor = A")  # no quotes: NameError, and the variable keeps "B"
     capsys.readouterr()
     shell.run_cell('check("std1_no_factor")')
     out = capsys.readouterr().out
     assert "The answer cell did not run" in out and "NameError" in out and "nothing was graded" in out
     assert "Not yet" not in out and "✓" not in out, "the check graded the earlier value"
-    shell.run_cell('std1_no_factor = "B"')
+    shell.run_cell('std1_no_factor = "A"')
     shell.run_cell('check("std1_no_factor")')
     assert capsys.readouterr().out.splitlines()[0] == "✓ Right."
 
@@ -345,3 +345,36 @@ def test_the_masked_loss_hints_describe_mistakes_not_code_the_student_did_not_wr
 
     for mistake in MISTAKES["masked_loss"]:
         assert "nll" not in mistake.hint and ".mean()" not in mistake.hint, mistake.hint
+
+
+def test_the_mistakes_issue_22_lists_are_catalogued_and_named_by_the_check(capsys):
+    """Each named bug gets a hint that names it, not a bare "returned …" or a traceback."""
+    from whole_transformer.course.answers.mistakes import MISTAKES
+
+    named = {
+        ("make_xy", "no_padding"): "Nothing in y is set to pad",
+        ("make_xy", "swapped"): "in the wrong order",
+        ("greedy_decode", "argmax_whole_table"): "over the whole table",
+        ("greedy_decode", "ignores_max_new"): "It ignores max_new",
+        ("masked_loss", "no_softmax"): "softmax first",
+        ("masked_loss", "every_row_every_target"): "p[:, targets]",
+    }
+    for (exercise, mid), words in named.items():
+        (m,) = [m for m in MISTAKES[exercise] if m.id == mid]
+        assert checks.check(exercise, m.code) is False
+        out = capsys.readouterr().out
+        assert out.startswith("✗ Not yet. ") and words in out, (mid, out)
+        assert "IndexError" not in out.split("hence")[0] and "which is not right" not in out, out
+
+
+def test_next_token_may_return_a_numpy_integer_as_the_text_says(capsys):
+    from notebook_helpers import load
+
+    def next_token(h, W, b):
+        return np.argmax(h @ W + b)  # np.int64
+
+    assert checks.check("next_token", next_token) is True
+    assert capsys.readouterr().out.startswith("✓ Right.")
+    text = " ".join(c.source for c in load("03-one-word-at-a-time.ipynb").cells)
+    assert "the NumPy integer that `np.argmax` hands back are both accepted" in " ".join(text.split())
+    assert verdicts.same_id(np.int64(3), 3), "the hidden test accepts it too"

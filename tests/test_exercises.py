@@ -422,8 +422,8 @@ def test_check_stops_a_loop_that_never_ends(capsys):
 
 
 def test_check_hints_for_the_questions_of_03_and_04(capsys):
-    right = {"changes_during_inference": "B", "rows_742": 7, "counted_427": 5, "flat_shape": (320, 42),
-             "no_causal_mask": "B", "learns_nothing": "B"}
+    right = {"changes_during_inference": "C", "rows_742": 7, "counted_427": 5, "flat_shape": (320, 42),
+             "no_causal_mask": "A", "learns_nothing": "B"}
     for qid, answer in right.items():
         assert checks.check(qid, answer), qid
         assert "✓ Right." in capsys.readouterr().out

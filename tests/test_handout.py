@@ -65,8 +65,8 @@ def run_isolated(root: Path, code: str, timeout: int = 600) -> str:
 # ------------------------------------------------------------------------------------------ contents
 def test_the_handout_holds_what_a_student_needs_and_nothing_more(handout):
     top = sorted(p.name for p in handout.iterdir())
-    assert top == sorted([".gitignore", handout_mod.MARK, "Makefile", "README.md", "environment.yml", "pyproject.toml",
-                          "release", "whole_transformer"])
+    assert top == sorted([".gitignore", handout_mod.MARK, "Makefile", "README.md", "environment.yml",
+                          "nbgrader_config.py", "pyproject.toml", "release", "whole_transformer"])
     notebooks = sorted(p.name for p in (handout / "release" / ASSIGNMENT).iterdir())
     assert notebooks == sorted(set(NOTEBOOK_OF.values()) | {"01-whole-machine.ipynb", "02-microscope.ipynb"})
     assert not (handout / "whole_transformer" / "course").exists()
@@ -88,6 +88,41 @@ def test_make_lab_is_set_up_in_the_handout(handout):
     assert done.returncode == 0, done.stderr
     assert "pip install --quiet -e ." in done.stdout and "jupyter lab" in done.stdout
     assert "release/whole-transformer/01-whole-machine.ipynb" in done.stdout
+    # nbgrader's instructor tools are turned off in the handout's own .venv (Validate stays)
+    shown = " ".join(done.stdout.replace("\\\n", " ").split())
+    assert ("jupyter server extension disable --sys-prefix nbgrader.server_extensions.formgrader "
+            "nbgrader.server_extensions.course_list nbgrader.server_extensions.assignment_list") in shown
+    assert ("jupyter labextension disable --level=sys_prefix @jupyter/nbgrader:formgrader "
+            "@jupyter/nbgrader:create-assignment @jupyter/nbgrader:course-list @jupyter/nbgrader:assignment-list "
+            "@jupyter/nbgrader:menu") in shown
+    assert "validate" not in shown.split("jupyter lab --")[0], "Validate must stay on"
+
+
+def test_the_readme_is_the_student_guide_and_says_how_to_hand_in(handout):
+    readme = (handout / "README.md").read_text()
+    guide = (REPO / handout_mod.STUDENT_GUIDE).read_text()
+    assert guide.startswith("# Student guide\n")
+    # every line of docs/student.md is in the README, its headings one level down
+    for line in guide.splitlines():
+        assert ("#" + line if line.startswith("#") else line) in readme.splitlines(), line
+    handing_in = readme.split("### Handing in\n")[1]
+    for route in ("**JupyterHub:**", "press *Submit*", "**git:**", "push them", "**LMS upload:**",
+                  "four `.ipynb` files", "01-whole-machine.ipynb", "04-how-it-learned.ipynb"):
+        assert route in handing_in, route
+    assert "press **Validate**" in readme and "hidden tests" in readme
+
+
+def test_no_handout_file_points_to_a_folder_the_handout_lacks(handout):
+    for path in [handout / "README.md", *sorted((handout / "release").rglob("*.ipynb"))]:
+        text = path.read_text()
+        assert "notebooks/html" not in text, f"{path.name} points to notebooks/html/, which the handout has not"
+        assert "notebooks/" not in text.replace("release/", ""), f"{path.name} points to the lecture edition"
+
+
+def test_the_handouts_nbgrader_config_sets_only_what_validate_says(handout):
+    text = (handout / "nbgrader_config.py").read_text()
+    settings = [line for line in text.splitlines() if line.startswith("c.")]
+    assert settings == ["c.Validator.failed_warning = ("], settings
 
 
 def test_a_handout_not_made_by_the_command_is_never_overwritten(tmp_path):

@@ -390,8 +390,8 @@ def test_html_bars_shape_label_and_table():
 
 
 # ------------------------------------------------------------------------------------------ answer checks
-RIGHT = {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "B", "ffn_params": 16576,
-         "attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "B"}
+RIGHT = {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "C", "ffn_params": 16576,
+         "attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "A"}
 
 
 @pytest.mark.parametrize("qid", sorted(RIGHT))
@@ -409,7 +409,7 @@ def test_checks_name_the_mistakes_the_issue_lists():
     assert "last block's output" in checks.QUESTIONS["logits_shape"].feedback((64, 8, 64))[1]
     assert "biases are missing" in checks.QUESTIONS["ffn_params"].feedback(16384)[1]
     assert "heads axis" in checks.QUESTIONS["attention_scores_shape"].feedback((64, 8, 8))[1]
-    assert "64 long" in checks.QUESTIONS["std1_no_factor"].feedback("a")[1]
+    assert "64 numbers of std 1" in checks.QUESTIONS["std1_no_factor"].feedback("b")[1]
 
 
 def test_check_reads_the_notebook_variable(capsys):

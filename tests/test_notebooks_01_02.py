@@ -39,9 +39,9 @@ def execute(nb, **env):
 
 
 NOTEBOOKS = {
-    "01-whole-machine.ipynb": {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "B",
+    "01-whole-machine.ipynb": {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "C",
                                "ffn_params": 16576},
-    "02-microscope.ipynb": {"attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "B"},
+    "02-microscope.ipynb": {"attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "A"},
 }
 LABS = {"01-whole-machine.ipynb": ["machine_lab()"],
         "02-microscope.ipynb": ["microscope_lab(step=-1)", "block_picture()", "scale_lab()"]}

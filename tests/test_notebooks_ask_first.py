@@ -3,6 +3,9 @@
 - no question's answer appears, as text, in what the cells above its answer cell show (printed lines,
   HTML, Markdown, and the last state of every lab); where the notebook does show the answer, it is
   below the question;
+- nor in the Markdown above it (the question's own cell aside, which holds its options) or in any hint a
+  student can meet before answering it (the hints of the questions above, and its own), for every
+  answer that is a number, a shape or an option's key phrase (KEY_PHRASES);
 - a check cell shows its printed line and nothing else (no ``Out[n]: True``);
 - notebook 02 draws the scale study as a table, not as Markdown source with pipes;
 - in notebook 04 each training lab shows its own run, and no printed line repeats (and goes stale
@@ -43,6 +46,28 @@ GIVEAWAYS = {
     "flat_shape": [r"\(320, 42\)"],
     "no_causal_mask": [r"no causal mask, (after|epoch) \d+"],
     "learns_nothing": [r"copy task, (after|epoch) \d+"],
+}
+# The key phrase of each right answer, as prose could state it before the question is asked (read over the
+# Markdown above a question and the hints a student meets before answering it).
+KEY_PHRASES = {
+    "tokens_905": [r"\b8 tokens\b", r"905[^.]{0,40}\beight tokens"],
+    "logits_shape": [r"\(64, 8, 42\)", r"64 × 8 × 42"],
+    "heads_4_to_8": [r"(count|total|number of parameters)[^.]{0,30}(stays|is|remains) (exactly )?the same",
+                     r"heads change no count", r"heads? (appear|appears) nowhere", r"not one parameter"],
+    "ffn_params": [r"16,576", r"\b16576\b"],
+    "attention_scores_shape": [r"\(64, 4, 8, 8\)", r"B 64 ?, h 4 ?, L_q 8 ?, L_k 8"],
+    "std1_no_factor": [r"std 1 (and )?(with)?out the factor[^.]{0,80}(100 of 100|all (of them|three))",
+                       r"std 1 without the factor starts like the course's model"],
+    "changes_during_inference": [r"attention scores (and weights )?(change|are computed again)",
+                                 r"computed again: Q, K and V", r"every weight is only read", r"no weight changes",
+                                 r"none is written"],
+    "rows_742": [r"\b7 rows\b", r"seven rows"],
+    "counted_427": [r"5 of (the )?8 targets", r"\bfive of (the )?(8|eight)"],
+    "flat_shape": [r"\(320, 42\)", r"\b320 rows\b"],
+    "no_causal_mask": [r"loss (would )?drops? to zero", r"the very token it (must|has to) guess",
+                       r"exactly the token it is asked to predict", r"copy from one step ahead",
+                       r"loss falls (fast|faster)"],
+    "learns_nothing": [r"copy task (is )?the first thing", r"first thing to try", r"try the copy task first"],
 }
 # The answers a notebook does show, below the question: the forms above are what its outputs really say.
 SHOWN_BELOW = {"logits_shape", "heads_4_to_8", "ffn_params", "std1_no_factor", "counted_427", "flat_shape",
@@ -124,3 +149,46 @@ def test_04_each_training_lab_shows_its_own_run(released):
             if other_key != key:
                 assert f"{other}, after" not in shown, f"the lab of {label} shows the run of {other}"
         assert not stream_text(c).strip(), f"a printed line beside the {label} lab goes stale: {stream_text(c)!r}"
+
+
+def _hints(qid):
+    from whole_transformer.questions import QUESTIONS
+
+    q = QUESTIONS[qid]
+    return [*q.hints.values(), q.fallback]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_no_markdown_or_hint_above_a_question_states_its_answer(name):
+    """The source notebook's Markdown above each question (its own cell aside) and every hint met before."""
+    from notebook_helpers import load
+
+    nb = load(name)
+    asked = questions(nb)
+    assert asked
+    before = []  # question ids asked above, in this notebook
+    for index, qid in asked:
+        own = max(i for i in range(index) if nb.cells[i].cell_type == "markdown")
+        markdown = [c.source for c in nb.cells[:own] if c.cell_type == "markdown"]
+        hints = [h for q in [*before, qid] for h in _hints(q)]
+        for where, texts in (("the Markdown above", markdown), ("a hint met before answering", hints)):
+            text = " ".join(" ".join(texts).split())
+            for form in KEY_PHRASES[qid] + GIVEAWAYS[qid]:
+                hit = re.search(form, text, re.I)
+                assert not hit, f"{name}: {where} {qid} gives its answer away: …{hit.group(0)}…"
+        before.append(qid)
+
+
+def test_the_key_phrases_do_find_the_answers_where_they_are_given():
+    """Each question's phrases are real: the text after the question (or the answer itself) matches one."""
+    from notebook_helpers import load
+
+    found = set()
+    for name in NOTEBOOKS:
+        nb = load(name)
+        for index, qid in questions(nb):
+            after = " ".join(" ".join(c.source for c in nb.cells[index:]).split())
+            if any(re.search(f, after, re.I) for f in KEY_PHRASES[qid]):
+                found.add(qid)
+    assert found >= {"heads_4_to_8", "ffn_params", "changes_during_inference", "no_causal_mask",
+                     "std1_no_factor", "learns_nothing", "logits_shape", "attention_scores_shape"}, found

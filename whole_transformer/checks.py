@@ -8,12 +8,22 @@ right answer. The hidden tests in the notebooks decide the points; these checks 
     >>> check("tokens_905", 7)
     ✗ Not yet. Did you count <eos>? The sequence ends with it.
     False
+
+Under nbgrader's Validate (the JupyterLab button, or ``nbgrader validate``) a check that is not right
+writes its line to stderr, with a note that the hidden tests decide the grade. nbgrader counts a test
+cell with stderr output as failed, so Validate lists that check with its hint instead of reporting
+that the notebook passes; in a notebook (and under autograding) a check only prints.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
+import os
 import re
+import sys
+import textwrap
 
 from .exercise_checks import EXERCISES, check_exercise
 from .questions import QUESTIONS
@@ -127,8 +137,35 @@ def check(qid: str, answer=_MISSING):
     """
     _watch_cells()
     caller = inspect.currentframe().f_back.f_globals
-    ok = _check(qid, answer, caller)
+    if _validating():
+        ok = _check_for_validate(qid, answer, caller)
+    else:
+        ok = _check(qid, answer, caller)
     return _Quiet(ok) if _in_ipython(caller) else ok
+
+
+#: What Validate adds under a check that is not right (it lists the check's cell as failed).
+VALIDATE_NOTE = ("This is a visible check, there to help: it is not the grade. The hidden tests your instructor "
+                 "runs after you hand in decide the grade.")
+
+
+def _validating() -> bool:
+    """True while nbgrader's Validate runs the notebook (it sets NBGRADER_EXECUTION=validate)."""
+    return os.environ.get("NBGRADER_EXECUTION") == "validate"
+
+
+def _check_for_validate(qid: str, answer, caller: dict) -> bool:
+    """The check, with its line on stderr when it is not right, so that Validate reports it."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ok = _check(qid, answer, caller)
+    if ok:
+        sys.stdout.write(printed.getvalue())
+    else:
+        # lines of at most 80 characters: `nbgrader validate` indents them by 4 and cuts them at 87
+        lines = [*printed.getvalue().rstrip("\n").splitlines(), VALIDATE_NOTE]
+        sys.stderr.write("".join(textwrap.fill(line, 80) + "\n" for line in lines))
+    return ok
 
 
 def _check(qid: str, answer, caller: dict) -> bool:

@@ -6,8 +6,10 @@
     whole_transformer/                  the package the notebooks import, without ``course/`` (reference
                                         solutions, the mistake catalogue, hidden tests, grading, sandbox)
     Makefile, pyproject.toml,           ``make lab`` sets up .venv and opens the course; the same pins as
-    environment.yml                     the course, without the instructor's tools
-    README.md, .gitignore               the student guide
+    environment.yml                     the course, without the instructor's tools (nbgrader's instructor
+                                        extensions are turned off in that .venv: a student sees Validate only)
+    nbgrader_config.py                  what Validate says above the checks that are not right yet
+    README.md, .gitignore               the student guide (``docs/student.md``), handing in included
 
 Nothing of ``source/``, ``tests/``, ``notebooks/`` (the lecture edition has the answers written in),
 the gradebook or the submissions. The JupyterHub route installs the same package for students.
@@ -18,6 +20,7 @@ kept. A ``handout/`` that this command did not make is never overwritten.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -26,11 +29,12 @@ from ..layout import ASSIGNMENT, Course
 
 MARK = ".whole-transformer-handout"
 TEMPLATE = Path(__file__).with_name("templates") / "handout"
-#: Packages of the instructor's side only (grading at scale, JupyterHub): not in the students' pins.
 #: the line of environment.yml after which its instructor-only packages are listed
 INSTRUCTOR_PART = "  # the instructor's side (pyproject's [instructor] extra)"
 #: What of the package stays with the instructor.
 PRIVATE = ("course",)
+#: The student guide, which the handout's README is made from.
+STUDENT_GUIDE = Path("docs") / "student.md"
 
 
 def _student_dependencies(course: Course) -> list[str]:
@@ -54,8 +58,14 @@ def _pyproject(course: Course) -> str:
 
 
 def _student_guide(course: Course) -> str:
-    """docs/student.md, under the handout README's own title."""
-    guide = (course.root / "docs" / "student.md").read_text().split("\n", 1)[1]
+    """The handout's README: its own quick start, then ``docs/student.md`` whole, one heading level down."""
+    guide_file = course.root / STUDENT_GUIDE
+    if not guide_file.is_file():
+        raise RuntimeError(f"{guide_file} is missing: the handout's README is made from the student guide")
+    guide = guide_file.read_text(encoding="utf-8")
+    if not guide.startswith("# "):
+        raise RuntimeError(f"{guide_file} must start with its title, a '# ' heading")
+    guide = re.sub(r"^(#+) ", r"#\1 ", guide, flags=re.M)  # headings outside code blocks: the guide has none
     return (TEMPLATE / "README.md").read_text().replace("@STUDENT_GUIDE@", guide.strip())
 
 
@@ -97,6 +107,7 @@ def handout(course: Course, dest: Path | None = None, log=print) -> Path:
             raise RuntimeError(f"whole_transformer/{private} was copied into the handout")
     shutil.copy2(TEMPLATE / "Makefile", dest / "Makefile")
     shutil.copy2(TEMPLATE / "gitignore", dest / ".gitignore")
+    shutil.copy2(TEMPLATE / "nbgrader_config.py", dest / "nbgrader_config.py")
     (dest / "pyproject.toml").write_text(_pyproject(course))
     (dest / "environment.yml").write_text(_environment_yml(course))
     (dest / "README.md").write_text(_student_guide(course))
