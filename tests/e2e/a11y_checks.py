@@ -1,0 +1,96 @@
+"""Accessibility checks the browser tests share (tests/e2e/test_e2e_release.py, test_e2e_lecture.py).
+
+- `axe_page(page, name)` / `axe_outputs(nb, name)`: axe-core (tests/e2e/axe.py) with the WCAG 2.1 A/AA tags on a
+  whole lecture page, or on the course's own output areas of a notebook open in JupyterLab; every count is written
+  to artifacts/e2e/axe-counts.json (page or notebook and state → {rule: elements}), failures or not.
+- `colour_vision_shots(lab, root, name)`: the lab screenshotted as it is and under deuteranopia, protanopia and
+  tritanopia simulations (SVG colour matrices applied by a CSS filter on the page), to
+  artifacts/e2e/cvd/<name>-<vision>.png.
+- `images_and_alt(scope)`: every image a notebook's outputs show (<img>, and drawings with role="img") and its
+  text alternative.
+"""
+
+import json
+
+from axe import ARTIFACTS_NAME, counts, describe, run_axe, serious
+
+# The course's own output areas: what the notebooks' cells display. A traceback (the unanswered stubs raise
+# NotImplementedError on purpose) is drawn by JupyterLab and is not the course's content.
+OUTPUTS = ".jp-Cell .jp-OutputArea-output:not([data-mime-type='application/vnd.jupyter.stderr'])"
+
+# Colour-vision deficiencies as linear RGB matrices (Machado, Oliveira and Fernandes 2009, severity 1.0).
+VISION = {
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+}
+
+
+def record(artifacts, key, found):
+    path = artifacts / ARTIFACTS_NAME
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    data[key] = {"axe": found["version"], "serious or critical": counts(serious(found)),
+                 "all": {v["rule"]: [v["impact"], len(v["nodes"])] for v in found["violations"]}}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True))
+
+
+def axe_page(page, artifacts, key):
+    found = run_axe(page)
+    record(artifacts, key, found)
+    return serious(found)
+
+
+def axe_outputs(nb, artifacts, key):
+    found = run_axe(nb.page, include=[f"#{nb.id} {OUTPUTS}"])
+    record(artifacts, key, found)
+    return serious(found)
+
+
+def assert_no_serious(bad, where):
+    assert not bad, f"{where}: axe-core finds serious or critical WCAG 2.1 A/AA violations:\n{describe(bad)}"
+
+
+def _filter_svg(vision):
+    rows = VISION[vision]
+    values = " ".join(" ".join(f"{v:.6f}" for v in row) + " 0 0" for row in rows) + " 0 0 0 1 0"
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" style="position:absolute;width:0;height:0" aria-hidden="true">'
+            f'<filter id="wt-cvd-{vision}" color-interpolation-filters="linearRGB">'
+            f'<feColorMatrix type="matrix" values="{values}"/></filter></svg>')
+
+
+def colour_vision_shots(lab, root, name):
+    """Screenshots of `root` in normal colour vision and under each simulated deficiency; returns their paths."""
+    page = lab.page
+    out = lab.artifacts / "cvd"
+    out.mkdir(exist_ok=True)
+    paths = []
+    root.scroll_into_view_if_needed()
+    paths.append(out / f"{name}-normal.png")
+    root.screenshot(path=str(paths[-1]), animations="disabled")
+    for vision in VISION:
+        page.evaluate(
+            """([svg, vision]) => {
+                const holder = document.createElement('div');
+                holder.id = 'wt-cvd-holder'; holder.innerHTML = svg; document.body.appendChild(holder);
+                document.documentElement.style.filter = `url(#wt-cvd-${vision})`;
+            }""",
+            [_filter_svg(vision), vision],
+        )
+        try:
+            page.wait_for_timeout(100)
+            paths.append(out / f"{name}-{vision}.png")
+            root.screenshot(path=str(paths[-1]), animations="disabled")
+        finally:
+            page.evaluate("""() => { document.documentElement.style.filter = '';
+                                     document.getElementById('wt-cvd-holder')?.remove(); }""")
+    return paths
+
+
+def images_and_alt(scope):
+    """[{kind, alt, where}] for every <img> and every role="img" drawing inside `scope`'s output areas."""
+    return scope.evaluate(
+        """(root) => Array.from(root.querySelectorAll('.jp-OutputArea-output img, .jp-OutputArea-output [role=img]'))
+            .map(el => ({kind: el.tagName.toLowerCase(),
+                         alt: (el.tagName === 'IMG' ? el.getAttribute('alt') : el.getAttribute('aria-label')) || '',
+                         where: (el.closest('.wt-lab') || el).className.baseVal ?? (el.closest('.wt-lab') || el).className}))"""
+    )
