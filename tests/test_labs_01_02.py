@@ -39,7 +39,7 @@ def text(widget_html: str) -> str:
 
 
 def cell_values(widget_html: str) -> np.ndarray:
-    return np.array([float(v) for v in re.findall(r'class="wt-cell" data-value="([^"]+)"', widget_html)])
+    return np.array([float(v) for v in re.findall(r'class="wt-cell[^"]*" data-value="([^"]+)"', widget_html)])
 
 
 def drawn_order(a: np.ndarray) -> np.ndarray:
@@ -160,8 +160,8 @@ def test_machine_sizes_follow_parameter_table_and_the_change_line():
 def test_machine_bars_add_up_to_the_total():
     lab = machine_lab(d_model=32, n_heads=2, n_layers=5, d_ff=64)
     model_bars = lab.bars.value.split("wt-bars-block")[0]
-    values = [float(v) for v in re.findall(r'class="wt-bar[^"]*" role="listitem" data-label="[^"]+" data-value="([^"]+)"',
-                                             model_bars)]
+    bar = r'class="wt-bar[^"]*" role="listitem" data-label="[^"]+" data-value="([^"]+)"'
+    values = [float(v) for v in re.findall(bar, model_bars)]
     assert len(values) == 4 and sum(values) == lab.total
     assert "5 blocks" in text(lab.bars.value)
 
@@ -338,9 +338,21 @@ def test_scale_lab_lengths_for_each_start():
     assert f'data-ratio="{lab.ratio:.4f}"' in shown and "token row" in text(shown)
 
 
+def test_scale_lab_waits_for_the_student_before_it_shows_the_runs():
+    for act in (lambda lab: lab.show.click(), lambda lab: setattr(lab.factor, "value", False),
+                lambda lab: setattr(lab.std, "value", 1.0)):
+        lab = scale_lab()
+        assert not lab.revealed and lab.runs.value == "" and lab.verdict.value == ""
+        assert "held out" not in lab.said and "press Show the training runs" in lab.said
+        assert "%" not in text(lab.lengths.value)  # no accuracy anywhere before the student acts
+        act(lab)
+        assert lab.revealed and "Real runs" in text(lab.runs.value) and lab.show.layout.display == "none"
+        assert "Stored runs: held out" in lab.said or "No runs are stored" in lab.said
+
+
 def test_scale_lab_shows_the_stored_runs_of_the_chosen_setting():
     study = scale_study.load_study()
-    lab = scale_lab(std=1.0, factor=True)
+    lab = scale_lab(std=1.0, factor=True, revealed=True)
     runs = [r for r in study["runs"] if r["std"] == 1.0 and r["factor"]]
     assert lab.stored is not None and lab.stored.held_out == tuple(r["held_out"] for r in runs)
     shown = text(lab.runs.value)
