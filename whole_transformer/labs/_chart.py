@@ -72,7 +72,7 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
     out = [f'<svg class="wt-training-svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{esc(chart_text(histories))}" '
            'style="font-family: sans-serif; font-size: 11px;">',
-           f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="white" stroke="#bbb"/>']
+           f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="white" stroke="#767676"/>']
     decade = lo
     while decade <= hi * 1.0001:
         yy = y_loss(decade)
@@ -85,11 +85,7 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
     for e in range(1, max_epoch + 1):
         if e == 1 or e % step == 0:
             out.append(f'<text x="{x(e):.1f}" y="{top + h + 14}" text-anchor="middle" fill="#333">{e}</text>')
-    out.append(f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle" fill="#333">epoch</text>'
-               f'<text x="12" y="{top + h / 2}" transform="rotate(-90 12 {top + h / 2})" text-anchor="middle" '
-               f'fill="#333">training loss (solid)</text>'
-               f'<text x="{width - 10}" y="{top + h / 2}" transform="rotate(90 {width - 10} {top + h / 2})" '
-               f'text-anchor="middle" fill="#333">held out right (dashed)</text>')
+    out.append(_titles(left, w, top, h, width, height))
     for key, hist in histories.items():
         colour = _runs()[key].colour if key in _runs() else "#333"
         pts = " ".join(f"{x(lg.epoch):.1f},{y_loss(lg.loss):.1f}" for lg in hist)
@@ -107,12 +103,26 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
             out.append(marker_svg(shape, x(lg.epoch), y_acc(lg.held_out), "white", 2.5).replace(
                 "/>", f' stroke="{colour}" stroke-width="1.5"/>'))
     out.append("</svg>")
+    return "".join(out) + legend_html(histories, borrowed)
+
+
+
+
+def legend_html(histories: dict[str, list[EpochLog]], borrowed: frozenset = frozenset()) -> str:
+    """One entry per run: its line with its marker, its label and the marker's name."""
     legend = " ".join(
         f'<span style="margin-right: 12px;"><svg width="22" height="12" aria-hidden="true">'
         f'<line x1="0" x2="22" y1="6" y2="6" stroke="{_runs()[k].colour}" stroke-width="2"/>'
         f'{marker_svg(_runs()[k].marker, 11, 6, _runs()[k].colour)}</svg> {esc(_runs()[k].label)} ({_runs()[k].marker})'
         f'{" (trained in the lab above)" if k in borrowed else ""}</span>'
         for k in histories if k in _runs())
-    return "".join(out) + f'<div style="font-size: 12px;">{legend}</div>'
+    return f'<div style="font-size: 12px;">{legend}</div>'
 
 
+def _titles(left: float, w: float, top: float, h: float, width: int, height: int) -> str:
+    """The three axis titles: epoch below, the loss on the left, the accuracy on the right."""
+    return (f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle" fill="#333">epoch</text>'
+            f'<text x="12" y="{top + h / 2}" transform="rotate(-90 12 {top + h / 2})" text-anchor="middle" '
+            f'fill="#333">training loss (solid)</text>'
+            f'<text x="{width - 10}" y="{top + h / 2}" transform="rotate(90 {width - 10} {top + h / 2})" '
+            f'text-anchor="middle" fill="#333">held out right (dashed)</text>')

@@ -149,27 +149,31 @@ def heatmap(
     width = max_cols if max_cols else n_cols
     out = []
     for first in range(0, n_cols, width):
-        chunk = range(first, min(first + width, n_cols))
-        out.append(
-            f'<table class="{classes}" data-shape="{n_rows}x{n_cols}" data-cols="{chunk[0]}-{chunk[-1]}">'
-            f'<tr><th class="wt-corner" scope="col">{corner}</th>'
-        )
+        out.append(_heatmap_table(a, rows, cols, range(first, min(first + width, n_cols)), classes, corner,
+                                  (hr, hc, highlight is not None), scale, mode, digits, cell_width))
+    return "".join(out)
+
+
+def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, digits, cell_width) -> str:
+    """One table of a heatmap: the columns of ``chunk``, every row."""
+    hr, hc, marked = marks
+    n_rows, n_cols = a.shape
+    out = [f'<table class="{classes}" data-shape="{n_rows}x{n_cols}" data-cols="{chunk[0]}-{chunk[-1]}">'
+           f'<tr><th class="wt-corner" scope="col">{corner}</th>']
+    for j in chunk:
+        mark = ' class="wt-col-on"' if hc == j and hr is None else ""
+        out.append(f'<th scope="col"{mark}>{esc(cols[j])}</th>')
+    out.append("</tr>")
+    for i, r in enumerate(rows):
+        out.append(f'<tr><th scope="row" class="wt-row{" wt-on" if hr == i else ""}">{esc(r)}</th>')
         for j in chunk:
-            mark = ' class="wt-col-on"' if hc == j and hr is None else ""
-            out.append(f'<th scope="col"{mark}>{esc(cols[j])}</th>')
+            x = a[i, j]
+            bg, fg = cell_colour(x, scale, mode)
+            on = marked and (hr is None or hr == i) and (hc is None or hc == j)
+            out.append(f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
+                       f'style="background: {bg}; color: {fg}; min-width: {cell_width}px;">{number(x, digits)}</td>')
         out.append("</tr>")
-        for i, r in enumerate(rows):
-            out.append(f'<tr><th scope="row" class="wt-row{" wt-on" if hr == i else ""}">{esc(r)}</th>')
-            for j in chunk:
-                x = a[i, j]
-                bg, fg = cell_colour(x, scale, mode)
-                on = (hr is None or hr == i) and (hc is None or hc == j) and highlight is not None
-                out.append(
-                    f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
-                    f'style="background: {bg}; color: {fg}; min-width: {cell_width}px;">{number(x, digits)}</td>'
-                )
-            out.append("</tr>")
-        out.append("</table>")
+    out.append("</table>")
     return "".join(out)
 
 

@@ -38,31 +38,9 @@ def _row(a: np.ndarray) -> str:
     return "[" + " ".join(f"{v:+.2f}".replace("-", "−") for v in a) + "]"
 
 
-def draw_block(model, ids):
-    """The figure, the shape labels and the `=` row at x, after the first add and after the second."""
-    from matplotlib.figure import Figure
+def _pen(ax, top, base):
+    """The four drawing helpers of the picture, bound to its axes."""
     from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
-
-    cfg = model.cfg
-    counts = {name: n for name, n, _ in parameter_table(cfg)}
-    steps = trace(model, ids)
-    x_in = find(steps, "+ positions")
-    res1, res2 = find(steps, "residual 1", block=0), find(steps, "residual 2", block=0)
-    weights, hidden = find(steps, "weights", block=0), find(steps, "FFN hidden", block=0)
-    L, d = x_in.array.shape
-    shapes = {
-        "x": _html.shape_text((L, d), ("L", "d_model")),
-        "weights": _html.shape_text(weights.array.shape, ("h", "L_q", "L_k")),
-        "hidden": _html.shape_text(hidden.array.shape, ("L", "d_ff")),
-    }
-    rows = {"x": x_in.array[-1], "residual 1": res1.array[-1], "residual 2": res2.array[-1]}
-
-    fig = Figure(figsize=(11.5, 4.1), dpi=100)
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(-0.3, 14.6)
-    ax.set_ylim(-1.75, 3.05)
-    ax.axis("off")
-    base, top = 0.0, 1.75  # the residual path, and the row of sublayers
 
     def box(x0, x1, title, sub, colour):
         ax.add_patch(FancyBboxPatch((x0, top - 0.42), x1 - x0, 0.84, boxstyle="round,pad=0.02,rounding_size=0.12",
@@ -81,6 +59,43 @@ def draw_block(model, ids):
     def add(xc):
         ax.add_patch(Circle((xc, base), 0.22, facecolor="white", edgecolor=INK, linewidth=1.4, zorder=3))
         ax.text(xc, base - 0.01, "+", ha="center", va="center", fontsize=14, zorder=4)
+
+    return box, arrow, label, add
+
+
+def _block_data(model, ids):
+    """The counts, the shape labels and the last row at x, after the first add and after the second."""
+    cfg = model.cfg
+    counts = {name: n for name, n, _ in parameter_table(cfg)}
+    steps = trace(model, ids)
+    x_in = find(steps, "+ positions")
+    res1, res2 = find(steps, "residual 1", block=0), find(steps, "residual 2", block=0)
+    weights, hidden = find(steps, "weights", block=0), find(steps, "FFN hidden", block=0)
+    L, d = x_in.array.shape
+    shapes = {
+        "x": _html.shape_text((L, d), ("L", "d_model")),
+        "weights": _html.shape_text(weights.array.shape, ("h", "L_q", "L_k")),
+        "hidden": _html.shape_text(hidden.array.shape, ("L", "d_ff")),
+    }
+    rows = {"x": x_in.array[-1], "residual 1": res1.array[-1], "residual 2": res2.array[-1]}
+    return counts, shapes, rows, d
+
+
+def draw_block(model, ids):
+    """The figure, the shape labels and the `=` row at x, after the first add and after the second."""
+    from matplotlib.figure import Figure
+
+    cfg = model.cfg
+    counts, shapes, rows, d = _block_data(model, ids)
+
+    fig = Figure(figsize=(11.5, 4.1), dpi=100)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(-0.3, 14.6)
+    ax.set_ylim(-1.75, 3.05)
+    ax.axis("off")
+    base, top = 0.0, 1.75  # the residual path, and the row of sublayers
+
+    box, arrow, label, add = _pen(ax, top, base)
 
     # the residual path, drawn first so everything else sits on it
     arrow((0.0, base), (6.08, base), BLUE, 2.4)

@@ -78,16 +78,7 @@ class DecodeLab(LabBox):
 
     def __init__(self, number: int | str = 896, checkpoint: str = "60", block: int | None = None,
                  head: str | int = "mean", interval_ms: int = 900, finished: bool = False):
-        checkpoint = str(checkpoint)
-        if checkpoint not in CHECKPOINTS:
-            raise ValueError(f"checkpoint must be one of {sorted(CHECKPOINTS)}, got {checkpoint!r}")
-        n_layers = model_for(checkpoint).cfg.n_layers
-        n_heads = model_for(checkpoint).cfg.n_heads
-        block = n_layers if block is None else block
-        if block not in range(1, n_layers + 1):
-            raise ValueError(f"block must be 1 to {n_layers}, got {block!r}")
-        if head != "mean" and head not in range(1, n_heads + 1):
-            raise ValueError(f"head must be 'mean' or 1 to {n_heads}, got {head!r}")
+        checkpoint, block, n_layers, n_heads = _check_args(checkpoint, block, head)
         self._trace: Trace | None = None
         self._n: int | None = None
         self._message = ""
@@ -266,6 +257,19 @@ class DecodeLab(LabBox):
         looked = int(np.argmax(weights))
         self.say(f"{self._message} It looked most at '{tokens[looked]}' (position {looked}, weight "
                  f"{weights[looked]:.2f}; block {self.block.value}, {heads}). Written so far: {written}.")
+
+
+def _check_args(checkpoint, block, head) -> tuple[str, int, int, int]:
+    checkpoint = str(checkpoint)
+    if checkpoint not in CHECKPOINTS:
+        raise ValueError(f"checkpoint must be one of {sorted(CHECKPOINTS)}, got {checkpoint!r}")
+    n_layers, n_heads = model_for(checkpoint).cfg.n_layers, model_for(checkpoint).cfg.n_heads
+    block = n_layers if block is None else block
+    if block not in range(1, n_layers + 1):
+        raise ValueError(f"block must be 1 to {n_layers}, got {block!r}")
+    if head != "mean" and head not in range(1, n_heads + 1):
+        raise ValueError(f"head must be 'mean' or 1 to {n_heads}, got {head!r}")
+    return checkpoint, block, n_layers, n_heads
 
 
 def decode_lab(number: int | str = 896, checkpoint: str = "60", **kwargs) -> DecodeLab:
