@@ -221,7 +221,8 @@ class DecodeLab(LabBox):
         model_name = CHECKPOINTS[self.checkpoint.value]
         if k == 0:
             tokens = [VOCAB[i] for i in t.prompt]
-            self._message = (f"The prompt of {n} has {len(t.prompt)} tokens. Press Next step: the model reads "
+            self._message = (f"The prompt of {n} has {len(t.prompt)} tokens; the model {model_name} reads it. "
+                             f"Press Next step: the model reads "
                              f"all {len(t.prompt)} rows and its last row picks the first word.")
             self.status.value = f'<div style="padding: 4px 0;">{esc(self._message)}</div>'
             self.view.value = rows_html(tokens, None, None, f"the prompt ({model_name})")

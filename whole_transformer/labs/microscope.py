@@ -256,7 +256,8 @@ class MicroscopeLab(LabBox):
                               f"{self._heatmap(stage, labels)}</div>")
         said = sentence(stage, self.stages, labels, self.d_model)
         self.sentence.value = f'<div class="wt-text" style="max-width: 720px; margin-top: 4px;">{said}</div>'
-        self.say(f"Step {i} of {n - 1}: {stage.name}, shape {_html.shape_text(stage.array.shape, axes)}. "
+        shape = _html.shape_text(stage.array.shape, axes)
+        self.say(f"Reading '{' '.join(labels)}', step {i} of {n - 1}: {stage.name}, shape {shape}. "
                  + re.sub(r"<[^>]+>", "", said))
 
     def _heatmap(self, stage: Intermediate, labels: list[str]) -> str:
