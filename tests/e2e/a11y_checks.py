@@ -92,5 +92,75 @@ def images_and_alt(scope):
         """(root) => Array.from(root.querySelectorAll('.jp-OutputArea-output img, .jp-OutputArea-output [role=img]'))
             .map(el => ({kind: el.tagName.toLowerCase(),
                          alt: (el.tagName === 'IMG' ? el.getAttribute('alt') : el.getAttribute('aria-label')) || '',
-                         where: (el.closest('.wt-lab') || el).className.baseVal ?? (el.closest('.wt-lab') || el).className}))"""
+                         where: String((el.closest('.wt-lab') || el).getAttribute('class'))}))"""
     )
+
+
+# ------------------------------------------------------------------------------------------------- keyboard
+_FOCUSED = """root => {
+    const el = document.activeElement;
+    if (!el || !root.contains(el)) return null;
+    const kind = el.getAttribute('role') === 'slider' ? 'slider' : el.tagName === 'SELECT' ? 'select'
+        : el.tagName === 'BUTTON' ? 'button' : el.tagName === 'INPUT' ? (el.type === 'checkbox' ? 'checkbox' : 'text')
+        : el.isContentEditable ? 'text' : el.getAttribute('tabindex') === '0' ? 'region' : el.tagName.toLowerCase();
+    if (!el.dataset.wtKey) el.dataset.wtKey = String(Math.random()).slice(2);
+    const name = el.getAttribute('aria-label') || (el.labels && el.labels[0] && el.labels[0].textContent)
+        || el.textContent || el.title || '';
+    const style = getComputedStyle(el);
+    return {key: el.dataset.wtKey, kind, name: name.trim().slice(0, 60),
+            outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0 || style.boxShadow !== 'none'};
+}"""
+
+_LIVE = """root => {
+    const live = root.querySelector('.wt-live [aria-live]');
+    return live ? {text: live.textContent.trim(), polite: live.getAttribute('aria-live')} : null;
+}"""
+
+_CONTROLS = """root => Array.from(root.querySelectorAll('button, select, input, [role=slider], [contenteditable=true]'))
+    .filter(el => !el.disabled && el.offsetParent !== null && el.closest('.wt-style') === null).length"""
+
+
+def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
+    """From the lab's first control, Tab through it; at each control press `keys_for(kind, name)`'s keys (only arrows,
+    Space, Enter) and see whether the lab's text and its live line change. Returns
+    {reached: [(kind, name)], unchanged: [(kind, name, keys)], live_changes: n, controls: count on screen, outlines}."""
+    page = root.page
+    first = root.locator("button, select, input, [role=slider]").first
+    first.focus()
+    seen, reached, unchanged, outlines = set(), [], [], []
+    live_changes = 0
+    for _ in range(max_tabs):
+        here = root.evaluate(_FOCUSED)
+        if here is None:
+            break
+        if here["key"] not in seen:
+            seen.add(here["key"])
+            reached.append((here["kind"], here["name"]))
+            outlines.append(here["outline"])
+            keys = keys_for(here["kind"], here["name"])
+            if keys:
+                before, live_before = root.inner_text(), root.evaluate(_LIVE)
+                for key in keys:
+                    page.keyboard.press(key)
+                    page.wait_for_timeout(settle)
+                for _ in range(30):  # the kernel answers within a few seconds even on a busy machine
+                    after, live_after = root.inner_text(), root.evaluate(_LIVE)
+                    if after != before and live_after != live_before:
+                        break
+                    page.wait_for_timeout(100)
+                if after == before:
+                    unchanged.append((here["kind"], here["name"], keys))
+                if live_after and live_before and live_after["text"] != live_before["text"]:
+                    live_changes += 1
+        page.keyboard.press("Tab")
+        page.wait_for_timeout(60)
+    return {"reached": reached, "unchanged": unchanged, "live_changes": live_changes,
+            "controls": root.evaluate(_CONTROLS), "outlines": outlines}
+
+
+def default_keys(kind, name):
+    """What a keyboard user presses on each kind of control to change it."""
+    # a closed <select> moves to the option above with ArrowUp (the labs' selectors start on their first option or
+    # the keyboard test moved them to their last)
+    return {"slider": ["ArrowLeft"], "select": ["ArrowUp"], "checkbox": ["Space"],
+            "button": ["Enter"]}.get(kind, [])
