@@ -19,7 +19,8 @@ STYLESHEET = """
   background: #eef4fb; font-size: 13px; }
 .wt-lab .wt-scroll { overflow: auto; }
 .wt-lab .wt-scroll:focus-visible, .wt-lab .jupyter-button:focus-visible, .wt-lab .noUi-handle:focus-visible,
-.wt-lab input:focus-visible, .wt-lab.wt-lab select:focus { outline: 3px solid #b35806; outline-offset: 2px; }
+.wt-lab.wt-lab input:focus, .wt-lab.wt-lab select:focus, .wt-lab.wt-lab [contenteditable]:focus {
+  outline: 3px solid #b35806; outline-offset: 2px; }
 .wt-lab .wt-token { border: 1px solid #767676; padding: 1px 6px; margin-right: 3px; }
 .wt-lab .wt-token-new { border: 2px solid #2166ac; font-weight: bold; }
 .wt-heatmap { border-collapse: collapse; margin: 2px 0; }
