@@ -13,9 +13,12 @@ ASSIGNMENT := whole-transformer
 # JupyterHub's proxy for make classroom, from npm, into .classroom/ (no global install)
 PROXY_VERSION := 5.3.0
 PROXY := .classroom/node_modules/.bin/configurable-http-proxy
+# axe-core, the accessibility rules the browser tests run (tests/e2e/axe.py), from npm, into .a11y/
+AXE_VERSION := 4.14.1
+AXE := .a11y/axe-core-$(AXE_VERSION).installed
 
 .PHONY: help lab test quick e2e lint release lecture handout autograde workers feedback grades bench checkpoints \
-        venv clean classroom classroom-stop classroom-test classroom-proxy
+        venv a11y-tools clean classroom classroom-stop classroom-test classroom-proxy
 
 help:
 	@echo "make lab         open the course in JupyterLab"
@@ -60,14 +63,14 @@ lint: $(STAMP)
 # Every test, the term on JupyterHub (tests/classroom) included: it runs as root (it makes Linux accounts),
 # with the proxy installed here where npm is, on one xdist worker beside the rest; elsewhere it skips and
 # says why (with WT_REQUIRE_CLASSROOM=1, as .ci/run sets, it fails instead).
-test: $(STAMP) lint $(if $(and $(filter 0,$(shell id -u)),$(shell command -v npm)),$(PROXY))
+test: $(STAMP) lint $(if $(shell command -v npm),$(AXE)) $(if $(and $(filter 0,$(shell id -u)),$(shell command -v npm)),$(PROXY))
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 # The edit-test loop: lint and every test under about 2 s (tests/conftest.py lists the slower ones).
 quick: $(STAMP) lint
 	$(PY) -m pytest -n 2 -q -m "not slow and not e2e and not classroom"
 
-e2e: $(STAMP)
+e2e: $(STAMP) $(if $(shell command -v npm),$(AXE))
 	$(PY) -m pytest -m e2e tests/e2e
 
 release: $(STAMP)
@@ -99,6 +102,16 @@ checkpoints: $(STAMP)
 
 clean:
 	rm -rf autograde feedback .pytest_cache artifacts
+
+# the pinned axe-core for the accessibility tests (make test and make e2e install it when npm is there)
+a11y-tools: $(AXE)
+
+$(AXE):
+	mkdir -p .a11y
+	npm install --prefix .a11y --no-audit --no-fund --loglevel=error axe-core@$(AXE_VERSION)
+	grep -q '"version": "$(AXE_VERSION)"' .a11y/node_modules/axe-core/package.json
+	test -s .a11y/node_modules/axe-core/axe.min.js
+	touch $(AXE)
 
 # ---------------------------------------------------------------- a classroom on JupyterHub (root)
 # whole_transformer/course/classroom/hub.py does the work; README "Running the course on JupyterHub".

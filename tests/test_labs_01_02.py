@@ -39,7 +39,7 @@ def text(widget_html: str) -> str:
 
 
 def cell_values(widget_html: str) -> np.ndarray:
-    return np.array([float(v) for v in re.findall(r'class="wt-cell" data-value="([^"]+)"', widget_html)])
+    return np.array([float(v) for v in re.findall(r'class="wt-cell[^"]*" data-value="([^"]+)"', widget_html)])
 
 
 def drawn_order(a: np.ndarray) -> np.ndarray:
@@ -86,8 +86,42 @@ def test_machine_heads_leave_the_total_unchanged_and_say_so():
     assert lab.total == 72_106
     shown = text(lab.change.value)
     assert "heads 4 → 8" in shown and "72,106 → 72,106" in shown and "unchanged" in shown
-    assert "d_k 8" in text(lab.detail.value)  # Q, K, V (B 64, h 8, L 8, d_k 8)
-    assert "h 8, L_q 8, L_k 8" in text(lab.detail.value)
+    assert "8 heads of d_k = 64 / 8 = 8 columns" in text(lab.detail.value)
+    assert "unchanged" in lab.said and "Selected: block 1, 33,280 parameters" in lab.said
+
+
+def test_machine_shows_no_attention_scores_shape_that_notebook_02_asks_for():
+    lab = machine_lab()
+    for part in lab.part.options:
+        lab.part.value = part
+        for inside in lab.inside.options if part.startswith("block") else ["whole block"]:
+            lab.inside.value = inside
+            shown = text(lab.detail.value) + text(lab.table.value) + text(lab.bars.value) + lab.said
+            assert "L_q" not in shown and "L_k" not in shown and "scores" not in shown, (part, inside)
+
+
+def test_machine_inside_buttons_pick_the_ffn_of_a_block():
+    lab = machine_lab()
+    assert lab.inside.layout.display is None  # a block is chosen: the inside buttons show
+    lab.inside.value = "FFN"
+    card = text(lab.detail.value)
+    assert card.startswith("block 1 · FFN") and "16,576" in card and "hidden (B 64, L 8, d_ff 128)" in card
+    assert 'class="wt-row-on"' in lab.table.value.split("one FFN")[0].rsplit("<tr", 1)[1]
+    assert "Selected: block 1, FFN, 16,576 parameters" in lab.said
+    lab.inside.value = "attention"
+    assert "16,448" in text(lab.detail.value)
+    lab.part.value = "output layer"
+    assert lab.inside.layout.display == "none"  # no inside for the other parts
+    assert text(lab.detail.value).startswith("output layer")
+
+
+def test_machine_block_shares_are_of_the_block_and_drawn_to_it():
+    lab = machine_lab()
+    block = lab.bars.value.split("wt-bars-block")[1]
+    assert "16,448 (49.4 % of the block)" in text(block)
+    widths = dict(re.findall(r'data-label="([^"]+)"[^>]*>.*?wt-bar-fill" style="width: (\d+)px', block))
+    assert int(widths["attention"]) == round(220 * 16448 / 33280)  # the bar is 49.4 % of its track
+    assert "66,560 (92.3 % of the total)" in text(lab.bars.value)
 
 
 @pytest.mark.parametrize("d_model", D_MODELS)
@@ -126,7 +160,8 @@ def test_machine_sizes_follow_parameter_table_and_the_change_line():
 def test_machine_bars_add_up_to_the_total():
     lab = machine_lab(d_model=32, n_heads=2, n_layers=5, d_ff=64)
     model_bars = lab.bars.value.split("wt-bars-block")[0]
-    values = [float(v) for v in re.findall(r'class="wt-bar[^"]*" data-label="[^"]+" data-value="([^"]+)"', model_bars)]
+    bar = r'class="wt-bar[^"]*" role="listitem" data-label="[^"]+" data-value="([^"]+)"'
+    values = [float(v) for v in re.findall(bar, model_bars)]
     assert len(values) == 4 and sum(values) == lab.total
     assert "5 blocks" in text(lab.bars.value)
 
@@ -136,9 +171,10 @@ def test_machine_stack_and_part_selection():
     lab.blocks.value = 4
     assert list(lab.part.options) == part_names(4)
     shown = [b for b in lab._block_box.children if b in lab.buttons.values()]
-    assert [b.description for b in shown] == ["block 1", "block 2", "block 3", "block 4"]
+    assert [b.description for b in shown] == ["▶ block 1", "block 2", "block 3", "block 4"]
     lab.buttons["block 4"].click()
     assert lab.part.value == "block 4" and "wt-part-on" in lab.buttons["block 4"]._dom_classes
+    assert lab.buttons["block 4"].description == "▶ block 4"  # selected: a mark as well as a colour
     assert "wt-part-on" not in lab.buttons["block 1"]._dom_classes
     lab.blocks.value = 2  # the selected block is gone: the last block is selected instead
     assert lab.part.value == "block 2"
@@ -302,9 +338,21 @@ def test_scale_lab_lengths_for_each_start():
     assert f'data-ratio="{lab.ratio:.4f}"' in shown and "token row" in text(shown)
 
 
+def test_scale_lab_waits_for_the_student_before_it_shows_the_runs():
+    for act in (lambda lab: lab.show.click(), lambda lab: setattr(lab.factor, "value", False),
+                lambda lab: setattr(lab.std, "value", 1.0)):
+        lab = scale_lab()
+        assert not lab.revealed and lab.runs.value == "" and lab.verdict.value == ""
+        assert "held out" not in lab.said and "press Show the training runs" in lab.said
+        assert "%" not in text(lab.lengths.value)  # no accuracy anywhere before the student acts
+        act(lab)
+        assert lab.revealed and "Real runs" in text(lab.runs.value) and lab.show.layout.display == "none"
+        assert "Stored runs: held out" in lab.said or "No runs are stored" in lab.said
+
+
 def test_scale_lab_shows_the_stored_runs_of_the_chosen_setting():
     study = scale_study.load_study()
-    lab = scale_lab(std=1.0, factor=True)
+    lab = scale_lab(std=1.0, factor=True, revealed=True)
     runs = [r for r in study["runs"] if r["std"] == 1.0 and r["factor"]]
     assert lab.stored is not None and lab.stored.held_out == tuple(r["held_out"] for r in runs)
     shown = text(lab.runs.value)

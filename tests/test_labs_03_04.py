@@ -115,10 +115,24 @@ def test_decode_lab_next_reset_play_and_choices():
     assert not lab.next_button.disabled
 
 
-def test_decode_lab_names_its_play_and_stop_buttons():
-    lab = decode_lab()
-    assert lab.play.description == "", "with a description, ipywidgets shows the tooltip on it, not on the buttons"
-    assert "▶" in lab.play.tooltip and "■" in lab.play.tooltip
+def test_decode_lab_names_its_play_and_stop_buttons_and_stop_stays_where_it_is():
+    lab = decode_lab("4 2 7 =")
+    assert lab.play.layout.display == "none", "ipywidgets' Play (unnamed icons, ■ resets) is only the hidden timer"
+    assert lab.play_button.description == "▶ Play" and lab.stop_button.description == "■ Stop"
+    assert lab.head.description and lab.block.description and lab.number.description
+    lab.next_step()
+    lab.toggle_play()
+    assert lab.play.playing and lab.play_button.description == "❚❚ Pause"
+    lab.play.value = 3  # the timer steps in the browser
+    lab.stop_button.click()
+    assert not lab.play.playing and lab.step == 3, "■ Stop must stop where it is"
+    assert lab.play_button.description == "▶ Play"
+    assert "Step 3:" in lab.said and "It looked most at '" in lab.said and "Written so far:" in lab.said
+    lab.reset_button.click()
+    assert lab.step == 0 and "The prompt of 427" in lab.said
+    lab.run_to_end()
+    lab.play_button.click()  # after the end, Play starts again from the prompt
+    assert lab.play.playing and lab.step == 0
 
 
 @pytest.mark.parametrize("bad", ["abc", "1000", "-5", "", "12 34", "8 9 = four", "4.5"])
@@ -224,7 +238,7 @@ def test_shift_table_for_427_and_target_kinds():
     assert 'data-counted="5" data-targets="8"' in page
     words = text(page)
     assert "'=' is part of the question" in words and "the end of the answer" in words
-    assert shift_table(427)._repr_html_() == page
+    assert shift_table(427)._repr_html_().endswith(page + "</div>") and "<style>" in shift_table(427)._repr_html_()
     assert 'data-counted="2"' in shift_table_html(7) and 'data-counted="3"' in shift_table_html(12, "copy")
     assert target_kinds([0, 17, 1, 0], 3) == ["prompt", "counted", "counted", "padding"]
     with pytest.raises(ValueError):

@@ -131,3 +131,32 @@ def test_lecture_html_offline(offline_page, lab, name):
     base = html.parent.as_uri() + "/"
     missing = sorted({url.replace(base, "") for url in page.missing})
     assert not missing, f"{html.name} asked for files that are not beside it (e.g. the widgets' icon font): {missing}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_lecture_html_meets_wcag_21_aa(offline_page, artifacts, name):
+    """axe-core with the WCAG 2.1 A/AA tags finds nothing serious or critical on the whole page (the template's
+    syntax colours and prompts, and the labs' saved views); colour-vision screenshots of each lab go to
+    artifacts/e2e/cvd/<notebook>-html-<lab>-<vision>.png."""
+    from a11y_checks import VISION, _filter_svg, assert_no_serious, axe_page
+
+    require_built(LECTURE, "make lecture", [name])
+    page = offline_page
+    page.goto((HTML / name.replace(".ipynb", ".html")).as_uri())
+    for kind in LABS[name]:
+        page.locator(f".wt-lab.wt-{kind}").first.wait_for(state="visible", timeout=30_000)
+    page.wait_for_timeout(500)  # the labs' script names the sliders once they are drawn
+    assert page.locator(".wt-lab .noUi-handle:not([aria-label])").count() == 0, "a slider handle has no name"
+    bad = axe_page(page, artifacts, f"lecture html/{name.replace('.ipynb', '.html')}")
+    assert_no_serious(bad, f"notebooks/html/{name.replace('.ipynb', '.html')}")
+    out = artifacts / "cvd"
+    out.mkdir(exist_ok=True)
+    for kind in LABS[name]:
+        root = page.locator(f".wt-lab.wt-{kind}").first
+        for vision in VISION:
+            page.evaluate("""([svg, vision]) => { const d = document.createElement('div'); d.id = 'wt-cvd';
+                d.innerHTML = svg; document.body.appendChild(d);
+                document.documentElement.style.filter = `url(#wt-cvd-${vision})`; }""", [_filter_svg(vision), vision])
+            root.screenshot(path=str(out / f"{name[:2]}-html-{kind}-{vision}.png"), animations="disabled")
+            page.evaluate("() => { document.documentElement.style.filter = ''; "
+                          "document.getElementById('wt-cvd').remove(); }")

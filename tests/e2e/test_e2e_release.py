@@ -15,6 +15,7 @@ import functools
 import re
 
 import pytest
+from a11y_checks import assert_no_serious, axe_outputs, colour_vision_shots, default_keys, images_and_alt, keyboard_walk
 from e2e_lab import (
     LABS,
     NOTEBOOKS,
@@ -251,10 +252,15 @@ def exercise_decode(lab, nb, prefix):
     assert decode.locator(".wt-decode-status .wt-decode-wrong").count() == 1, "the 2-epoch model read 14 right?"
     lab.shot(decode, f"{prefix}-decode-after-14")
 
-    play = decode.locator(".wt-decode-play").first  # the box of the ▶ and ■ buttons: its title is their tooltip
-    tip = play.get_attribute("title") or ""
-    assert "▶" in tip and "■" in tip, f"the ▶ and ■ buttons have no tooltip: {tip!r}"
-    play.locator("button").first.hover()
+    # ▶ Play, then ■ Stop: the reading stops where it is (Reset goes back to the prompt)
+    decode.locator("button.wt-decode-playpause").click()
+    wait_text(decode.locator(".wt-decode-status"), "Step 2:", timeout=20)
+    decode.locator("button.wt-decode-stop").click()
+    stopped = decode.locator(".wt-decode-status").inner_text()
+    lab.page.wait_for_timeout(1500)
+    assert decode.locator(".wt-decode-status").inner_text() == stopped, "■ Stop did not stop the reading"
+    assert "The prompt of" not in stopped, f"■ Stop went back to the prompt: {stopped!r}"
+    assert decode.locator("button.wt-decode-playpause").inner_text().strip() == "▶ Play"
     words = read_aloud(lab, decode, "after 60 epochs", 777)  # the longest answer: 4 + 5 tokens at its last step
     assert words == greedy_words("60", 777)
     assert_fits(lab, nb, decode, f"{prefix}-decode-widest")
@@ -307,17 +313,77 @@ def exercise_training(lab, nb, prefix):
     assert_fits(lab, nb, train, f"{prefix}-training-widest")
 
 
+# ---------------------------------------------------------------------------------------------- accessibility
+def check_axe(lab, artifacts, name, state):
+    """axe-core (WCAG 2.1 A/AA) finds nothing serious or critical in the notebook's own output areas."""
+    done = run(lab, name)
+    bad = axe_outputs(done.nb, artifacts, f"release/{name} {state}")
+    assert_no_serious(bad, f"release/{name}, labs {state}")
+
+
+def check_keyboard(lab, nb, kind, keys_for=default_keys, typed=()):
+    """Keyboard only, from the lab's first control: Tab reaches every control, each key changes the lab, the live line
+    (an aria-live region) follows, and focus is visible. `typed`: controls changed by typing (text boxes), reached
+    but not pressed."""
+    root = nb.lab_widget(kind).first
+    root.scroll_into_view_if_needed()
+    walk = keyboard_walk(root, keys_for)
+    print(kind, walk)
+    controls = [r for r in walk["reached"] if r[0] != "region"]
+    assert len(controls) >= walk["controls"], (
+        f"{kind}: Tab reached {len(controls)} of the {walk['controls']} controls on screen: {walk['reached']}")
+    assert not walk["unchanged"], f"{kind}: these keys changed nothing on screen: {walk['unchanged']}"
+    changed = sum(1 for r in walk["reached"] if keys_for(*r)) - len(walk["unchanged"])
+    assert changed >= 1 and walk["live_changes"] >= changed - 1, (
+        f"{kind}: the live line changed after {walk['live_changes']} of {changed} changes")
+    outlines = [o for (k, _), o in zip(walk["reached"], walk["outlines"], strict=True) if k != "select"]
+    assert all(outlines), f"{kind}: focus is not visible on some controls: {walk['reached']}"
+    assert all(name for _, name in controls), f"{kind}: a control without a name: {walk['reached']}"
+    lab.shot(root, f"{nb.path.split('/')[-1][:2]}-release-{kind}-keyboard")
+
+
+def check_figures(nb, name):
+    """Every image the notebook shows, and every lab drawing (role="img"), has its own non-empty text alternative."""
+    found = images_and_alt(nb.panel)
+    empty = [f for f in found if not f["alt"].strip()]
+    assert not empty, f"{name}: images without alt text: {empty}"
+    alts = [f["alt"] for f in found]
+    assert len(set(alts)) == len(alts), f"{name}: figures share their alt text: {alts}"
+    return found
+
+
+def check_colour_vision(lab, nb, name):
+    for kind in LABS[name]:
+        colour_vision_shots(lab, nb.lab_widget(kind).first, f"{name[:2]}-{kind}")
+
+
 # ---------------------------------------------------------------------------------------------- tests
 def test_release_01_runs(lab):
     check_release_run(lab, N01)
+
+
+def test_release_01_axe_default(lab, artifacts):
+    check_axe(lab, artifacts, N01, "default")
 
 
 def test_release_01_machine_lab(lab):
     exercise_machine(lab, run(lab, N01).nb, "01-release")
 
 
+def test_release_01_keyboard_colour_vision_and_axe_widest(lab, artifacts):
+    nb = run(lab, N01).nb
+    check_keyboard(lab, nb, "machine")
+    check_figures(nb, N01)
+    check_colour_vision(lab, nb, N01)
+    check_axe(lab, artifacts, N01, "widest")
+
+
 def test_release_02_runs(lab):
     check_release_run(lab, N02)
+
+
+def test_release_02_axe_default(lab, artifacts):
+    check_axe(lab, artifacts, N02, "default")
 
 
 def test_release_02_microscope_lab(lab):
@@ -338,12 +404,38 @@ def test_release_03_runs(lab):
     check_release_run(lab, N03)
 
 
+def test_release_02_keyboard_colour_vision_and_axe_widest(lab, artifacts):
+    nb = run(lab, N02).nb
+    for kind in ("microscope", "scale"):
+        check_keyboard(lab, nb, kind)
+    found = check_figures(nb, N02)
+    assert any("decoder block" in f["alt"] for f in found), f"the block picture has no alt text: {found}"
+    check_colour_vision(lab, nb, N02)
+    check_axe(lab, artifacts, N02, "widest")
+
+
+def test_release_03_axe_default(lab, artifacts):
+    check_axe(lab, artifacts, N03, "default")
+
+
 def test_release_03_decode_lab(lab):
     exercise_decode(lab, run(lab, N03).nb, "03-release")
 
 
+def test_release_03_keyboard_colour_vision_and_axe_widest(lab, artifacts):
+    nb = run(lab, N03).nb
+    check_keyboard(lab, nb, "decode")
+    check_figures(nb, N03)
+    check_colour_vision(lab, nb, N03)
+    check_axe(lab, artifacts, N03, "widest")
+
+
 def test_release_04_runs(lab):
     check_release_run(lab, N04)
+
+
+def test_release_04_axe_default(lab, artifacts):
+    check_axe(lab, artifacts, N04, "default")
 
 
 def test_release_04_batch_lab(lab):
@@ -352,3 +444,14 @@ def test_release_04_batch_lab(lab):
 
 def test_release_04_training_lab(lab):
     exercise_training(lab, run(lab, N04).nb, "04-release")
+
+
+def test_release_04_keyboard_colour_vision_and_axe_widest(lab, artifacts):
+    nb = run(lab, N04).nb
+    check_keyboard(lab, nb, "batch")
+    # Train with 59 epochs would take a minute: the keyboard test moves the run and the epochs, not Train
+    check_keyboard(lab, nb, "training", lambda kind, name: [] if name == "Train" else default_keys(kind, name))
+    figures = check_figures(nb, N04)
+    assert any("Chart of training loss" in f["alt"] for f in figures), f"the training chart has no alt text: {figures}"
+    check_colour_vision(lab, nb, N04)
+    check_axe(lab, artifacts, N04, "widest")

@@ -22,7 +22,7 @@ _LABS = {
     "block_picture": "block",  # notebook 02
     "scale_lab": "scale",  # notebook 02
     "decode_lab": "decode",  # notebook 03
-    "held_out_table": "decode",  # notebook 03
+    "held_out_table": "heldout",  # notebook 03
     "batch_lab": "batch",  # notebook 04
     "training_lab": "training",  # notebook 04
 }

@@ -1,8 +1,11 @@
 """Light HTML for the labs: heatmap tables with the numbers written in, CSS bar charts, shape labels.
 
-Every function returns an HTML string (inline styles, no JavaScript, no external CSS), so a lab
-can put it in an ``ipywidgets.HTML`` and redraw it in well under a millisecond per cell; the same
-string also survives an HTML export with saved widget state. Any lab may import these.
+Every function returns an HTML string styled by the classes of ``STYLESHEET`` (each lab carries
+that stylesheet, see ``_widgets.LabBox``; only per-value sizes and fills are inline), so a lab can
+put it in an ``ipywidgets.HTML`` and redraw it in well under a millisecond per cell; the same
+string also survives an HTML export with saved widget state. Any lab may import these. Text
+colours keep 4.5:1 contrast (``contrast``), headers have scopes, bar charts are lists, and ``sr``
+adds words a screen reader reads where the page shows only a colour or a mark.
 
     >>> from whole_transformer.labs import _html
     >>> _html.shape_text((3, 6), ("L", "d_model"))  # shape_label: the same, as HTML with CSS classes
@@ -30,13 +33,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-FONT = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; line-height: 1.3;"
-# ipywidgets' HTML sets a tall line height (28 px) for one-line labels; every block here sets its own.
-TEXT = "line-height: 1.4;"
+# Text colours: every one has at least 4.5:1 contrast on white and on the light fills used here (WCAG 2.1 AA).
+INK, MUTED = "#1e1e1e", "#595959"
 BLUE = (33, 102, 172)  # negative, and the sequential scale
 RED = (178, 24, 43)  # positive on the diverging scale
-GREY = (150, 150, 150)
 MASKED = -1e8  # values at or below this are shown as −∞ (a masked attention score)
+
+from ._style import STYLESHEET  # noqa: E402,F401  (the classes these functions use)
 
 
 def esc(text) -> str:
@@ -65,22 +68,35 @@ def _mix(colour: tuple[int, int, int], t: float) -> tuple[int, int, int]:
     return tuple(round(255 + (c - 255) * t) for c in colour)
 
 
+def luminance(rgb: tuple[int, int, int]) -> float:
+    """WCAG relative luminance of an sRGB colour (0 black … 1 white)."""
+    def channel(c):
+        c = c / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG contrast ratio of two colours (1 … 21); text needs 4.5 or more (AA)."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
 def cell_colour(x: float, scale: float, mode: str = "diverging") -> tuple[str, str]:
     """(background, text colour) for a value. ``diverging``: blue below 0, red above, white at 0,
-    full colour at ±scale. ``sequential``: white at 0 to blue at scale (for weights in [0, 1])."""
+    full colour at ±scale. ``sequential``: white at 0 to blue at scale (for weights in [0, 1]).
+    The text is black or white, whichever stands out more (never below 4.5:1)."""
     x = float(x)
     if math.isnan(x) or x <= MASKED or math.isinf(x):
-        return "rgb(235,235,235)", "rgb(120,120,120)"
+        return "rgb(235,235,235)", "rgb(80,80,80)"
     scale = scale if scale > 0 else 1.0
-    if mode == "sequential":
-        t = abs(x) / scale
-        rgb = _mix(BLUE, t)
-    elif mode == "diverging":
-        t = abs(x) / scale
-        rgb = _mix(RED if x > 0 else BLUE, t)
-    else:
+    if mode not in ("diverging", "sequential"):
         raise ValueError(f"unknown colour mode {mode!r}: use 'diverging' or 'sequential'")
-    text = "white" if t > 0.55 else "rgb(30,30,30)"
+    t = abs(x) / scale
+    rgb = _mix(BLUE if mode == "sequential" or x < 0 else RED, t)
+    text = "white" if contrast(rgb, (255, 255, 255)) >= contrast(rgb, (0, 0, 0)) else "black"
     return f"rgb{rgb}", text
 
 
@@ -128,36 +144,36 @@ def heatmap(
     if scale is None:
         scale = float(np.abs(finite).max()) if finite.size else 1.0
     hr, hc = highlight if highlight is not None else (None, None)
-    th = "padding: 1px 4px; color: #555; font-weight: normal; text-align: center; white-space: nowrap;"
     corner = esc(f"{row_title} ╲ {col_title}" if (row_title or col_title) else "")
+    classes = esc(css_class if css_class.split()[0] == "wt-heatmap" else f"wt-heatmap {css_class}")
     width = max_cols if max_cols else n_cols
     out = []
     for first in range(0, n_cols, width):
-        chunk = range(first, min(first + width, n_cols))
-        out.append(
-            f'<table class="{esc(css_class)}" data-shape="{n_rows}x{n_cols}" data-cols="{chunk[0]}-{chunk[-1]}" '
-            f'style="border-collapse: collapse; {FONT} margin: 2px 0;">'
-            f'<tr><th style="{th} font-style: italic;">{corner}</th>'
-        )
+        out.append(_heatmap_table(a, rows, cols, range(first, min(first + width, n_cols)), classes, corner,
+                                  (hr, hc, highlight is not None), scale, mode, digits, cell_width))
+    return "".join(out)
+
+
+def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, digits, cell_width) -> str:
+    """One table of a heatmap: the columns of ``chunk``, every row."""
+    hr, hc, marked = marks
+    n_rows, n_cols = a.shape
+    out = [f'<table class="{classes}" data-shape="{n_rows}x{n_cols}" data-cols="{chunk[0]}-{chunk[-1]}">'
+           f'<tr><th class="wt-corner" scope="col">{corner}</th>']
+    for j in chunk:
+        mark = ' class="wt-col-on"' if hc == j and hr is None else ""
+        out.append(f'<th scope="col"{mark}>{esc(cols[j])}</th>')
+    out.append("</tr>")
+    for i, r in enumerate(rows):
+        out.append(f'<tr><th scope="row" class="wt-row{" wt-on" if hr == i else ""}">{esc(r)}</th>')
         for j in chunk:
-            mark = " border-bottom: 2px solid #222;" if hc == j and hr is None else ""
-            out.append(f'<th style="{th}{mark}">{esc(cols[j])}</th>')
+            x = a[i, j]
+            bg, fg = cell_colour(x, scale, mode)
+            on = marked and (hr is None or hr == i) and (hc is None or hc == j)
+            out.append(f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
+                       f'style="background: {bg}; color: {fg}; min-width: {cell_width}px;">{number(x, digits)}</td>')
         out.append("</tr>")
-        for i, r in enumerate(rows):
-            mark = " font-weight: bold; color: #000;" if hr == i else ""
-            out.append(f'<tr><th style="{th} text-align: right;{mark}">{esc(r)}</th>')
-            for j in chunk:
-                x = a[i, j]
-                bg, fg = cell_colour(x, scale, mode)
-                on = (hr is None or hr == i) and (hc is None or hc == j) and highlight is not None
-                border = "2px solid #222" if on else "1px solid white"
-                out.append(
-                    f'<td class="wt-cell" data-value="{x:.6g}" style="background: {bg}; color: {fg}; '
-                    f'border: {border}; min-width: {cell_width}px; padding: 2px 3px; text-align: right;">'
-                    f"{number(x, digits)}</td>"
-                )
-            out.append("</tr>")
-        out.append("</table>")
+    out.append("</table>")
     return "".join(out)
 
 
@@ -171,33 +187,33 @@ def bar_chart(
     label_width: int = 120,
     colour: str = "rgb(33,102,172)",
     show_share: bool = False,
+    share_of: str = "",
     css_class: str = "wt-bars",
 ) -> str:
     """Horizontal CSS bars, one per (label, value), the value written after each bar.
 
     Bars are scaled to ``max_value`` (default: the largest value). ``highlight`` is the label of a
     bar to draw darker with a bold label. With ``show_share`` each value is followed by its share
-    of the sum of all values, in percent.
+    of the sum of all values, in percent, and ``share_of`` (e.g. " of one block") says of what.
+    The bars are a list for a screen reader: each item reads "label value (share)".
     """
     values = [float(v) for _, v in items]
     if any(v < 0 or not math.isfinite(v) for v in values):
         raise ValueError("bar_chart draws finite values of 0 or more")
     top = max_value if max_value is not None else max(values, default=0.0)
     total = sum(values)
-    out = [f'<div class="{esc(css_class)}" style="{FONT} margin: 2px 0;">']
+    classes = esc(css_class if css_class.split()[0] == "wt-bars" else f"wt-bars {css_class}")
+    out = [f'<div class="{classes}" role="list">']
     for (label, _), v in zip(items, values, strict=True):
         on = label == highlight
         px = 0 if top <= 0 else round(width * v / top)
-        share = f" ({100 * v / total:.1f} %)" if show_share and total > 0 else ""
+        share = f" ({100 * v / total:.1f} %{share_of})" if show_share and total > 0 else ""
         out.append(
-            f'<div class="wt-bar{" wt-bar-on" if on else ""}" data-label="{esc(label)}" data-value="{v:g}" '
-            f'style="display: flex; align-items: center; gap: 6px; margin: 1px 0; line-height: 16px;">'
-            f'<span style="width: {label_width}px; text-align: right;{" font-weight: bold;" if on else ""}">'
-            f"{esc(label)}</span>"
-            f'<span style="display: inline-block; width: {width}px; background: #f1f1f1;">'
-            f'<span style="display: block; width: {px}px; height: 14px; background: {colour};'
-            f'{" opacity: 1;" if on else " opacity: 0.75;"}"></span></span>'
-            f"<span>{esc(fmt.format(v))}{share}</span></div>"
+            f'<div class="wt-bar{" wt-bar-on" if on else ""}" role="listitem" data-label="{esc(label)}" '
+            f'data-value="{v:g}"><span class="wt-bar-label" style="width: {label_width}px;">{esc(label)}</span>'
+            f'<span class="wt-bar-track" style="width: {width}px;" aria-hidden="true">'
+            f'<span class="wt-bar-fill" style="width: {px}px; background: {colour};{"" if on else " opacity: 0.8;"}">'
+            f"</span></span><span>{esc(fmt.format(v))}{esc(share)}</span></div>"
         )
     out.append("</div>")
     return "".join(out)
@@ -211,7 +227,7 @@ def shape_label(shape: Sequence[int], axes: Sequence[str], *, css_class: str = "
         f'<span class="wt-axis" data-axis="{esc(a)}"><i>{esc(a)}</i>&nbsp;<b>{n}</b></span>'
         for n, a in zip(shape, axes, strict=True)
     )
-    return f'<span class="{esc(css_class)}" title="{text}" style="{FONT} font-size: 13px;">({parts})</span>'
+    return f'<span class="{esc(css_class)}" title="{text}">({parts})</span>'
 
 
 def shape_text(shape: Sequence[int], axes: Sequence[str]) -> str:
@@ -229,23 +245,20 @@ def table(header: Sequence[str], rows: Sequence[Sequence], *, bold_last: bool = 
     ``align`` gives each column's alignment ("left" / "right"); default left, numbers right.
     """
     align = list(align) if align is not None else None
-    td = "padding: 2px 8px; border-bottom: 1px solid #e4e4e4;"
-    out = [f'<table class="{esc(css_class)}" style="border-collapse: collapse; {FONT}">', "<tr>"]
+    classes = esc(css_class if css_class.split()[0] == "wt-table" else f"wt-table {css_class}")
+    out = [f'<table class="{classes}">', "<tr>"]
     for k, h in enumerate(header):
         a = align[k] if align else "left"
-        out.append(f'<th style="{td} text-align: {a}; border-bottom: 1px solid #888;">{esc(h)}</th>')
+        out.append(f'<th scope="col" style="text-align: {a};">{esc(h)}</th>')
     out.append("</tr>")
     for i, row in enumerate(rows):
-        style = ""
-        if bold_last and i == len(rows) - 1:
-            style += " font-weight: bold;"
-        if highlight == i:
-            style += " background: #fff3c4;"
-        out.append(f'<tr style="{style}">')
+        kind = " ".join(c for c, on in (("wt-total", bold_last and i == len(rows) - 1), ("wt-row-on", highlight == i))
+                        if on)
+        out.append(f'<tr class="{kind}">' if kind else "<tr>")
         for k, v in enumerate(row):
             a = align[k] if align else ("right" if isinstance(v, (int, float)) else "left")
             text = f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
-            out.append(f'<td style="{td} text-align: {a};">{esc(text)}</td>')
+            out.append(f'<td style="text-align: {a};">{esc(text)}</td>')
         out.append("</tr>")
     out.append("</table>")
     return "".join(out)
@@ -253,11 +266,16 @@ def table(header: Sequence[str], rows: Sequence[Sequence], *, bold_last: bool = 
 
 def note(text_html: str, *, kind: str = "info", css_class: str = "wt-note") -> str:
     """A one-line boxed note; kind 'info', 'ok' (green) or 'error' (red). text_html is not escaped."""
-    colours = {"info": ("#eef4fb", "#2166ac"), "ok": ("#edf7ed", "#2e7d32"), "error": ("#fdecea", "#b2182b")}
-    if kind not in colours:
-        raise ValueError(f"unknown note kind {kind!r}: use one of {sorted(colours)}")
-    bg, line = colours[kind]
-    return (
-        f'<div class="{esc(css_class)} wt-note-{kind}" style="background: {bg}; border-left: 4px solid {line}; '
-        f'padding: 4px 8px; margin: 4px 0; font-size: 13px; {TEXT}">{text_html}</div>'
-    )
+    if kind not in ("info", "ok", "error"):
+        raise ValueError(f"unknown note kind {kind!r}: use one of ['error', 'info', 'ok']")
+    return f'<div class="{esc(css_class)} wt-note-{kind}">{text_html}</div>'
+
+
+def sr(text: str) -> str:
+    """Text for a screen reader only (visually hidden, read aloud): e.g. what a colour or a mark means."""
+    return f'<span class="wt-sr">{esc(text)}</span>'
+
+
+def styled(html_text: str) -> str:
+    """An HTML output that is not inside a lab (a table shown by Jupyter) with the labs' stylesheet in front."""
+    return f'<style>{STYLESHEET}</style><div class="wt-lab">{html_text}</div>'

@@ -16,11 +16,13 @@ and the read-only ``counts`` (the dict of ``task.batch_counts``, or None after b
 ``chosen`` (the list of numbers), ``message``.
 
 CSS classes: root ``wt-lab wt-batch``; ``wt-batch-numbers`` the text box; ``wt-batch-summary``
-the shapes and counts, with ``wt-batch-count`` on each count (``data-kind`` = targets, counted,
-prompt, padding, and ``data-value``) and ``wt-shape`` on each shape (``data-name`` = x, y,
+the shapes and counts (a legend: each kind's fill, border and hatch), with ``wt-batch-count`` on
+each count (``data-kind`` = targets, counted, prompt, padding, and ``data-value``) and
+``wt-shape`` on each shape (``data-name`` = x, y,
 logits, flat logits, flat targets; ``data-shape`` like ``64x5x42``); ``wt-batch-grid`` the grid,
 its target cells ``wt-target`` plus ``wt-counted`` / ``wt-prompt`` / ``wt-padding``;
-``wt-batch-flat`` the flattening; ``wt-batch-error`` the message after bad input;
+``wt-batch-flat`` the flattening; ``wt-batch-error`` the message after bad input; ``wt-batch-live``
+the summary line; the grid scrolls inside a focusable region (``wt-scroll``);
 ``wt-shift`` the teacher-forcing table of ``shift_table``.
 """
 
@@ -31,11 +33,20 @@ import re
 import ipywidgets as widgets
 
 from ..task import EQ, PAD, VOCAB, VOCAB_SIZE, batch_counts, copy_sequence, sequence, xy_arrays
-from ._html import esc
+from ._html import esc, sr, styled
+from ._widgets import LabBox
 
 MAX_NUMBERS = 1000
 SHOWN_ROWS = 64  # rows of the grid drawn; the counts always cover the whole batch
-COLOURS = {"counted": "rgb(200,235,200)", "prompt": "rgb(225,225,225)", "padding": "rgb(248,248,248)"}
+#: Each kind of target differs by more than its fill: border (solid, dotted, dashed), weight and a hatch, and a
+#: screen reader reads its name (the words of WHAT).
+LOOK = {
+    "counted": "background: rgb(200,235,200); border: 2px solid #1b5e20; font-weight: bold;",
+    "prompt": "background: rgb(225,225,225); border: 2px dotted #424242;",
+    "padding": "background: repeating-linear-gradient(135deg, #fff 0 3px, #d6d6d6 3px 5px); "
+               "border: 2px dashed #757575;",
+}
+WHAT = {"counted": "counted", "prompt": "skipped, question", "padding": "skipped, padding"}
 FONT = "font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px;"
 
 
@@ -85,7 +96,7 @@ def shift_table(n: int, task: str = "read"):
     """x over y for one number, with what the loss does with each target and why (an HTML object)."""
     from IPython.display import HTML
 
-    return HTML(shift_table_html(n, task))
+    return HTML(styled(shift_table_html(n, task)))
 
 
 def shift_table_html(n: int, task: str = "read") -> str:
@@ -98,21 +109,21 @@ def shift_table_html(n: int, task: str = "read") -> str:
     for t in range(len(x)):
         true_target = seq[t + 1]
         if y[t] != PAD:
-            what, why, colour = "counts", ("the end of the answer" if true_target == 1 else "a word of the answer"), \
-                COLOURS["counted"]
+            what, why, kind = "counts", ("the end of the answer" if true_target == 1 else "a word of the answer"), \
+                "counted"
         elif t + 1 < k:
-            what, why, colour = "skipped", "the next digit: part of the question", COLOURS["prompt"]
+            what, why, kind = "skipped", "the next digit: part of the question", "prompt"
         else:
-            what, why, colour = "skipped", "'=' is part of the question", COLOURS["prompt"]
+            what, why, kind = "skipped", "'=' is part of the question", "prompt"
         rows.append(
-            f'<tr style="background: {colour};"><td style="padding: 2px 8px; text-align: right;">{t}</td>'
+            f'<tr style="{LOOK[kind]}"><td style="padding: 2px 8px; text-align: right;">{t}</td>'
             f'<td style="padding: 2px 8px;">{esc(VOCAB[x[t]])}</td>'
             f'<td style="padding: 2px 8px;">{esc(VOCAB[true_target])}</td>'
             f'<td style="padding: 2px 8px;">{esc(VOCAB[y[t]])}</td>'
             f'<td style="padding: 2px 8px;"><b>{what}</b></td>'
-            f'<td style="padding: 2px 8px; color: #444;">{esc(why)}</td></tr>')
+            f'<td style="padding: 2px 8px;">{esc(why)}</td></tr>')
     counted = sum(1 for v in y if v != PAD)
-    th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #888;"
+    th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #767676;"
     return (f'<div class="wt-shift" data-counted="{counted}" data-targets="{len(y)}" style="{FONT}">'
             f'<div style="margin-bottom: 4px;">{esc(" ".join(VOCAB[i] for i in seq))} · x = the sequence without '
             f'its last token, y = without its first · {counted} of {len(y)} targets count</div>'
@@ -127,15 +138,15 @@ def _shape(name: str, shape: tuple[int, ...]) -> str:
             f"({', '.join(str(s) for s in shape)}{',' if len(shape) == 1 else ''})</span>")
 
 
-def _count(kind: str, value: int, label: str, colour: str | None = None) -> str:
-    swatch = (f'<span style="display: inline-block; width: 10px; height: 10px; background: {colour}; '
-              f'border: 1px solid #aaa; margin-right: 4px;"></span>') if colour else ""
+def _count(kind: str, value: int, label: str, look: str | None = None) -> str:
+    swatch = (f'<span aria-hidden="true" style="display: inline-block; width: 14px; height: 12px; {look} '
+              f'margin-right: 4px; vertical-align: middle;"></span>') if look else ""
     return (f'<tr><td style="padding: 1px 8px;">{swatch}{esc(label)}</td><td class="wt-batch-count" '
             f'data-kind="{kind}" data-value="{value}" style="padding: 1px 8px; text-align: right;"><b>{value:,}</b>'
             f"</td></tr>")
 
 
-class BatchLab(widgets.VBox):
+class BatchLab(LabBox):
     """A batch of numbers as x and y, what each target does in the loss, and the shapes."""
 
     def __init__(self, numbers: str = "0-63"):
@@ -151,13 +162,10 @@ class BatchLab(widgets.VBox):
         self.flat.add_class("wt-batch-flat")
         # The grid keeps its whole width (it scrolls up and down); when the summary does not fit beside
         # it, the summary goes below it rather than squeezing it.
-        grid_box = widgets.Box([self.grid], layout=widgets.Layout(max_height="360px", overflow="auto",
-                                                                   flex="0 0 auto", max_width="100%",
+        grid_box = widgets.Box([self.grid], layout=widgets.Layout(flex="0 0 auto", max_width="100%",
                                                                    border="1px solid #ddd", margin="0 12px 8px 0"))
         super().__init__([self.numbers, widgets.HBox([grid_box, self.summary],
-                                                     layout=widgets.Layout(flex_flow="row wrap")), self.flat])
-        self.add_class("wt-lab")
-        self.add_class("wt-batch")
+                                                     layout=widgets.Layout(flex_flow="row wrap")), self.flat], "batch")
         self.numbers.observe(lambda _: self._update(), names="value")
         self._update()
 
@@ -184,6 +192,7 @@ class BatchLab(widgets.VBox):
             self.summary.value = (f'<div class="wt-batch-error" style="color: rgb(178,24,43); padding: 6px;">'
                                   f"✗ {esc(e)}.</div>")
             self.grid.value = self.flat.value = ""
+            self.say(f"Cannot read that: {e}.")
             return
         self._counts, self._chosen = counts, chosen
         B, L = counts["x_shape"]
@@ -193,6 +202,7 @@ class BatchLab(widgets.VBox):
         self.summary.value = self._summary_html(counts)
         self.grid.value = self._grid_html(chosen, L)
         self.flat.value = self._flat_html(chosen, counts)
+        self.say(self._message[0].upper() + self._message[1:] + ".")
 
     def _summary_html(self, c: dict) -> str:
         B, L = c["x_shape"]
@@ -202,13 +212,13 @@ class BatchLab(widgets.VBox):
                 f"(the longest x), V {VOCAB_SIZE} scores</div>"
                 f'<table style="border-collapse: collapse; margin-top: 6px; {FONT}">'
                 + _count("targets", c["targets"], f"targets (B × L = {B} × {L})")
-                + _count("counted", c["counted"], "count: words and <eos>", COLOURS["counted"])
-                + _count("prompt", c["prompt"], "skipped: digits or '='", COLOURS["prompt"])
-                + _count("padding", c["padding"], "skipped: padding", COLOURS["padding"])
+                + _count("counted", c["counted"], "count: words and <eos> (solid border, bold)", LOOK["counted"])
+                + _count("prompt", c["prompt"], "skipped: digits or '=' (dotted border)", LOOK["prompt"])
+                + _count("padding", c["padding"], "skipped: padding (hatched, dashed border)", LOOK["padding"])
                 + "</table></div>")
 
     def _grid_html(self, chosen: list[int], L: int) -> str:
-        th = "padding: 1px 4px; color: #555; font-weight: normal;"
+        th = "padding: 1px 4px; color: #595959; font-weight: normal;"
         head = "".join(f'<th style="{th}">{t}</th>' for t in range(L))
         out = [f'<table style="border-collapse: collapse; {FONT}"><tr><th style="{th}">number</th>'
                f'<th style="{th}" colspan="{L}">x (input)</th><th style="{th}; width: 12px;"></th>'
@@ -219,18 +229,21 @@ class BatchLab(widgets.VBox):
             length = len(y)
             x = x + [PAD] * (L - length)
             y = y + [PAD] * (L - length)
-            cells = [f'<td style="padding: 1px 5px; text-align: right; color: #555;">{n}</td>']
+            cells = [f'<th scope="row" style="padding: 1px 5px; text-align: right; color: #595959; '
+                     f'font-weight: normal;">{n}</th>']
             for t in range(L):
-                faint = " color: #bbb;" if t >= length else ""
+                faint = " color: #595959;" if t >= length else ""
                 cells.append(f'<td style="padding: 1px 5px; border: 1px solid #eee;{faint}">{esc(_tok(x[t]))}</td>')
             cells.append("<td></td>")
             for t, kind in enumerate(target_kinds(y, length)):
-                cells.append(f'<td class="wt-target wt-{kind}" style="padding: 1px 5px; border: 1px solid white; '
-                             f'background: {COLOURS[kind]};">{esc(_tok(y[t]))}</td>')
+                cells.append(f'<td class="wt-target wt-{kind}" title="{WHAT[kind]}" style="padding: 1px 5px; '
+                             f'{LOOK[kind]}">{esc(_tok(y[t]))}{sr(" " + WHAT[kind])}</td>')
             out.append(f"<tr>{''.join(cells)}</tr>")
         out.append("</table>")
+        out = ['<div class="wt-scroll" tabindex="0" role="region" aria-label="x and y of the batch, one row per '
+               'number" style="max-height: 360px;">', *out, "</div>"]
         if len(chosen) > SHOWN_ROWS:
-            out.append(f'<div style="{FONT} color: #555; padding: 4px;">showing the first {SHOWN_ROWS} of '
+            out.append(f'<div style="{FONT} color: #595959; padding: 4px;">showing the first {SHOWN_ROWS} of '
                        f"{len(chosen)} rows; the counts cover all of them</div>")
         return "".join(out)
 
@@ -242,11 +255,11 @@ class BatchLab(widgets.VBox):
             x, y = _xy_of(chosen[b])
             target = y[t] if t < len(y) else PAD
             kind = target_kinds(y + [PAD] * (L - len(y)), len(y))[t]
-            rows.append(f'<tr style="background: {COLOURS[kind]};"><td style="padding: 1px 6px; text-align: right;">'
+            rows.append(f'<tr style="{LOOK[kind]}"><td style="padding: 1px 6px; text-align: right;">'
                         f"{r}</td><td style=\"padding: 1px 6px;\">number {chosen[b]}, position {t}</td>"
                         f'<td style="padding: 1px 6px;">{esc(_tok(target))}</td>'
                         f'<td style="padding: 1px 6px;">{"counts" if kind == "counted" else "skipped"}</td></tr>')
-        th = "padding: 1px 6px; text-align: left; border-bottom: 1px solid #888;"
+        th = "padding: 1px 6px; text-align: left; border-bottom: 1px solid #767676;"
         return (f'<div style="{FONT} margin-top: 8px;">For the loss, logits {_shape("logits", c["logits_shape"])} '
                 f'become {_shape("flat logits", c["flat_shape"])} and y {_shape("y", c["x_shape"])} becomes '
                 f'{_shape("flat targets", (c["targets"],))}: row r is number r // {L}, position r % {L}. '

@@ -3,30 +3,34 @@
 ``microscope_lab()`` loads the shipped tiny model (1 block, 1 head, d_model 6, d_ff 12; 42 tokens)
 and runs the prompt through the NumPy twin (``numpy_model.trace``). A stepper (slider, Previous,
 Next) walks through every intermediate in order, from the ids to the word the model writes.
-Each step shows the tensor's shape with named axes, its numbers as a heatmap with the values
-written in, the shape of the same tensor in the full model of notebook 01 (B 64, L 8, d_model
-64, h 4, d_k 16, d_ff 128, V 42), and one sentence on what happened. Type other digits into the
-prompt box (then Enter); a prompt it cannot read shows why, and the last good one stays.
+At every stop the lab draws four things: what the tensor looks like here (its sizes, each axis
+named), a grid of its values, each cell tinted and printed, what that tensor would look like in
+notebook 01's real model fed a whole batch (B 64, L 8, d_model 64, h 4, d_k 16, d_ff 128, V 42),
+and a sentence explaining the step. A live line sums the stop up for a screen reader. Type
+other digits into the prompt box (then Enter); a prompt it cannot read shows why, and the last
+good one stays.
 
 In the tiny model every size differs from every other (L 3, d_model 6, d_ff 12, V 42, and
 1 head), so the length of an axis tells which axis it is. The trace calls the per-head width
-``d_head``; the lab shows it as ``d_k``, as the notebooks do.
+``d_head``; the lab shows it as ``d_k``, as the notebooks do, and says so beside the shape; its
+sentences write the projections as the trace does (``LayerNorm 1 @ W_Q.T``).
 
 Attributes: ``prompt`` (Text), ``step`` (IntSlider), ``prev`` / ``next`` (Buttons), ``title``,
-``shape``, ``full``, ``heatmap``, ``sentence``, ``tokens``, ``error`` (HTML widgets); read-only
+``shape``, ``full``, ``heatmap``, ``sentence``, ``tokens``, ``error``, ``live`` (HTML widgets); read-only
 ``ids``, ``stages`` (the list of ``Intermediate`` shown, first "ids", last "next word"),
 ``current`` (the stage on screen), ``word`` (the word the model writes).
 
 CSS classes: root ``wt-lab wt-microscope``; ``wt-microscope-prompt``, ``wt-microscope-step``,
 ``wt-microscope-prev``, ``wt-microscope-next``, ``wt-microscope-title``, ``wt-microscope-shape``
 (the tiny model's shape), ``wt-microscope-full`` (the full model's shape),
-``wt-microscope-heatmap`` (holds ``table.wt-heatmap``), ``wt-microscope-sentence``,
-``wt-microscope-tokens``, ``wt-microscope-error``.
+``wt-microscope-heatmap`` (holds ``table.wt-heatmap`` in a focusable region, ``wt-scroll``),
+``wt-microscope-sentence``, ``wt-microscope-tokens``, ``wt-microscope-error``, ``wt-microscope-live``.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import ipywidgets as widgets
 import numpy as np
@@ -34,6 +38,7 @@ import numpy as np
 from ..numpy_model import Intermediate, trace
 from ..task import VOCAB, decode, parse_prompt
 from . import _html
+from ._widgets import LabBox
 
 DEFAULT_PROMPT = "8 9 ="
 #: The sizes of the full model of notebook 01, for the same tensor in a batch of 64 inputs of 8 tokens.
@@ -98,7 +103,7 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
     if name in ("Q", "K", "V"):
         role = {"Q": "what each position looks for", "K": "what each position offers to be found by",
                 "V": "what each position hands over when it is looked at"}[name]
-        return (f"{name} = LayerNorm 1 @ W_{name}: {role}. With 1 head, the head's d_k is all {a.shape[-1]} "
+        return (f"{name} = LayerNorm 1 @ W_{name}.T: {role}. With 1 head, the head's d_k is all {a.shape[-1]} "
                 "columns; with 4 heads each would get a quarter.")
     if name == "scores":
         i, j = np.unravel_index(int(np.argmax(a[0])), a[0].shape)
@@ -133,7 +138,7 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
     return stage.formula
 
 
-class MicroscopeLab(widgets.VBox):
+class MicroscopeLab(LabBox):
     """A stepper through every intermediate of the tiny model's forward pass."""
 
     def __init__(self, text: str = DEFAULT_PROMPT, model=None, step: int = 0):
@@ -160,16 +165,14 @@ class MicroscopeLab(widgets.VBox):
         for w, c in ((self.error, "error"), (self.tokens, "tokens"), (self.title, "title"), (self.shape, "shape"),
                      (self.full, "full"), (self.heatmap, "heatmap"), (self.sentence, "sentence")):
             w.add_class(f"wt-microscope-{c}")
-        self.heatmap.layout = widgets.Layout(overflow="auto", max_width="100%")
+        self.heatmap.layout = widgets.Layout(max_width="100%")
         shapes = widgets.VBox([self.shape, self.full])
         super().__init__([
             widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
             self.error,
             widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
             self.title, shapes, self.heatmap, self.sentence,
-        ])
-        self.add_class("wt-lab")
-        self.add_class("wt-microscope")
+        ], "microscope")
         self.ids: list[int] = []
         self.stages: list[Intermediate] = []
         self.word = ""
@@ -231,27 +234,31 @@ class MicroscopeLab(widgets.VBox):
         labels = self._labels
         self.prev.disabled = i == 0
         self.next.disabled = i == n - 1
-        cells = "".join(
-            f'<span style="border: 1px solid #999; padding: 1px 6px; margin-right: 3px; font-family: monospace;">'
-            f"{_html.esc(t)}</span>" for t in labels)
-        out = (f'<span style="border: 2px solid #2166ac; padding: 1px 6px; font-family: monospace;">'
-               f"{_html.esc(self.word)}</span>" if stage.name == "next word" else
-               '<span style="color: #999; font-family: monospace;">?</span>')
-        self.tokens.value = f"{cells} → {out}"
+        cells = "".join(f'<span class="wt-token">{_html.esc(t)}</span>' for t in labels)
+        out = (f'<span class="wt-token wt-token-new">{_html.esc(self.word)}</span>' if stage.name == "next word"
+               else '<span class="wt-muted wt-mono" aria-label="not yet written">?</span>')
+        self.tokens.value = f'<span class="wt-mono">{cells} → {out}</span>'
         # blocks are numbered from 1, as in notebooks 01 and 03 (the trace counts from 0, like blocks.0 in torch)
-        where = "" if stage.block is None else f'<span style="color: #777;"> in block {stage.block + 1}</span>'
-        self.title.value = (f'<div style="font-size: 15px; margin-top: 4px; {_html.TEXT}"><b>step {i} of {n - 1}: '
+        where = "" if stage.block is None else f'<span class="wt-muted"> in block {stage.block + 1}</span>'
+        self.title.value = (f'<div class="wt-text" style="font-size: 15px; margin-top: 4px;"><b>step {i} of {n - 1}: '
                             f"{_html.esc(stage.name)}</b>{where}"
-                            f'<span style="color: #555;"> = {_html.esc(stage.formula)}</span></div>')
+                            f'<span class="wt-muted"> = {_html.esc(stage.formula)}</span></div>')
         axes = shown_axes(stage.axes)
-        self.shape.value = f"tiny model (one sequence): {_html.shape_label(stage.array.shape, axes)}"
+        renamed = " · d_k is what trace() calls d_head" if "d_head" in stage.axes else ""
+        self.shape.value = (f"tiny model (one sequence): {_html.shape_label(stage.array.shape, axes)}"
+                            f'<span class="wt-small wt-muted">{renamed}</span>')
         fshape, faxes = full_shape(stage.axes)
         extra = " → one next id per sequence, (B 64)" if stage.name == "next word" else ""
-        self.full.value = (f'<span style="color: #555;">full model (batch of 64):</span> '
+        self.full.value = (f'<span class="wt-muted">full model (batch of 64):</span> '
                            f"{_html.shape_label(fshape, faxes)}{extra}")
-        self.heatmap.value = self._heatmap(stage, labels)
-        self.sentence.value = (f'<div style="max-width: 720px; margin-top: 4px; {_html.TEXT}">'
-                               f"{sentence(stage, self.stages, labels, self.d_model)}</div>")
+        self.heatmap.value = (f'<div class="wt-scroll" tabindex="0" role="region" '
+                              f'aria-label="the numbers of step {i}, {_html.esc(stage.name)}">'
+                              f"{self._heatmap(stage, labels)}</div>")
+        said = sentence(stage, self.stages, labels, self.d_model)
+        self.sentence.value = f'<div class="wt-text" style="max-width: 720px; margin-top: 4px;">{said}</div>'
+        shape = _html.shape_text(stage.array.shape, axes)
+        self.say(f"Reading '{' '.join(labels)}', step {i} of {n - 1}: {stage.name}, shape {shape}. "
+                 + re.sub(r"<[^>]+>", "", said))
 
     def _heatmap(self, stage: Intermediate, labels: list[str]) -> str:
         a, axes = stage.array, stage.axes
@@ -274,7 +281,7 @@ class MicroscopeLab(widgets.VBox):
         mode = "sequential" if stage.name == "weights" else "diverging"
         for head in range(a.shape[0]):
             cols = labels if axes[2] == "L_k" else None
-            parts.append(f'<div style="font-size: 12px; color: #555;">head {head + 1}</div>')
+            parts.append(f'<div class="wt-small wt-muted">head {head + 1}</div>')
             parts.append(_html.heatmap(a[head], row_labels=labels, col_labels=cols, row_title=axes[1],
                                        col_title=SHOWN_AXIS.get(axes[2], axes[2]), mode=mode,
                                        scale=1.0 if mode == "sequential" else None))

@@ -5,16 +5,20 @@ long a token row is when it meets its position row (42 rows drawn with that std,
 included) next to the position rows (all √32 ≈ 5.66 long for d_model 64), and their ratio.
 Beside it: the held-out accuracies of real training runs stored by ``scale_study`` (60 epochs,
 several seeds per setting), the chosen setting's runs marked, every setting sorted by its
-starting ratio, so you can see what the runs say matters.
+starting ratio, so you can see what the runs say matters. The runs stay hidden until the student
+acts (moves the std, switches the factor, or presses *Show the training runs*): notebook 02 asks
+what they show before the lab, and a Run All must not answer it.
 
-Attributes: ``std`` (SelectionSlider of stds), ``factor`` (Checkbox), ``lengths``, ``runs``,
-``verdict`` (HTML widgets); read-only ``setting``, ``token_length`` (mean of the drawn rows),
+Attributes: ``std`` (SelectionSlider of stds), ``factor`` (Checkbox), ``show`` (Button),
+``lengths``, ``runs``, ``verdict``, ``live`` (HTML widgets); ``revealed`` (bool); read-only
+``setting``, ``token_length`` (mean of the drawn rows),
 ``position_length``, ``ratio``, ``stored`` (the stored runs of the chosen setting, maybe empty),
 ``summaries`` (every stored setting, see ``scale_study.summarize``).
 
 CSS classes: root ``wt-lab wt-scale``; ``wt-scale-std``, ``wt-scale-factor``, ``wt-scale-lengths``
 (``data-token``, ``data-position`` and ``data-ratio`` attributes on its inner div),
-``wt-scale-runs`` (the table and accuracy bars of the stored runs), ``wt-scale-verdict``.
+``wt-scale-runs`` (the table and accuracy bars of the stored runs), ``wt-scale-verdict``,
+``wt-scale-show`` (the button), ``wt-scale-live`` (the summary line).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import numpy as np
 
 from ..scale_study import D_MODEL, Setting, Summary, load_study, position_length, std_label, summarize, token_lengths
 from . import _html
+from ._widgets import LabBox
 
 STDS = (1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
 
@@ -34,10 +39,10 @@ def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6)
 
 
-class ScaleLab(widgets.VBox):
+class ScaleLab(LabBox):
     """Token-row and position-row lengths for a chosen start, beside stored training results."""
 
-    def __init__(self, std: float = 1 / 8, factor: bool = True, study: dict | None = None):
+    def __init__(self, std: float = 1 / 8, factor: bool = True, study: dict | None = None, revealed: bool = False):
         if not any(_same(std, s) for s in STDS):
             raise ValueError(f"std must be one of {[std_label(s) for s in STDS]}, got {std!r}")
         self.study = study if study is not None else load_study()
@@ -53,18 +58,26 @@ class ScaleLab(widgets.VBox):
         self.factor = widgets.Checkbox(value=bool(factor), description="multiply token rows by √d_model = 8",
                                        indent=False, layout=widgets.Layout(width="320px"))
         self.factor.add_class("wt-scale-factor")
+        self.show = widgets.Button(description="Show the training runs", layout=widgets.Layout(width="220px"))
+        self.show.add_class("wt-scale-show")
+        self.revealed = bool(revealed)
         self.lengths, self.runs, self.verdict = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.lengths.add_class("wt-scale-lengths")
         self.runs.add_class("wt-scale-runs")
         self.verdict.add_class("wt-scale-verdict")
         super().__init__([
-            widgets.HBox([self.std, self.factor], layout=widgets.Layout(align_items="center")),
+            widgets.HBox([self.std, self.factor, self.show], layout=widgets.Layout(align_items="center",
+                                                                                 flex_flow="row wrap")),
             self.lengths, self.verdict, self.runs,
-        ])
-        self.add_class("wt-lab")
-        self.add_class("wt-scale")
-        self.std.observe(self._render, "value")
-        self.factor.observe(self._render, "value")
+        ], "scale")
+        self.std.observe(self._act, "value")
+        self.factor.observe(self._act, "value")
+        self.show.on_click(lambda _b: self._act())
+        self._render()
+
+    def _act(self, _change=None) -> None:
+        """What any control does: the student has acted, so the stored runs show from now on."""
+        self.revealed = True
         self._render()
 
     @property
@@ -97,20 +110,28 @@ class ScaleLab(widgets.VBox):
         top = max(tok, pos, float(rows.max()))
         factor_text = f" × √{self.d_model}" if s.factor else ""
         self.lengths.value = (
-            f'<div data-token="{tok:.4f}" data-position="{pos:.4f}" data-ratio="{ratio:.4f}" '
-            f'style="margin-top: 6px; {_html.TEXT}">'
+            f'<div class="wt-text" data-token="{tok:.4f}" data-position="{pos:.4f}" data-ratio="{ratio:.4f}" '
+            'style="margin-top: 6px;">'
             f"<b>At the start, before any training</b> (d_model {self.d_model}): a token row is {self.d_model} "
             f"numbers of size about {std_label(s.std)}{factor_text}, a position row is {self.d_model // 2} "
             "sin–cos pairs of length 1."
             + _html.bar_chart([("token row", tok), ("position row", pos)], fmt="{:.2f} long", max_value=top,
                               width=320, label_width=110, colour="rgb(33,102,172)")
-            + '<div style="font-size: 12px; color: #555;">'
+            + '<div class="wt-small wt-muted">'
               f"In one random draw the 42 token rows run from {rows.min():.2f} to "
               f"{rows.max():.2f} long; every position row is exactly {pos:.2f}. "
               f"Token ÷ position: <b>{ratio:.2f}</b>.</div></div>"
         )
+        said = (f"{s.label}: a token row starts {tok:.2f} long, a position row {pos:.2f}; ratio {ratio:.2f}.")
+        self.show.layout.display = "none" if self.revealed else None
+        if not self.revealed:
+            self.verdict.value = self.runs.value = ""
+            self.say(said + " Move a control or press Show the training runs to see what real runs reached.")
+            return
+        mine = self.stored
         self.verdict.value = self._verdict(s, ratio)
         self.runs.value = self._runs(s)
+        self.say(said + (f" Stored runs: {_accuracy_text(mine)}." if mine else " No runs are stored for it."))
 
     def _verdict(self, s: Setting, ratio: float) -> str:
         mine = self.stored
@@ -141,12 +162,12 @@ class ScaleLab(widgets.VBox):
                                highlight=self.summaries[chosen].setting.label if chosen is not None else None)
         epochs = self.study.get("epochs", "?")
         return (
-            f'<div style="font-weight: bold; margin-top: 8px;">Real runs: held-out numbers read right after {epochs} '
+            f'<div class="wt-h" style="margin-top: 8px;">Real runs: held-out numbers read right after {epochs} '
             f"epochs ({seeds} seeds each, of {self.summaries[0].total if self.summaries else 100})</div>"
             + _html.table(["setting", "token row", "ratio", "held out, per seed", "mean"], rows, highlight=chosen,
                           align=["left", "right", "right", "left", "right"], css_class="wt-table wt-scale-table")
             + bars
-            + '<div style="font-size: 12px; color: #555; line-height: 1.4;">Sorted by the starting ratio of token '
+            + '<div class="wt-small wt-muted">Sorted by the starting ratio of token '
               "to position length. Made by <code>python -m whole_transformer.scale_study</code>.</div>"
         )
 
@@ -156,6 +177,7 @@ def _accuracy_text(m: Summary) -> str:
     return f"held out {per_seed} of {m.total} ({100 * m.mean_accuracy:.0f} % on average)"
 
 
-def scale_lab(std: float = 1 / 8, factor: bool = True) -> ScaleLab:
-    """Token-row versus position-row length for a chosen start, beside the stored training runs."""
-    return ScaleLab(std, factor)
+def scale_lab(std: float = 1 / 8, factor: bool = True, revealed: bool = False) -> ScaleLab:
+    """Token-row versus position-row length for a chosen start, beside the stored training runs (shown once the
+    student acts, or at once with ``revealed=True``)."""
+    return ScaleLab(std, factor, revealed=revealed)

@@ -33,7 +33,6 @@ after the run, each row ``wt-read`` with ``data-right`` "1" or "0".
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 
@@ -43,12 +42,13 @@ from ..decode import read_numbers
 from ..model import ModelConfig
 from ..task import expected_answer, split
 from ..train import EpochLog, Run, TrainConfig, train
+from ._chart import ACC_INSET, chart_svg, chart_text, marker_svg  # noqa: F401  (the chart's names)
 from ._html import esc
+from ._widgets import LIVE, LabBox
 
 QUICK_EPOCHS = 2  # per run, under autograding
 MAX_EPOCHS = 100
 SAMPLE = 8  # held-out numbers read aloud after a run
-ACC_INSET = 6  # px between the frame and the 0 % and 100 % of the accuracy axis
 
 
 @dataclass(frozen=True)
@@ -58,17 +58,19 @@ class RunSpec:
     task: str
     colour: str
     about: str
+    marker: str = "circle"  # the shape drawn at each epoch's point: runs differ by more than colour
 
 
 RUNS: dict[str, RunSpec] = {
-    "main": RunSpec("the course's model", ModelConfig(), "read", "rgb(33,102,172)",
-                    "d_model 64, 4 heads, 2 blocks, causal mask, token table std 1/√64"),
-    "no_mask": RunSpec("no causal mask", ModelConfig(causal=False), "read", "rgb(178,24,43)",
-                       "every position may look at every other, the next token included"),
-    "std1": RunSpec("token table std 1", ModelConfig(emb_std=1.0), "read", "rgb(230,120,30)",
-                    "token rows start 8 times larger, so they drown the positions"),
-    "copy": RunSpec("copy task", ModelConfig(), "copy", "rgb(46,125,50)",
-                    "1 2 3 = 1 2 3: the debugging habit"),
+    # Okabe and Ito's colours (blue, vermillion, reddish purple, bluish green), each with its own marker
+    "main": RunSpec("the course's model", ModelConfig(), "read", "rgb(0,114,178)",
+                    "d_model 64, 4 heads, 2 blocks, causal mask, token table std 1/√64", "circle"),
+    "no_mask": RunSpec("no causal mask", ModelConfig(causal=False), "read", "rgb(213,94,0)",
+                       "every position may look at every other, the next token included", "square"),
+    "std1": RunSpec("token table std 1", ModelConfig(emb_std=1.0), "read", "rgb(204,121,167)",
+                    "token rows start 8 times larger, so they drown the positions", "triangle"),
+    "copy": RunSpec("copy task", ModelConfig(), "copy", "rgb(0,158,115)",
+                    "1 2 3 = 1 2 3: the debugging habit", "diamond"),
 }
 
 
@@ -77,72 +79,7 @@ def autograding() -> bool:
     return bool(os.environ.get("NBGRADER_EXECUTION"))
 
 
-def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: int = 250,
-              borrowed: frozenset = frozenset()) -> str:
-    """Loss (solid, log scale, left axis) and held-out accuracy (dashed, right axis) per epoch, per run.
-
-    ``borrowed``: the keys of runs made by another lab, drawn for comparison and named so in the legend."""
-    left, right, top, bottom = 52, 52, 14, 34
-    w, h = width - left - right, height - top - bottom
-    logs = [lg for hist in histories.values() for lg in hist]
-    max_epoch = max([lg.epoch for lg in logs] + [10])
-    losses = [lg.loss for lg in logs if lg.loss > 0 and math.isfinite(lg.loss)]
-    lo = 10 ** math.floor(math.log10(min(losses))) if losses else 0.01
-    hi = 10 ** math.ceil(math.log10(max(losses))) if losses else 10.0
-    hi = max(hi, lo * 10)
-
-    def x(epoch: float) -> float:
-        return left + w * (epoch - 1) / max(max_epoch - 1, 1)
-
-    def y_loss(v: float) -> float:
-        v = min(max(v, lo), hi)
-        return top + h * (math.log10(hi) - math.log10(v)) / (math.log10(hi) - math.log10(lo))
-
-    def y_acc(a: float) -> float:  # 0 % sits a little above the frame, so a line at 0 % stays visible
-        return top + ACC_INSET + (h - 2 * ACC_INSET) * (1 - a)
-
-    out = [f'<svg class="wt-training-svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-           f'xmlns="http://www.w3.org/2000/svg" style="font-family: sans-serif; font-size: 11px;">',
-           f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="white" stroke="#bbb"/>']
-    decade = lo
-    while decade <= hi * 1.0001:
-        yy = y_loss(decade)
-        out.append(f'<line x1="{left}" x2="{left + w}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eee"/>'
-                   f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end" fill="#333">{decade:g}</text>')
-        decade *= 10
-    for a in (0, 0.5, 1.0):
-        out.append(f'<text x="{left + w + 4}" y="{y_acc(a) + 4:.1f}" fill="#333">{100 * a:.0f} %</text>')
-    step = max(1, round(max_epoch / 6 / 5) * 5) if max_epoch > 12 else (2 if max_epoch > 6 else 1)
-    for e in range(1, max_epoch + 1):
-        if e == 1 or e % step == 0:
-            out.append(f'<text x="{x(e):.1f}" y="{top + h + 14}" text-anchor="middle" fill="#333">{e}</text>')
-    out.append(f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle" fill="#333">epoch</text>'
-               f'<text x="12" y="{top + h / 2}" transform="rotate(-90 12 {top + h / 2})" text-anchor="middle" '
-               f'fill="#333">training loss (solid)</text>'
-               f'<text x="{width - 10}" y="{top + h / 2}" transform="rotate(90 {width - 10} {top + h / 2})" '
-               f'text-anchor="middle" fill="#333">held out right (dashed)</text>')
-    for key, hist in histories.items():
-        colour = RUNS[key].colour if key in RUNS else "#333"
-        pts = " ".join(f"{x(lg.epoch):.1f},{y_loss(lg.loss):.1f}" for lg in hist)
-        acc = [lg for lg in hist if not math.isnan(lg.held_out)]
-        apts = " ".join(f"{x(lg.epoch):.1f},{y_acc(lg.held_out):.1f}" for lg in acc)
-        out.append(f'<polyline class="wt-loss-line" data-run="{key}" data-points="{len(hist)}" points="{pts}" '
-                   f'fill="none" stroke="{colour}" stroke-width="2"/>')
-        out.append(f'<polyline class="wt-acc-line" data-run="{key}" data-points="{len(acc)}" points="{apts}" '
-                   f'fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="5,3"/>')
-        if len(hist) == 1:
-            lg = hist[0]
-            out.append(f'<circle cx="{x(lg.epoch):.1f}" cy="{y_loss(lg.loss):.1f}" r="3" fill="{colour}"/>')
-    out.append("</svg>")
-    legend = " ".join(
-        f'<span style="margin-right: 12px;"><span style="display: inline-block; width: 14px; height: 3px; '
-        f'background: {RUNS[k].colour}; vertical-align: middle;"></span> {esc(RUNS[k].label)}'
-        f'{" (trained in the lab above)" if k in borrowed else ""}</span>'
-        for k in histories if k in RUNS)
-    return "".join(out) + f'<div style="font-size: 12px;">{legend}</div>'
-
-
-class TrainingLab(widgets.VBox):
+class TrainingLab(LabBox):
     """Train the model live; the loss curve and held-out accuracy update after every epoch."""
 
     def __init__(self, run: str = "main", epochs: int = 60, compare: TrainingLab | None = None):
@@ -162,16 +99,16 @@ class TrainingLab(widgets.VBox):
         self.train_button = widgets.Button(description="Train", button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=epochs, description="epoch 0",
                                             layout=widgets.Layout(width="420px"))
-        self.status, self.chart, self.table, self.reads = (widgets.HTML() for _ in range(4))
+        self.chart, self.table, self.reads = (widgets.HTML() for _ in range(3))
         for wdg, cls in [(self.run_choice, "wt-training-run"), (self.epochs, "wt-training-epochs"),
                          (self.train_button, "wt-training-train"), (self.progress, "wt-training-progress"),
-                         (self.status, "wt-training-status"), (self.chart, "wt-training-chart"),
+                         (self.chart, "wt-training-chart"),
                          (self.table, "wt-training-table"), (self.reads, "wt-training-reads")]:
             wdg.add_class(cls)
         super().__init__([widgets.HBox([self.run_choice, self.epochs, self.train_button]), self.progress,
-                          self.status, self.chart, widgets.HBox([self.table, self.reads])])
-        self.add_class("wt-lab")
-        self.add_class("wt-training")
+                          LIVE, self.chart, widgets.HBox([self.table, self.reads])], "training")
+        self.status = self.live
+        self.status.add_class("wt-training-status")
         self.train_button.on_click(lambda _: self.train())
         self._set_status(self._message + (f" (autograding: each run is cut to {QUICK_EPOCHS} epochs)"
                                           if autograding() else ""))
@@ -194,7 +131,7 @@ class TrainingLab(widgets.VBox):
 
     def _set_status(self, text: str) -> None:
         self._message = text
-        self.status.value = f'<div style="padding: 2px 0;">{esc(text)}</div>'
+        self.say(text)
 
     def train(self, run: str | None = None, epochs: int | None = None, seed: int = 0) -> Run:
         """Train a fresh model (run: a key of RUNS; epochs: 1…100) and draw it live; returns the Run."""
@@ -261,12 +198,12 @@ class TrainingLab(widgets.VBox):
             rows.append(f'<tr class="wt-read" data-right="{int(ok)}"><td style="padding: 1px 8px; '
                         f'text-align: right;">{n}</td><td style="padding: 1px 8px;">{esc(said[n]) or "(nothing)"}'
                         f'</td><td style="padding: 1px 8px; color: {"rgb(46,125,50)" if ok else "rgb(178,24,43)"};">'
-                        f'{"✓" if ok else "✗ " + esc(expected_answer(n, task))}</td></tr>')
+                        f'{"✓ right" if ok else "✗ wrong, it is " + esc(expected_answer(n, task))}</td></tr>')
         th = "padding: 1px 8px; text-align: left; border-bottom: 1px solid #888;"
         return (f'<div style="font-size: 12px;">held-out numbers, read by this model:</div>'
                 f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
                 f'font-size: 12px;"><tr><th style="{th}">number</th><th style="{th}">it says</th>'
-                f'<th style="{th}"></th></tr>{"".join(rows)}</table>')
+                f'<th style="{th}">right?</th></tr>{"".join(rows)}</table>')
 
 
 def training_lab(run: str = "main", epochs: int = 60, compare: TrainingLab | None = None) -> TrainingLab:

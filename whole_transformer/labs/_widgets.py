@@ -1,0 +1,93 @@
+"""What every lab shares: its stylesheet, a live summary line, and names for the controls ipywidgets leaves unnamed.
+
+``LabBox`` is the root of every lab (an ``ipywidgets.VBox``). It puts ``_html.STYLESHEET`` first in the lab, so
+the classes of ``_html`` style the lab wherever it is drawn (JupyterLab, a saved notebook, the lecture edition's
+HTML page). ``self.live`` is a one-line summary of what the lab shows now ("Step 3: the last row picks
+'hundred'; it looked most at '4'"); a lab sets it with ``say(text)`` after every change, and a screen reader
+announces it (the line is an ARIA live region, ``role="status"``).
+
+ipywidgets draws a slider's handle (``role="slider"``) without a name, so a screen reader says only "slider, 64".
+When a lab is displayed it also displays ``NAME_CONTROLS_JS``, a few lines of JavaScript that give every slider
+handle of a lab the name of its visible label (``aria-label``), make the live line's container the live region
+(it stays in the page while its text changes, as screen readers need) and name any icon-only button by its
+tooltip. JupyterLab runs it for outputs the student ran (trusted); the lecture HTML runs it as a page script.
+
+CSS classes: ``wt-lab`` the root; ``wt-style`` the stylesheet's (invisible) widget; ``wt-live`` and
+``wt-<lab>-live`` the summary line's widget, ``wt-said`` its text.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from . import _html
+
+#: Names the controls ipywidgets leaves unnamed; safe to run any number of times on a page.
+NAME_CONTROLS_JS = """
+(function () {
+  if (window.wtNameControls) { window.wtNameControls(); return; }
+  function name() {
+    document.querySelectorAll('.wt-lab .widget-slider').forEach(function (s) {
+      var label = s.querySelector('.widget-label');
+      var text = label ? label.textContent.trim() : '';
+      s.querySelectorAll('.noUi-handle').forEach(function (h) {
+        if (text && h.getAttribute('aria-label') !== text) { h.setAttribute('aria-label', text); }
+      });
+    });
+    document.querySelectorAll('.wt-lab .wt-live .widget-html-content').forEach(function (c) {
+      if (c.getAttribute('aria-live') !== 'polite') {
+        c.setAttribute('aria-live', 'polite'); c.setAttribute('role', 'status');
+      }
+    });
+    document.querySelectorAll('.wt-lab button.jupyter-button').forEach(function (b) {
+      if (!b.textContent.trim() && !b.getAttribute('aria-label') && b.title) { b.setAttribute('aria-label', b.title); }
+    });
+  }
+  var queued = false;
+  window.wtNameControls = function () {
+    if (queued) { return; }
+    queued = true;
+    requestAnimationFrame(function () { queued = false; name(); });
+  };
+  new MutationObserver(window.wtNameControls).observe(document.body, {childList: true, subtree: true});
+  window.wtNameControls();
+})();
+"""
+
+
+LIVE = "live line"  # in a LabBox's children: where the summary line goes (default: first, under the stylesheet)
+
+
+class LabBox(widgets.VBox):
+    """A lab's root: the stylesheet, then the lab's children; ``live`` is its summary line (see ``say``)."""
+
+    def __init__(self, children, name: str, **kwargs):
+        self._style = widgets.HTML(f"<style>{_html.STYLESHEET}</style>", layout=widgets.Layout(display="none"))
+        self._style.add_class("wt-style")
+        self.live = widgets.HTML()
+        self.live.add_class("wt-live")
+        self.live.add_class(f"wt-{name}-live")
+        children = list(children) if LIVE in children else [LIVE, *children]
+        super().__init__([self._style, *(self.live if c is LIVE else c for c in children)], **kwargs)
+        self.add_class("wt-lab")
+        self.add_class(f"wt-{name}")
+
+    def say(self, text: str) -> None:
+        """Set the summary line (plain text; it is escaped). Only a change of text is sent to the page."""
+        value = f'<div class="wt-said">{_html.esc(text)}</div>'
+        if self.live.value != value:
+            self.live.value = value
+
+    @property
+    def said(self) -> str:
+        """The summary line's text, as a screen reader reads it."""
+        import html
+        import re
+
+        return html.unescape(re.sub(r"<[^>]+>", "", self.live.value))
+
+    def _ipython_display_(self, **kwargs):
+        from IPython.display import Javascript, display
+
+        display(Javascript(NAME_CONTROLS_JS))
+        display(self._repr_mimebundle_(**kwargs), raw=True)
