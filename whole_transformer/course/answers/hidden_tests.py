@@ -374,6 +374,13 @@ def test_cell_source(test_id: str, solutions: dict[str, str], notebook: str = ""
     return _stamped(body, home_of(test_id, notebook))
 
 
+def _generated(test_id: str) -> bool:
+    """A test cell this module writes: one of the course's exercises or questions (a course folder
+    with other notebooks keeps its own tests as they are)."""
+    name = test_id.removeprefix("test_")
+    return name in CASES or name in QUESTIONS
+
+
 def _notebooks(source: Path):
     for path in sorted(source.glob("*.ipynb")):
         yield path, nbformat.read(path, as_version=4)
@@ -383,7 +390,8 @@ def _planned(source: Path):
     """(path, notebook, [(cell, new source)]) for every source notebook."""
     for path, nb in _notebooks(source):
         solutions = {grade_id(c): cell_source(c) for c in nb.cells if grade_id(c) and not is_test(c)}
-        changes = [(c, test_cell_source(grade_id(c), solutions, path.name)) for c in nb.cells if is_test(c)]
+        changes = [(c, test_cell_source(grade_id(c), solutions, path.name)) for c in nb.cells
+                   if is_test(c) and _generated(grade_id(c))]
         yield path, nb, changes
 
 
@@ -395,7 +403,7 @@ def out_of_sync(source: Path) -> list[str]:
 def hand_edited(source: Path) -> list[tuple[str, str, str]]:
     """(notebook file, grade_id, where to edit) of every generated test cell edited by hand."""
     return [(path.name, grade_id(c), home_of(grade_id(c), path.name)) for path, nb in _notebooks(source)
-            for c in nb.cells if is_test(c) and is_hand_edited(cell_source(c))]
+            for c in nb.cells if is_test(c) and _generated(grade_id(c)) and is_hand_edited(cell_source(c))]
 
 
 def write(source: Path, discard: bool = False) -> list[str]:

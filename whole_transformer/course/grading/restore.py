@@ -43,18 +43,20 @@ def _protected_by_gid(nb: NotebookNode) -> dict[str, NotebookNode]:
 
 def started_from(submitted: NotebookNode, releases: list[NotebookNode]) -> NotebookNode:
     """Of ``releases`` (oldest first, the current one last), the one the submission's protected cells
-    match best (same source, type and flags); the latest of equals."""
+    match best (same source, type and flags; then the fewest of its cells missing); the latest of equals."""
     theirs: dict[str, NotebookNode] = {}
     for c in submitted.get("cells", []):
         if grade_id(c):
             theirs.setdefault(grade_id(c), c)
 
-    def score(rel: NotebookNode) -> int:
-        return sum(1 for gid, rc in _protected_by_gid(rel).items()
+    def score(rel: NotebookNode) -> tuple[int, int]:
+        cells = _protected_by_gid(rel)
+        same = sum(1 for gid, rc in cells.items()
                    if gid in theirs and cell_source(theirs[gid]) == cell_source(rc)
                    and flags(theirs[gid]) == flags(rc) and theirs[gid].get("cell_type") == rc.cell_type)
+        return same, -sum(1 for gid in cells if gid not in theirs)
 
-    best = max(range(len(releases)), key=lambda i: (score(releases[i]), i))
+    best = max(range(len(releases)), key=lambda i: (*score(releases[i]), i))
     return releases[best]
 
 
