@@ -28,6 +28,7 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "class"))
+sys.path.insert(0, str(Path(__file__).parent))
 from minicourse import NAME, make_course, mini_notebook, require_sandbox  # noqa: E402
 from simclass import Notebooks, set_answer, write_submission  # noqa: E402
 
@@ -554,3 +555,33 @@ def test_a_term_of_six(tmp_path, monkeypatch):
 
 def _n(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+# ------------------------------------------------------------------------------ release_feedback, mixed routes
+@pytest.mark.xdist_group("course-mini")
+def test_release_feedback_with_students_who_handed_in_another_way(mini_released, tmp_path):
+    require_sandbox()
+    from test_course_exchange import nbgrader
+
+    from whole_transformer.course.layout import COURSE_ID
+
+    root = tmp_path / "course"
+    shutil.copytree(mini_released, root)
+    course = Course(root)
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    nbgrader(["release_assignment", ASSIGNMENT, "--force"], root, exchange)
+    home = tmp_path / "ada"
+    home.mkdir()
+    nbgrader(["fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    nbgrader(["submit", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    nbgrader(["collect", ASSIGNMENT], root, exchange)
+    released = nbformat.read(root / "release" / ASSIGNMENT / f"{NAME}.ipynb", as_version=4)
+    write_submission(root, "bo", {NAME: released})  # handed in by git or an LMS: no submission secret
+    autograde(course, log=lambda *a: None, progress=False)
+    feedback(course, log=lambda *a: None)
+    done = nbgrader(["release_feedback", ASSIGNMENT], root, exchange)
+    assert "not released through the exchange (handed in another way, no submission_secret.txt): bo" in done.stderr
+    nbgrader(["fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    assert len(list((home / ASSIGNMENT / "feedback").glob(f"*/{NAME}.html"))) == 1
+    assert (root / "feedback-pages" / "bo.html").is_file()
