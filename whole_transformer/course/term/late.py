@@ -8,9 +8,9 @@ gradebook keeps the scores the tests gave.
     >>> from whole_transformer.course.term.settings import parse
     >>> s = parse('[assignment]\\ndue = "2026-10-16 23:59"\\ntimezone = "UTC"\\n'
     ...           '[late]\\npolicy = "per_day"\\npenalty = 10\\n[extensions]\\nbo = "+2d"')
-    >>> lateness(s, "ada", datetime(2026, 10, 18, 11, 59, tzinfo=timezone.utc)).describe()
+    >>> lateness(s, "ada", datetime(2026, 10, 18, 11, 59, tzinfo=UTC)).describe()
     'late by 1 d 12 h (-20 %)'
-    >>> lateness(s, "bo", datetime(2026, 10, 18, 11, 59, tzinfo=timezone.utc)).describe()
+    >>> lateness(s, "bo", datetime(2026, 10, 18, 11, 59, tzinfo=UTC)).describe()
     'on time (extension to 2026-10-18 23:59 UTC)'
 """
 
