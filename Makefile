@@ -18,6 +18,7 @@ AXE_VERSION := 4.14.1
 AXE := .a11y/axe-core-$(AXE_VERSION).installed
 
 .PHONY: help lab test quick e2e lint release lecture handout autograde workers feedback grades bench checkpoints \
+        roster collect-zip term \
         venv a11y-tools clean classroom classroom-stop classroom-test classroom-proxy
 
 help:
@@ -31,8 +32,12 @@ help:
 	@echo "make autograde   grade submitted/<student>/$(ASSIGNMENT)/ (JOBS=N in parallel, or"
 	@echo "                 SCHEDULER=tcp://HOST:8786 on a Dask cluster; DB_URL=postgresql://... gradebook)"
 	@echo "make workers     a local Dask scheduler and WORKERS=N worker processes (Ctrl-C stops them)"
-	@echo "make feedback    write feedback HTML for every graded student"
-	@echo "make grades      write grades.csv and grades-detail.csv"
+	@echo "                 FORCE=1 grades everyone again; STUDENT=id (or STUDENT=\"a b\") only them"
+	@echo "make feedback    write feedback HTML for every graded student, and one page each in feedback-pages/"
+	@echo "make grades      write grades.csv, grades-detail.csv, canvas-grades.csv and moodle-grades.csv"
+	@echo "make roster FILE=students.csv    import the class list (id, names, email, LMS id)"
+	@echo "make collect-zip FILE=subs.zip   sort a Canvas or Moodle submissions download into submitted/"
+	@echo "make term        the due date, late policy and each student's hand-in (course.toml)"
 	@echo "make bench       measure speed, write benchmarks/results.md"
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
 	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
@@ -83,7 +88,8 @@ handout: $(STAMP)
 	$(PY) -m whole_transformer.course handout
 
 autograde: $(STAMP)
-	$(PY) -m whole_transformer.course autograde --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(PY) -m whole_transformer.course autograde --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
+	    $(if $(filter 1 yes true,$(FORCE)),--force) $(foreach s,$(STUDENT),--student $(s))
 
 workers: $(STAMP)
 	$(PY) -m whole_transformer.course workers --workers $(WORKERS)
@@ -94,6 +100,17 @@ feedback: $(STAMP)
 grades: $(STAMP)
 	$(PY) -m whole_transformer.course grades
 
+roster: $(STAMP)
+	@test -n "$(FILE)" || { echo "make roster needs the class list: make roster FILE=students.csv"; exit 2; }
+	$(PY) -m whole_transformer.course roster "$(FILE)"
+
+collect-zip: $(STAMP)
+	@test -n "$(FILE)" || { echo "make collect-zip needs the download: make collect-zip FILE=submissions.zip"; exit 2; }
+	$(PY) -m whole_transformer.course collect-zip "$(FILE)"
+
+term: $(STAMP)
+	$(PY) -m whole_transformer.course term
+
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(if $(BENCH_NOTE),--note "$(BENCH_NOTE)")
 
@@ -101,7 +118,7 @@ checkpoints: $(STAMP)
 	$(PY) -m whole_transformer.train --write-checkpoints
 
 clean:
-	rm -rf autograde feedback .pytest_cache artifacts
+	rm -rf autograde feedback feedback-pages downloaded .pytest_cache artifacts
 
 # the pinned axe-core for the accessibility tests (make test and make e2e install it when npm is there)
 a11y-tools: $(AXE)

@@ -96,7 +96,16 @@ c.LimitOutput.max_traceback = 100
 # Hidden tests, their expected values and tracebacks that show them never reach a student.
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
 
+# ---------------------------------------------------------------- the term (course.toml)
+# Due date, late policy, extensions and points live in course.toml (whole_transformer/course/term/
+# settings.py); reading it here makes every nbgrader command stop on a bad file, with what to fix.
+from whole_transformer.course.term.settings import load as _load_term  # noqa: E402
+
+_term = _load_term(os.getcwd() if os.path.isfile("course.toml") else _here)
+
 # ---------------------------------------------------------------- handing out (JupyterHub)
+# release_feedback releases who handed in through the exchange and names the others (nbgrader/exchange.py)
+c.ExchangeFactory.release_feedback = "whole_transformer.course.nbgrader.exchange.ReleaseFeedback"
 # With nbgrader's exchange on a shared JupyterHub, set its folder here, e.g.:
 # c.Exchange.root = "/srv/nbgrader/exchange"
 

@@ -9,8 +9,15 @@
     feedback                    feedback/<student>/whole-transformer/*.html, hidden tests removed
     grades                      grades.csv (nbgrader export) and grades-detail.csv
     handout [--dest DIR]        handout/: the students' repository (no answers, no hidden tests)
-    hidden-tests [--write]      are source/'s hidden tests and their expected values up to date? (--write: make them so)
+    hidden-tests [--write] [--discard]   are source/'s hidden tests up to date? (--write: make them so;
+                                a hand-edited test cell is refused unless --discard)
     check-data [--write]        is the visible checks' data (hashes of right and typical wrong results) up to date?
+    in-step                     is everything release brings in step (points, hidden tests, checks' data) so?
+    roster FILE                 import the class list (id, first_name, last_name, email, lms_user_id) into the gradebook
+    collect-zip FILE            sort a Canvas or Moodle submissions zip into submitted/; report what it could not place
+    term                        the term as course.toml has it: due date, late policy, each student's hand-in
+
+The term's settings (due date, late policy, extensions, points) are in course.toml.
 
 The gradebook is gradebook.db, or the database DB_URL names (e.g. postgresql://grader@host/course).
 Each command is one function below, ``cmd_<name>(course, args) -> exit status``; ``COMMANDS`` lists them
@@ -90,11 +97,14 @@ def cmd_hidden_tests(course: Course, args) -> int:
     from .answers import hidden_tests
 
     if args.write:
-        print("rewrote:", ", ".join(hidden_tests.write(course.source)) or "nothing")
+        print("rewrote:", ", ".join(hidden_tests.write(course.source, discard=args.discard)) or "nothing")
         return 0
+    edited = hidden_tests.hand_edited(course.source)
+    for nb, gid, home in edited:
+        print(f"edited by hand: {gid} in {nb}; edit {home} instead")
     stale = hidden_tests.out_of_sync(course.source)
     print("out of date:", ", ".join(stale) if stale else "none")
-    return 1 if stale else 0
+    return 1 if stale or edited else 0
 
 
 def cmd_check_data(course: Course, args) -> int:
@@ -108,6 +118,56 @@ def cmd_check_data(course: Course, args) -> int:
         return 1
     print(f"up to date: {check_data.DATA}")
     return 0
+
+
+def cmd_in_step(course: Course, args) -> int:
+    from .build.release import out_of_step
+
+    problems = out_of_step(course)
+    for line in problems:
+        print(f"out of step: {line}")
+    print("in step: make release has nothing to bring in step" if not problems
+          else f"{len(problems)} thing(s) out of step: run make release")
+    return 1 if problems else 0
+
+
+def cmd_roster(course: Course, args) -> int:
+    from .term.roster import import_roster
+
+    import_roster(course, Path(args.file))
+    return 0
+
+
+def cmd_collect_zip(course: Course, args) -> int:
+    from .grading.collect_zip import collect_zip
+
+    _, unplaced = collect_zip(course, Path(args.file))
+    return 0
+
+
+def cmd_term(course: Course, args) -> int:
+    from .term.late import student_lateness
+    from .term.settings import load
+
+    s = load(course)
+    where = s.path.name if s.path else "no course.toml"
+    due = f"{s.due:%Y-%m-%d %H:%M} {s.timezone}" if s.due else "none"
+    print(f"term ({where}): due {due}; {s.late.describe()}; {len(s.extensions)} extension(s)")
+    for student in course.students():
+        print(f"  {student:<24} {student_lateness(course, s, student).describe()}")
+    return 0
+
+
+def _file_arg(what: str):
+    def add(p: argparse.ArgumentParser) -> None:
+        p.add_argument("file", metavar="FILE", help=what)
+
+    return add
+
+
+def _hidden_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--write", action="store_true", help="rewrite the test cells that are out of date")
+    p.add_argument("--discard", action="store_true", help="with --write: overwrite test cells edited by hand too")
 
 
 def _autograde_args(p: argparse.ArgumentParser) -> None:
@@ -154,9 +214,14 @@ COMMANDS = {
     "feedback": (cmd_feedback, "write feedback HTML (no hidden tests)", None),
     "grades": (cmd_grades, "write grades.csv and grades-detail.csv", None),
     "handout": (cmd_handout, "build handout/, the students' repository", _handout_args),
-    "hidden-tests": (cmd_hidden_tests, "check (or --write) the hidden tests of source/",
-                     _write_arg("rewrite the test cells that are out of date")),
+    "hidden-tests": (cmd_hidden_tests, "check (or --write) the hidden tests of source/", _hidden_args),
     "check-data": (cmd_check_data, "check (or --write) the visible checks' data file", _write_arg("rewrite it")),
+    "in-step": (cmd_in_step, "is everything make release brings in step so? (exit 1 if not)", None),
+    "roster": (cmd_roster, "import the class list from a CSV into the gradebook",
+               _file_arg("CSV with id, first_name, last_name, email, lms_user_id")),
+    "collect-zip": (cmd_collect_zip, "sort a Canvas or Moodle submissions zip into submitted/",
+                    _file_arg("the zip downloaded from Canvas or Moodle")),
+    "term": (cmd_term, "show the due date, late policy and each student's hand-in", None),
 }
 
 

@@ -7,14 +7,23 @@ with the mistake's hint. That file ships to students; the code that made it does
 
     python -m whole_transformer.course check-data           # is the file up to date?
     python -m whole_transformer.course check-data --write   # write it
+
+The questions' visible checks (``whole_transformer/data/questions.json``) hold each answer as a
+hash; the answer itself lives in the question's solution cell of the source notebook, so
+``question_keys`` reads it there and ``write_questions`` brings the hashes in step (``make release``
+does both). The hints of that file stay hand-written; a new key that the file hints at as a wrong
+answer is refused, naming the file to edit.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 from whole_transformer import exercise_checks as ec
+from whole_transformer import questions as qs
 
 from . import reference as ref
 from .mistakes import MISTAKES
@@ -77,3 +86,64 @@ def write():
     DATA.write_text(_text(build()))
     ec._data.cache_clear()
     return DATA
+
+
+# ---------------------------------------------------------------- the questions' answer keys
+QUESTIONS_DATA = qs.DATA
+
+
+def question_keys(source: Path) -> dict[str, tuple[str, object]]:
+    """qid → (notebook file, the answer in its normal form), read from the source's solution cells."""
+    import nbformat
+
+    from ..cells import cell_source, grade_id, is_test
+    from .hidden_tests import solution_value
+
+    out = {}
+    for path in sorted(Path(source).glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for c in nb.cells:
+            gid = grade_id(c)
+            if gid in qs.QUESTIONS and not is_test(c):
+                out[gid] = (path.name, qs.KINDS[qs.QUESTIONS[gid].kind](solution_value(cell_source(c), gid)))
+    return out
+
+
+def _hash_at(qid: str) -> re.Pattern:
+    return re.compile(r'("' + re.escape(qid) + r'": \{[^{}]*?"answer_hash": ")([0-9a-f]{16})(")')
+
+
+def questions_planned(source: Path, data: Path = QUESTIONS_DATA) -> tuple[str, list[str]]:
+    """(the questions file's text with every answer hash from the source, the qids that change)."""
+    text = Path(data).read_text(encoding="utf-8")
+    catalogue = json.loads(text)
+    changed = []
+    for qid, (nb, answer) in question_keys(source).items():
+        hints = {qs.KINDS[catalogue[qid]["kind"]](w) for w, _ in catalogue[qid]["hints"]}
+        if answer in hints:
+            raise ValueError(f"the answer of {qid} in source/whole-transformer/{nb} is now {answer!r}, which "
+                             f"{Path(data).name} hints at as a wrong answer: edit the hints of {qid} in {data} "
+                             "(or the answer), then make release")
+        new = qs._digest(qid, answer)
+        m = _hash_at(qid).search(text)
+        if m is None:
+            raise ValueError(f"{data}: no answer_hash for {qid}; add the question to the file first")
+        if m.group(2) != new:
+            text = text[:m.start(2)] + new + text[m.end(2):]
+            changed.append(qid)
+    return text, changed
+
+
+def questions_out_of_step(source: Path, data: Path = QUESTIONS_DATA) -> list[str]:
+    return questions_planned(source, data)[1]
+
+
+def write_questions(source: Path, data: Path = QUESTIONS_DATA) -> list[str]:
+    """Bring the questions' answer hashes in step with the source; returns the qids changed."""
+    text, changed = questions_planned(source, data)
+    if changed:
+        Path(data).write_text(text, encoding="utf-8")
+        if Path(data) == QUESTIONS_DATA:
+            qs.QUESTIONS.clear()
+            qs.QUESTIONS.update(qs._load())
+    return changed

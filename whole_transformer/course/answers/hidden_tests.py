@@ -10,10 +10,18 @@ model, whose right answers do not depend on its exact weights (it reads all 1,00
 
     python -m whole_transformer.course hidden-tests           # are the notebooks' hidden tests in sync?
     python -m whole_transformer.course hidden-tests --write   # rewrite them (only the hidden parts)
+
+One home for every test: the cases of an exercise live here (``<exercise>_cases``), the answer of a
+question in its solution cell of the source notebook. Each generated test cell says so in its first
+hidden line, with a digest of the generated text (``[#…]``): a cell whose text no longer matches its
+digest was edited by hand, and ``write`` (``make release``) refuses to overwrite it, naming the place
+to make the change instead (``HandEdited``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -313,12 +321,64 @@ def solution_value(source: str, name: str):
     return ns[name]
 
 
-def test_cell_source(test_id: str, solutions: dict[str, str]) -> str:
+HEADER = re.compile(r"^# generated from (?P<home>.*?); edit (?:it|them) there, then make release "
+                    r"\[#(?P<sha>[0-9a-f]{12})\]\n", re.M)
+BEGIN = "### BEGIN HIDDEN TESTS\n"
+
+
+class HandEdited(ValueError):
+    """Generated test cells were edited by hand; ``make release`` will not overwrite them."""
+
+    def __init__(self, cells: list[tuple[str, str, str]]):
+        self.cells = cells  # (notebook file, grade_id, where to make the change)
+        lines = [f"  {gid} in {nb}: edit {home} instead" for nb, gid, home in cells]
+        super().__init__(
+            "refused: these test cells of source/ were edited by hand, and are generated; a release would "
+            "overwrite the edit:\n" + "\n".join(lines) + "\nmake the change there and run make release again; "
+            "to throw the hand edits away: python -m whole_transformer.course hidden-tests --write --discard")
+
+
+def home_of(test_id: str, notebook: str = "") -> str:
+    """Where the instructor edits a test cell's cases (an exercise) or its answer (a question)."""
+    name = test_id.removeprefix("test_")
+    if name in CASES:
+        return f"whole_transformer/course/answers/hidden_tests.py ({CASES[name].__name__})"
+    return f"the solution cell {name} of source/whole-transformer/{notebook or 'its notebook'}"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _stamped(body: str, home: str) -> str:
+    """``body`` (a generated cell) with its header: where it is generated from, and its digest."""
+    visible, begin, hidden = body.partition(BEGIN)
+    them = "them" if "hidden_tests.py" in home else "it"
+    return f"{visible}{begin}# generated from {home}; edit {them} there, then make release [#{_sha(body)}]\n{hidden}"
+
+
+def is_hand_edited(source: str) -> bool:
+    """The cell carries a generator's digest that its text no longer matches (cells without one:
+    written before digests, taken as generated)."""
+    m = HEADER.search(source)
+    return bool(m) and _sha(source[:m.start()] + source[m.end():]) != m.group("sha")
+
+
+def test_cell_source(test_id: str, solutions: dict[str, str], notebook: str = "") -> str:
     """The whole source of a graded test cell: the visible check, then the hidden part."""
     name = test_id.removeprefix("test_")
     if name in CASES:
-        return f'check("{name}")\n' + exercise_hidden(name)
-    return f'check("{name}")\n' + question_hidden(name, solution_value(solutions[name], name))
+        body = f'check("{name}")\n' + exercise_hidden(name)
+    else:
+        body = f'check("{name}")\n' + question_hidden(name, solution_value(solutions[name], name))
+    return _stamped(body, home_of(test_id, notebook))
+
+
+def _generated(test_id: str) -> bool:
+    """A test cell this module writes: one of the course's exercises or questions (a course folder
+    with other notebooks keeps its own tests as they are)."""
+    name = test_id.removeprefix("test_")
+    return name in CASES or name in QUESTIONS
 
 
 def _notebooks(source: Path):
@@ -330,7 +390,8 @@ def _planned(source: Path):
     """(path, notebook, [(cell, new source)]) for every source notebook."""
     for path, nb in _notebooks(source):
         solutions = {grade_id(c): cell_source(c) for c in nb.cells if grade_id(c) and not is_test(c)}
-        changes = [(c, test_cell_source(grade_id(c), solutions)) for c in nb.cells if is_test(c)]
+        changes = [(c, test_cell_source(grade_id(c), solutions, path.name)) for c in nb.cells
+                   if is_test(c) and _generated(grade_id(c))]
         yield path, nb, changes
 
 
@@ -339,8 +400,18 @@ def out_of_sync(source: Path) -> list[str]:
     return [grade_id(c) for _, _, changes in _planned(source) for c, new in changes if cell_source(c) != new]
 
 
-def write(source: Path) -> list[str]:
-    """Rewrite the test cells of the source notebooks; returns the grade_ids changed."""
+def hand_edited(source: Path) -> list[tuple[str, str, str]]:
+    """(notebook file, grade_id, where to edit) of every generated test cell edited by hand."""
+    return [(path.name, grade_id(c), home_of(grade_id(c), path.name)) for path, nb in _notebooks(source)
+            for c in nb.cells if is_test(c) and _generated(grade_id(c)) and is_hand_edited(cell_source(c))]
+
+
+def write(source: Path, discard: bool = False) -> list[str]:
+    """Rewrite the test cells of the source notebooks; returns the grade_ids changed. Raises
+    ``HandEdited`` if a cell was edited by hand (unless ``discard``: the edits are thrown away)."""
+    edited = hand_edited(source)
+    if edited and not discard:
+        raise HandEdited(edited)
     changed = []
     for path, nb, changes in _planned(source):
         touched = False

@@ -37,7 +37,7 @@ from pathlib import Path
 from ..layout import ASSIGNMENT, Course, redact
 from ..sandbox.bubblewrap import SandboxMissing, check_sandbox
 from .claims import Claims
-from .gradebook import Template, build_template, make_pack, open_gradebook
+from .gradebook import Template, build_template, changed_notebooks, make_pack, open_gradebook
 from .graders import DaskGraders, LocalGraders
 from .locate import Job, make_job, submission_digest, submission_files
 from .merge import merge
@@ -119,11 +119,18 @@ def _alive(pid: int) -> bool:
 
 
 def is_done(course: Course, student: str, template: Template) -> bool:
-    """Graded already: the record matches what is handed in now and the assignment as it is now."""
+    """Graded already: the record matches what is handed in now, and the assignment as it is now in
+    every notebook the student handed in (a test changed in a notebook they did not hand in leaves
+    them graded; a change of the grading config, nbgrader_config.py, regrades everyone)."""
     rec = load_record(course, student)
-    return (rec is not None and rec.assignment == template.fingerprint
-            and rec.submission == submission_digest(course.submitted / student)
-            and (course.autograde / student / ASSIGNMENT).exists() == (rec.count(GRADED) > 0))
+    if (rec is None or rec.submission != submission_digest(course.submitted / student)
+            or (course.autograde / student / ASSIGNMENT).exists() != (rec.count(GRADED) > 0)):
+        return False
+    if rec.assignment == template.fingerprint:
+        return True
+    changed = changed_notebooks(rec.assignment, template.fingerprint)
+    handed = {n for n, v in rec.notebooks.items() if v.status != MISSING}
+    return changed is not None and not changed & handed and set(rec.notebooks) == set(template.notebooks)
 
 
 def _failed_result(job: Job, template: Template, e: BaseException) -> StudentResult:
@@ -135,8 +142,20 @@ def _failed_result(job: Job, template: Template, e: BaseException) -> StudentRes
     return result
 
 
-def summary_line(student: str, rec: Record, gb, template: Template) -> str:
-    """One line for the log: the student's score, notebooks graded, failed and missing, findings."""
+def lateness_note(course: Course, student: str, settings=None) -> str:
+    """On time, late by how much (and the penalty), or an extension, as course.toml has it."""
+    from whole_transformer.course.term.late import student_lateness
+    from whole_transformer.course.term.settings import load
+
+    try:
+        return student_lateness(course, settings or load(course), student).describe()
+    except ValueError as e:  # an unreadable timestamp.txt: said on the student's line, grading goes on
+        return f"hand-in time unreadable: {e}"
+
+
+def summary_line(student: str, rec: Record, gb, template: Template, when: str = "") -> str:
+    """One line for the log: the student's score, notebooks graded, failed and missing, findings,
+    and when it was handed in (``when``: ``lateness_note``)."""
     from nbgrader.api import MissingEntry
 
     score = 0.0
@@ -157,7 +176,7 @@ def summary_line(student: str, rec: Record, gb, template: Template) -> str:
     if bad_cells:
         parts.append(f"{bad_cells} test cell(s) failed to run")
     return (f"{student:<24} {score:6.1f} / {maximum:<5.1f} notebooks: {', '.join(parts):<34} "
-            f"findings: {len(rec.findings)}  ({rec.seconds:.0f} s)")
+            f"findings: {len(rec.findings)}  ({rec.seconds:.0f} s)" + (f"  {when}" if when else ""))
 
 
 def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: list[str] | None = None,
@@ -176,6 +195,15 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
             "tests and the gradebook.")
     if not course.source.is_dir():
         raise ValueError(f"no source notebooks in {course.source}")
+    from whole_transformer.course.term.settings import load
+
+    settings = load(course)  # a bad course.toml stops the run before anything is graded
+    from whole_transformer.course.build.release import points_planned
+
+    stale = points_planned(course, settings)
+    if stale:
+        raise ValueError("course.toml [points] differs from source/ (" + ", ".join(
+            f"{gid} {old:g} → {new:g}" for _, gid, old, new in stale) + "): run make release first, then autograde")
     everyone = course.students()
     if students:
         unknown = [s for s in students if s not in everyone]
@@ -255,7 +283,8 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
                     graded.append(job.student)
                     where.append(result.worker)
                     bar.clear()
-                    log(summary_line(job.student, result, gb, template))
+                    log(summary_line(job.student, result, gb, template, lateness_note(course, job.student,
+                                                                                       settings)))
                 bar.update(len(graded), len(running), force=not running)
         except BaseException:
             # Ctrl-C or an error: stop the graders now; students merged so far stay graded

@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
@@ -45,14 +45,21 @@ class Pack:
     grade_cells: dict[str, list[tuple[str, float]]]
     config: str  # the course's nbgrader_config.py
     kernels: dict | None  # forkserver.prestart's settings from that config; None: no warm kernels
+    history: dict[str, list[str]] = field(default_factory=dict)  # notebook → earlier releases kept (oldest first)
 
 
 def make_pack(course: Course, template: Template) -> Pack:
+    from whole_transformer.course.build.release import release_history
+
     config = course.root / "nbgrader_config.py"
+    history: dict[str, list[str]] = {}
+    for kept in release_history(course):
+        for n, text in kept.items():
+            history.setdefault(n, []).append(text)
     return Pack(template.db.read_bytes(),
                 {n: (template.release / f"{n}.ipynb").read_text(encoding="utf-8") for n in template.notebooks},
                 list(template.notebooks), template.grade_cells, config.read_text(encoding="utf-8"),
-                kernel_settings(config))
+                kernel_settings(config), history)
 
 
 def kernel_settings(config: Path) -> dict | None:
@@ -94,9 +101,29 @@ def stamp_gradebook(course: Course) -> None:
 
 
 def assignment_fingerprint(course: Course, release: Path, names: list[str]) -> str:
-    files = list(course.source.glob("*.ipynb")) + [release / f"{n}.ipynb" for n in names]
-    return digest_files(files, course.root)
+    """What a grade depends on: the grading config (nbgrader_config.py) for every notebook, and each
+    notebook's source and release (its tests, expected values and points): ``config|name=digest;…``,
+    so that a change to one notebook regrades only those who handed that notebook in
+    (``changed_notebooks``)."""
+    config = [p for p in (course.root / "nbgrader_config.py",) if p.is_file()]
+    per = {n: digest_files([course.source / f"{n}.ipynb", release / f"{n}.ipynb"], course.root)[:20]
+           for n in sorted(names)}
+    return f"{digest_files(config, course.root)[:20]}|" + ";".join(f"{n}={d}" for n, d in per.items())
 
+
+def changed_notebooks(old: str, new: str) -> set[str] | None:
+    """The notebooks whose grading differs between two fingerprints; None: all of them (the grading
+    config changed, or a fingerprint of an older form)."""
+    def parts(fp: str):
+        common, sep, rest = fp.partition("|")
+        if not sep:
+            return None
+        return common, dict(item.split("=", 1) for item in rest.split(";") if "=" in item)
+
+    a, b = parts(old), parts(new)
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return {n for n in set(a[1]) | set(b[1]) if a[1].get(n) != b[1].get(n)}
 
 def gradebook_exists(course: Course) -> bool:
     """The course gradebook exists (a SQLite file, or a database with nbgrader's tables)."""

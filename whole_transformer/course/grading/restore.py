@@ -10,6 +10,12 @@
 - cells the student added stay where they were (after the protected cell they followed);
 - each difference is a finding: deleted, edited, retagged (grade_id, points or flags changed),
   re-typed (code ↔ markdown), duplicated grade ids, moved, metadata claiming unknown grade ids.
+
+Differences are what the student did, not what the instructor did since: a submission is compared
+with the release that student started from (``started_from``: of every release kept in
+release-history/, the one its protected cells match best), and rebuilt around the current one. A
+test whose cases or points the instructor changed after that student's release is put back as it
+is now, without a finding; so is a cell added to the release since.
 """
 
 from __future__ import annotations
@@ -31,9 +37,35 @@ def _describe_flags(want: dict, got: dict) -> str:
     return ", ".join(parts)
 
 
-def restore(submitted: NotebookNode, release: NotebookNode) -> tuple[NotebookNode, list[Finding]]:
-    """The submission with every protected cell of the release put back; the findings."""
+def _protected_by_gid(nb: NotebookNode) -> dict[str, NotebookNode]:
+    return {grade_id(c): c for c in nb.cells if is_protected(c)}
+
+
+def started_from(submitted: NotebookNode, releases: list[NotebookNode]) -> NotebookNode:
+    """Of ``releases`` (oldest first, the current one last), the one the submission's protected cells
+    match best (same source, type and flags; then the fewest of its cells missing); the latest of equals."""
+    theirs: dict[str, NotebookNode] = {}
+    for c in submitted.get("cells", []):
+        if grade_id(c):
+            theirs.setdefault(grade_id(c), c)
+
+    def score(rel: NotebookNode) -> tuple[int, int]:
+        cells = _protected_by_gid(rel)
+        same = sum(1 for gid, rc in cells.items()
+                   if gid in theirs and cell_source(theirs[gid]) == cell_source(rc)
+                   and flags(theirs[gid]) == flags(rc) and theirs[gid].get("cell_type") == rc.cell_type)
+        return same, -sum(1 for gid in cells if gid not in theirs)
+
+    best = max(range(len(releases)), key=lambda i: (*score(releases[i]), i))
+    return releases[best]
+
+
+def restore(submitted: NotebookNode, release: NotebookNode,
+            started: NotebookNode | None = None) -> tuple[NotebookNode, list[Finding]]:
+    """The submission with every protected cell of the release put back; the findings, judged
+    against ``started`` (the release the student started from; default: ``release``)."""
     findings: list[Finding] = []
+    base = _protected_by_gid(started) if started is not None else None
     scells = list(submitted.get("cells", []))
     rcells = list(release.cells)
     prot = [(i, c) for i, c in enumerate(rcells) if is_protected(c)]
@@ -104,18 +136,21 @@ def restore(submitted: NotebookNode, release: NotebookNode) -> tuple[NotebookNod
         gid = grade_id(rc)
         j = chosen[ri]
         kind = cell_kind(rc)
+        was = rc if base is None else base.get(gid)  # the cell as this student was released it
         if j is None:
-            findings.append(Finding(gid, f"{kind} deleted; restored from the release"))
+            if was is not None:
+                findings.append(Finding(gid, f"{kind} deleted; restored from the release"))
             out.append(copy.deepcopy(rc))
         else:
             sc = scells[j]
-            want, got = flags(rc), flags(sc)
+            was = rc if was is None else was
+            want, got = flags(was), flags(sc)
             if not nbgrader_meta(sc):
                 findings.append(Finding(gid, f"{kind}: nbgrader metadata removed (de-tagged); restored"))
             elif want != got:
                 findings.append(Finding(gid, f"{kind} retagged ({_describe_flags(want, got)}); restored"))
-            if sc.get("cell_type") != rc.cell_type:
-                findings.append(Finding(gid, f"{kind} re-typed {rc.cell_type} → {sc.get('cell_type')}; "
+            if sc.get("cell_type") != was.cell_type:
+                findings.append(Finding(gid, f"{kind} re-typed {was.cell_type} → {sc.get('cell_type')}; "
                                              f"restored as {rc.cell_type}"))
             if nbgrader_meta(rc).get("solution"):
                 cell = copy.deepcopy(rc)
@@ -127,7 +162,7 @@ def restore(submitted: NotebookNode, release: NotebookNode) -> tuple[NotebookNod
                 if tags:
                     cell.metadata["tags"] = tags
             else:
-                if cell_source(sc) != cell_source(rc):
+                if cell_source(sc) != cell_source(was):
                     findings.append(Finding(gid, f"{kind} edited; restored from the release"))
                 cell = copy.deepcopy(rc)
             if cell.cell_type == "code":

@@ -40,7 +40,7 @@ from ..layout import ASSIGNMENT, nbgrader_env, sqlite_url
 from .gradebook import Pack, private_course_config
 from .locate import MAX_NOTEBOOK_BYTES, Job, locate, read_notebook, submission_files, unpack
 from .record import FAILED, GRADED, MISSING, CellStatus, Finding, NotebookResult, StudentResult
-from .restore import restore
+from .restore import restore, started_from
 from .scan import scan_notebook
 
 
@@ -192,7 +192,9 @@ class _Grading:
                 self._finding(name, "notebook", why)
                 continue
             try:
-                restored, findings = restore(nb, release[name])
+                past = [nbformat.reads(t, as_version=4) for t in self.pack.history.get(name, [])]
+                started = started_from(nb, past + [release[name]]) if past else None
+                restored, findings = restore(nb, release[name], started)
                 findings += scan_notebook(restored, release[name])
                 nbformat.write(restored, self.sub / f"{name}.ipynb")
             except Exception as e:  # noqa: BLE001 - a notebook too broken to rebuild is reported, not fatal

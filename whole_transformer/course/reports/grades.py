@@ -123,4 +123,17 @@ def grades(course: Course, log=print) -> tuple[Path, Path]:
     counts = {k: sum(1 for r in rows if r["status"] == k) for k in (GRADED, FAILED, MISSING)}
     log(f"wrote {out.name} and {detail.name}: {len(rows)} graded cells — {counts[GRADED]} graded, "
         f"{counts[FAILED]} failed, {counts[MISSING]} missing")
+    write_lms_files(course, log)
     return out, detail
+
+
+def write_lms_files(course: Course, log=print) -> None:
+    """canvas-grades.csv and moodle-grades.csv, the late penalty applied (``lms.py``)."""
+    from .lms import write_lms
+    from .totals import totals
+
+    all_totals = totals(course)
+    canvas, moodle = write_lms(course, all_totals)
+    late = sum(1 for t in all_totals if t.penalty)
+    log(f"wrote {canvas.name} (Canvas gradebook import) and {moodle.name} (Moodle grade import): "
+        f"{len(all_totals)} students, {late} with a late penalty")

@@ -1,0 +1,586 @@
+"""The instructor's whole term (issue 19): course.toml, lateness, changes mid-term, feedback and grades
+back where they belong.
+
+Fast parts: course.toml read and refused, late penalties, restore against the release a student
+started from, hand edits of generated test cells refused, answer keys followed by the visible checks,
+the roster, the Canvas and Moodle downloads sorted into submitted/ (small course of
+tests/simclass/minicourse.py, real nbgrader). Graded parts: release_feedback with students who handed in
+by different routes (small course), and the term of a class of six with the real notebooks
+(``test_a_term_of_six``): a due date, 10 % per day, one student late by a day and a half, one with an
+extension; after the first grading the instructor changes one exercise's points, fixes one hidden case
+and one answer key; the regrade touches exactly the affected students, finds no tampering, and the
+totals, the page per student, the Canvas and the Moodle CSV carry the right numbers.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
+from simclass.notebooks import Notebooks, set_answer, write_submission
+
+from whole_transformer.course.answers import check_data, hidden_tests
+from whole_transformer.course.answers import reference as ref
+from whole_transformer.course.build.release import out_of_step, release
+from whole_transformer.course.cells import grade_id as gid
+from whole_transformer.course.grading.autograde import autograde
+from whole_transformer.course.grading.collect_zip import collect_zip
+from whole_transformer.course.grading.gradebook import changed_notebooks
+from whole_transformer.course.grading.restore import restore, started_from
+from whole_transformer.course.layout import ASSIGNMENT, Course
+from whole_transformer.course.reports.feedback import feedback
+from whole_transformer.course.reports.grades import grades
+from whole_transformer.course.term.late import lateness, read_timestamp
+from whole_transformer.course.term.roster import import_roster, read_roster
+from whole_transformer.course.term.settings import SettingsError, load, parse
+from whole_transformer.questions import Question, _load
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------------------ course.toml
+TERM = """
+[assignment]
+due = "2026-10-16 23:59"
+timezone = "Europe/Berlin"
+[late]
+policy = "per_day"
+penalty = 10
+grace_minutes = 15
+cap = 30
+[extensions]
+dee = "+2d"
+eve = "2026-10-20 12:00"
+[points]
+test_next_token = 4
+"""
+
+
+def test_course_toml_is_read_as_data():
+    s = parse(TERM)
+    assert s.due == datetime(2026, 10, 16, 21, 59, tzinfo=UTC)  # CEST is UTC+2 in October
+    assert s.due_for("dee") == s.due + timedelta(days=2)
+    assert s.due_for("eve").isoformat() == "2026-10-20T12:00:00+02:00"
+    assert s.due_for("ada") == s.due
+    assert s.points == {"test_next_token": 4.0}
+    assert s.late.percent(timedelta(minutes=15)) == 0  # grace
+    assert s.late.percent(timedelta(minutes=16)) == 10  # a started day
+    assert s.late.percent(timedelta(days=1, hours=12)) == 20
+    assert s.late.percent(timedelta(days=9)) == 30  # the cap
+    hourly = parse('[assignment]\ndue = "2026-10-16 23:59"\n[late]\npolicy = "per_hour"\npenalty = 5\n')
+    assert hourly.late.percent(timedelta(hours=2, minutes=1)) == 15 and hourly.late.cap is None
+    assert hourly.late.percent(timedelta(days=3)) == 100
+    assert parse("").due is None and parse("").late.percent(timedelta(days=30)) == 0
+
+
+def test_the_repository_course_toml_is_valid_and_documents_its_sections():
+    s = load(Course(REPO))
+    assert s.path == REPO / "course.toml"
+    head = (REPO / "course.toml").read_text()
+    for section in ("[assignment]", "[late]", "[extensions]", "[points]", "grace_minutes", "cap", "timezone"):
+        assert f"# {section}" in head or f"#   {section}" in head or section in head
+    assert "partial_credit" not in head  # that section is issue 20's
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[assignment]\ntimezone = "Mars/Olympus"', "unknown time zone 'Mars/Olympus'"),
+    ('[assignment]\ndue = "next friday"', "cannot read 'next friday' as a date"),
+    ('[late]\npolicy = "per_week"', "'per_week' is not a policy; use one of none, per_day, per_hour"),
+    ('[late]\npolicy = "per_day"\npenalty = 10', "a late policy needs a due date"),
+    ('[assignment]\ndue = "2026-10-16 23:59"\n[late]\npolicy = "per_day"', "needs a penalty"),
+    ('[assignment]\ndue = "2026-10-16 23:59"\n[late]\npolicy = "per_day"\npenalty = 120', "out of range"),
+    ('[extensions]\nada = "+2d"', "has no due date"),
+    ('[deadline]\ndue = 1', "unknown section(s) deadline"),
+    ('[assignment]\ndue_date = "2026-10-16"', "unknown key(s) due_date"),
+    ('[points]\ntest_next_token = "four"', "expected a number"),
+    ("[assignment\n", "is not valid TOML"),
+])
+def test_a_bad_course_toml_says_what_is_wrong(text, words):
+    with pytest.raises(SettingsError) as e:
+        parse(text)
+    assert words in str(e.value) and "course.toml" in str(e.value)
+
+
+def test_lateness_says_on_time_late_by_how_much_or_extension(tmp_path):
+    s = parse(TERM)
+    due = s.due
+    assert lateness(s, "ada", due - timedelta(hours=1)).describe() == "on time"
+    late = lateness(s, "fay", due + timedelta(days=1, hours=12))
+    assert late.describe() == "late by 1 d 12 h (-20 %)" and late.apply(20) == 16
+    assert lateness(s, "fay", due + timedelta(minutes=10)).describe() == \
+        "late by 10 min (within the grace period, no penalty)"
+    assert lateness(s, "dee", due + timedelta(days=1)).describe() == "on time (extension to 2026-10-18 23:59 CEST)"
+    assert "late by 1 d" in lateness(s, "dee", due + timedelta(days=3, hours=1)).describe()
+    assert lateness(s, "gus", None).describe().startswith("no hand-in time")
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "timestamp.txt").write_text("2026-10-18 09:59:00.000000 UTC")
+    assert read_timestamp(folder) == datetime(2026, 10, 18, 9, 59, tzinfo=UTC)
+    (folder / "timestamp.txt").write_text("yesterday-ish")
+    with pytest.raises(ValueError, match="cannot read the hand-in time"):
+        read_timestamp(folder)
+
+
+# ------------------------------------------------------------------------------ changes mid-term are not tampering
+def _set_points(nb, grade_id, points):
+    for c in nb.cells:
+        if gid(c) == grade_id:
+            c.metadata["nbgrader"]["points"] = points
+    return nb
+
+
+def _cell(nb, grade_id):
+    return next(c for c in nb.cells if gid(c) == grade_id)
+
+
+def test_an_instructor_change_after_release_is_no_finding():
+    first = mini_notebook()
+    second = _set_points(copy.deepcopy(first), "test_double_small", 2)
+    _cell(second, "test_double_neg").source = _cell(second, "test_double_neg").source.replace("-3", "-4")
+    submitted = copy.deepcopy(first)
+    _cell(submitted, "double").source = "def double(x):\n    return 2 * x"
+    # without the history, both changes look like the student's doing (the bug of the issue)
+    _, findings = restore(copy.deepcopy(submitted), second)
+    assert {f.cell for f in findings} == {"test_double_small", "test_double_neg"}
+    started = started_from(submitted, [first, second])
+    assert started is first
+    nb, findings = restore(copy.deepcopy(submitted), second, started)
+    assert findings == []
+    assert _cell(nb, "test_double_small").metadata["nbgrader"]["points"] == 2  # graded as it is now
+    assert "-4" in _cell(nb, "test_double_neg").source
+    assert _cell(nb, "double").source == "def double(x):\n    return 2 * x"
+    # what the student did is still found, judged against their own release
+    tampered = copy.deepcopy(submitted)
+    _set_points(tampered, "test_double_small", 9)
+    _, findings = restore(tampered, second, started_from(tampered, [first, second]))
+    assert [(f.cell, f.finding) for f in findings] == [
+        ("test_double_small", "test cell retagged (points 1.0 → 9.0); restored")]
+
+
+def test_a_cell_added_to_the_release_later_is_not_a_deletion():
+    first = mini_notebook()
+    second = copy.deepcopy(first)
+    extra = copy.deepcopy(_cell(second, "test_double_neg"))
+    extra.metadata["nbgrader"]["grade_id"] = "test_double_zero"
+    extra.source = extra.source.replace("-3", "0")
+    second.cells.insert(-1, extra)
+    nb, findings = restore(copy.deepcopy(first), second, started_from(first, [first, second]))
+    assert findings == [] and "test_double_zero" in [gid(c) for c in nb.cells]
+
+
+def test_a_change_regrades_only_those_who_handed_that_notebook_in():
+    old = "cfg|01-a=x;02-b=y"
+    assert changed_notebooks(old, "cfg|01-a=x;02-b=z") == {"02-b"}
+    assert changed_notebooks(old, old) == set()
+    assert changed_notebooks(old, "other|01-a=x;02-b=y") is None  # nbgrader_config.py changed: everyone
+    assert changed_notebooks("an-old-digest", old) is None
+
+
+# ------------------------------------------------------------------------------ one home for every test and key
+def test_the_repository_is_in_step():
+    """make release has nothing to bring in step: points, hidden tests, the visible checks' data (make test
+    fails while anything is out of step)."""
+    assert out_of_step(Course(REPO)) == []
+
+
+@pytest.fixture(scope="module")
+def source_copy(tmp_path_factory):
+    root = make_course(tmp_path_factory.mktemp("term-source") / "course", real_source=True)
+    return Course(root)
+
+
+def _edit_cell(path: Path, grade_id: str, change) -> None:
+    nb = nbformat.read(path, as_version=4)
+    c = _cell(nb, grade_id)
+    c.source = change(c.source)
+    nbformat.write(nb, path)
+
+
+def test_a_hand_edited_hidden_test_is_refused_naming_its_home(source_copy, tmp_path):
+    course = Course(make_course(tmp_path / "course"))
+    shutil.rmtree(course.source)
+    shutil.copytree(source_copy.source, course.source)
+    path = course.source / "04-how-it-learned.ipynb"
+    before = path.read_text()
+    _edit_cell(path, "test_make_xy", lambda s: s.replace("task.sequence(999)", "task.sequence(998)"))
+    assert hidden_tests.hand_edited(course.source) == [
+        ("04-how-it-learned.ipynb", "test_make_xy", "whole_transformer/course/answers/hidden_tests.py (make_xy_cases)")]
+    with pytest.raises(hidden_tests.HandEdited) as e:
+        hidden_tests.write(course.source)
+    assert "test_make_xy in 04-how-it-learned.ipynb: edit whole_transformer/course/answers/hidden_tests.py " \
+           "(make_xy_cases) instead" in str(e.value)
+    assert path.read_text() != before  # refused: nothing was overwritten
+    assert "hidden test test_make_xy edited by hand in 04-how-it-learned.ipynb: edit whole_transformer/course/" \
+           "answers/hidden_tests.py (make_xy_cases) instead" in out_of_step(course)
+    done = subprocess.run([sys.executable, "-m", "whole_transformer.course", "--root", str(course.root),
+                           "hidden-tests"], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "edited by hand: test_make_xy in 04-how-it-learned.ipynb; edit whole_transformer/course/answers/" \
+           "hidden_tests.py (make_xy_cases) instead" in done.stdout
+    assert hidden_tests.write(course.source, discard=True) == ["test_make_xy"]
+    assert path.read_text() == before and hidden_tests.hand_edited(course.source) == []
+
+
+def test_a_changed_answer_key_moves_the_visible_check(source_copy, tmp_path):
+    data = tmp_path / "questions.json"
+    shutil.copy(check_data.QUESTIONS_DATA, data)
+    source = tmp_path / "source"
+    shutil.copytree(source_copy.source, source)
+    assert check_data.questions_out_of_step(source, data) == []
+    _edit_cell(source / "01-whole-machine.ipynb", "tokens_905", lambda s: s.replace("tokens_905 = 8", "tokens_905 = 7"))
+    with pytest.raises(ValueError) as e:  # 7 is a hinted wrong answer: the hints must change first
+        check_data.questions_planned(source, data)
+    assert "hints at as a wrong answer: edit the hints of tokens_905 in" in str(e.value) and str(data) in str(e.value)
+    catalogue = json.loads(data.read_text())
+    catalogue["tokens_905"]["hints"] = [h for h in catalogue["tokens_905"]["hints"] if h[0] != 7]
+    data.write_text(json.dumps(catalogue, indent=1))
+    assert check_data.questions_out_of_step(source, data) == ["tokens_905"]
+    assert check_data.write_questions(source, data) == ["tokens_905"]
+    q = _questions(data)["tokens_905"]
+    assert q.feedback(7) == (True, "✓ Right.") and q.feedback(8)[0] is False
+    assert check_data.questions_out_of_step(source, data) == []
+
+
+def _questions(path: Path) -> dict[str, Question]:
+    import whole_transformer.questions as qs
+
+    old = qs.DATA
+    qs.DATA = path
+    try:
+        return _load()
+    finally:
+        qs.DATA = old
+
+
+# ------------------------------------------------------------------------------ roster and LMS downloads
+ROSTER = """id,first_name,last_name,email,lms_user_id
+ada,Ada,Lovelace,ada@example.org,1001
+bo,Bo,Diddley,bo@example.org,1002
+cy,Cy,Twombly,cy@example.org,1003
+"""
+
+
+def test_a_bad_roster_is_refused_whole(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text("name,email\nAda,ada@example.org\n")
+    with pytest.raises(ValueError, match="no id column; the header must name one of id, student_id, username"):
+        read_roster(p)
+    p.write_text("Student ID,First Name\nada,Ada\nbo b,Bo\nada,Ada again\n")
+    with pytest.raises(ValueError) as e:
+        read_roster(p)
+    assert "line 3: id 'bo b'" in str(e.value) and "line 4: id 'ada' again (first on line 2)" in str(e.value)
+    with pytest.raises(ValueError, match="no file"):
+        read_roster(tmp_path / "missing.csv")
+
+
+@pytest.fixture(scope="module")
+def mini_released(tmp_path_factory):
+    root = make_course(tmp_path_factory.mktemp("term-mini") / "course")
+    release(Course(root), log=lambda *a: None)
+    return root
+
+
+def _zip(path: Path, files: dict[str, str], when=(2026, 10, 16, 23, 30, 0)) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(zipfile.ZipInfo(name, date_time=when), text)
+    return path
+
+
+def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_released, tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(mini_released, root)
+    course = Course(root)
+    roster = tmp_path / "students.csv"
+    roster.write_text(ROSTER)
+    assert import_roster(course, roster, log=lambda *a: None) == (3, 0)
+    assert import_roster(course, roster, log=lambda *a: None) == (0, 3)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url) as gb:
+        ada = gb.find_student("ada")
+        assert (ada.first_name, ada.last_name, ada.email, ada.lms_user_id) == \
+            ("Ada", "Lovelace", "ada@example.org", "1001")
+    nb = (root / "release" / ASSIGNMENT / f"{NAME}.ipynb").read_text()
+    canvas = _zip(tmp_path / "canvas.zip", {
+        f"lovelaceada_1001_5551_{NAME}.ipynb": nb,
+        f"diddleybo_late_1002_5552_{NAME}-1.ipynb": nb,  # a resubmission, handed in late
+        "twomblycy_1003_5553_notes.txt": "my notes",  # a stray file
+    })
+    placed, unplaced = collect_zip(course, canvas, log=lambda *a: None)
+    assert placed == {"ada": [f"{NAME}.ipynb"], "bo": [f"{NAME}.ipynb"]}
+    assert [n for n, _ in unplaced] == ["twomblycy_1003_5553_notes.txt"]
+    assert "'notes.txt' is not one of the notebooks" in unplaced[0][1]
+    assert (root / "submitted" / "bo" / ASSIGNMENT / f"{NAME}.ipynb").read_text() == nb
+    stamp = read_timestamp(root / "submitted" / "ada" / ASSIGNMENT)
+    assert stamp == datetime(2026, 10, 16, 23, 30, tzinfo=UTC)  # the zip's time, in course.toml's zone (UTC)
+
+    moodle = _zip(tmp_path / "moodle.zip", {
+        f"Cy Twombly_88123_assignsubmission_file_/{NAME}.ipynb": nb,
+        f"Ada Lovelace_88124_assignsubmission_file_{NAME}.ipynb": nb,  # the older, flat form
+        "Zed Unknown_88125_assignsubmission_file_/01-mini.ipynb": nb,  # not in the roster
+    })
+    lines = []
+    placed, unplaced = collect_zip(course, moodle, log=lines.append)
+    assert placed == {"ada": [f"{NAME}.ipynb"], "cy": [f"{NAME}.ipynb"]}
+    assert [n for n, _ in unplaced] == ["Zed Unknown_88125_assignsubmission_file_/01-mini.ipynb"]
+    assert "no student in the roster has LMS id 88125 or the name 'Zed Unknown'" in unplaced[0][1]
+    assert lines[0] == "collect-zip: 2 notebooks of 2 students into submitted/; 1 file(s) not placed:"
+    with pytest.raises(ValueError, match="is not a zip file"):
+        collect_zip(course, roster)
+
+
+# ------------------------------------------------------------------------------ a term of six, graded
+DUE_UTC = datetime(2026, 10, 16, 21, 59, tzinfo=UTC)  # 23:59 in Berlin (CEST)
+TERM_TOML = """[assignment]
+due = "2026-10-16 23:59"
+timezone = "Europe/Berlin"
+[late]
+policy = "per_day"
+penalty = 10
+"""
+SIX = """id,first_name,last_name,email,lms_user_id
+ada,Ada,Lovelace,ada@example.org,2001
+ben,Ben,Empty,ben@example.org,2002
+cy,Cy,Twombly,cy@example.org,2003
+dee,Dee,Extended,dee@example.org,2004
+eve,Eve,Partial,eve@example.org,2005
+fay,Fay,Late,fay@example.org,2006
+"""
+NB1, NB2, NB3, NB4 = "01-whole-machine", "02-microscope", "03-one-word-at-a-time", "04-how-it-learned"
+
+
+def _stamp(folder: Path, when: datetime) -> None:
+    (folder / "timestamp.txt").write_text(when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+
+
+def _wrong(exercise: str) -> str:
+    from implementations import implementations
+
+    return implementations(exercise, "wrong")[0].source
+
+
+def _class_of_six(root: Path, nbs: Notebooks) -> None:
+    everything = [NB1, NB2, NB3, NB4]
+    hand_in = {
+        "ada": ({n: nbs.solved(n) for n in everything}, DUE_UTC - timedelta(hours=2)),  # right
+        "ben": ({n: nbs.blank(n) for n in everything}, DUE_UTC - timedelta(hours=1)),  # empty
+        "cy": ({n: nbs.solved(n) for n in everything}, DUE_UTC - timedelta(days=1)),  # a typical bug
+        "dee": ({n: nbs.solved(n) for n in everything}, DUE_UTC + timedelta(days=1)),  # another; an extension later
+        "eve": ({NB2: nbs.solved(NB2)}, DUE_UTC - timedelta(minutes=5)),  # partial: one notebook only
+        "fay": ({n: nbs.solved(n) for n in everything}, DUE_UTC + timedelta(days=1, hours=12)),  # late
+    }
+    set_answer(hand_in["cy"][0][NB3], "next_token", _wrong("next_token"))
+    set_answer(hand_in["dee"][0][NB4], "make_xy", _wrong("make_xy"))
+    for student, (notebooks, when) in hand_in.items():
+        _stamp(write_submission(root, student, notebooks), when)
+
+
+def _expected(nbs: Notebooks, key_changed: bool) -> dict[str, dict[str, float]]:
+    """student → notebook → points the tests give."""
+    pts = {n: nbs.grade_cells(n) for n in nbs.names}
+    full = {n: sum(p.values()) for n, p in pts.items()}
+    lost_905 = pts[NB1]["test_tokens_905"] if key_changed else 0.0  # they all answered 8
+    solved = {NB1: full[NB1] - lost_905, NB2: full[NB2], NB3: full[NB3], NB4: full[NB4]}
+    return {
+        "ada": dict(solved), "fay": dict(solved),
+        "ben": {n: 0.0 for n in nbs.names},
+        "cy": {**solved, NB3: full[NB3] - pts[NB3]["test_next_token"]},
+        "dee": {**solved, NB4: full[NB4] - pts[NB4]["test_make_xy"]},
+        "eve": {NB1: 0.0, NB2: full[NB2], NB3: 0.0, NB4: 0.0},
+    }
+
+
+def _fix_one_make_xy_case(monkeypatch):
+    """The instructor fixes a case of test_make_xy where its cases live (hidden_tests.make_xy_cases)."""
+    from whole_transformer import grading as g
+
+    original = hidden_tests.CASES["make_xy"]
+
+    def make_xy_cases():
+        cases = original()
+        cases[0] = hidden_tests._case(ref.make_xy, cases[0].kind, "(task.sequence(5),)", "{}",
+                                      {"ints": g.numpy_ints}, watch=0, changed=cases[0].changed)
+        return cases
+
+    monkeypatch.setitem(hidden_tests.CASES, "make_xy", make_xy_cases)
+
+
+def _csv(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-term")
+def test_a_term_of_six(tmp_path, monkeypatch):
+    require_sandbox()
+    root = make_course(tmp_path / "course", real_source=True)
+    course = Course(root)
+    (root / "course.toml").write_text(TERM_TOML)
+    qdata = tmp_path / "questions.json"  # the visible checks' answer keys of this course (not the package's)
+    shutil.copy(check_data.QUESTIONS_DATA, qdata)
+    log: list[str] = []
+    release(course, log=log.append, questions_data=qdata)
+    assert (root / "release-history" / "001").is_dir()
+    roster = tmp_path / "students.csv"
+    roster.write_text(SIX)
+    assert import_roster(course, roster, log=log.append) == (6, 0)
+    nbs = Notebooks(root)
+    _class_of_six(root, nbs)
+
+    # ---- the first grading: every student, the console says who was late
+    lines: list[str] = []
+    run = autograde(course, jobs=2, log=lines.append, progress=False)
+    assert sorted(run.graded) == ["ada", "ben", "cy", "dee", "eve", "fay"]
+    said = {ln.split()[0]: ln for ln in lines if ln.split() and ln.split()[0] in SIX}
+    assert said["ada"].endswith("on time") and said["eve"].endswith("on time")
+    assert said["fay"].endswith("late by 1 d 12 h (-20 %)")
+    assert said["dee"].endswith("late by 1 d (-10 %)")
+    assert _csv(root / "integrity-report.csv") == []
+
+    # ---- mid-term: points of one exercise, one hidden case, one answer key; an extension
+    old_points = nbs.grade_cells(NB3)["test_next_token"]
+    new_points = old_points + 2
+    (root / "course.toml").write_text(TERM_TOML + f"[extensions]\ndee = \"+2d\"\n[points]\n"
+                                      f"test_next_token = {new_points:g}\n")
+    with pytest.raises(ValueError, match="run make release first"):
+        autograde(course, log=lambda *a: None, progress=False)
+    _fix_one_make_xy_case(monkeypatch)
+    nb4 = course.source / f"{NB4}.ipynb"
+    kept = nb4.read_text()
+    _edit_cell(nb4, "test_make_xy", lambda s: s.replace("task.sequence(999)", "task.sequence(998)"))
+    with pytest.raises(hidden_tests.HandEdited, match=r"make_xy_cases\) instead"):  # the nbgrader way: refused
+        release(course, log=lambda *a: None, questions_data=qdata)
+    nb4.write_text(kept)
+    _edit_cell(course.source / f"{NB1}.ipynb", "tokens_905", lambda s: s.replace("tokens_905 = 8", "tokens_905 = 7"))
+    with pytest.raises(ValueError, match="hints at as a wrong answer"):
+        release(course, log=lambda *a: None, questions_data=qdata)
+    catalogue = json.loads(qdata.read_text())
+    catalogue["tokens_905"]["hints"] = [h for h in catalogue["tokens_905"]["hints"] if h[0] != 7]
+    qdata.write_text(json.dumps(catalogue, indent=1))
+    log.clear()
+    release(course, log=log.append, questions_data=qdata)
+    assert log[:4] == [f"release: points of test_next_token in {NB3}.ipynb: {old_points:g} → {new_points:g} "
+                       "(course.toml)", "release: hidden test test_tokens_905 rewritten",
+                       "release: hidden test test_make_xy rewritten",
+                       "release: visible check of tokens_905 follows its new answer key (questions.json)"]
+    assert (root / "release-history" / "002").is_dir()
+    assert _questions(qdata)["tokens_905"].feedback(7) == (True, "✓ Right.")  # the visible check follows
+    assert _questions(qdata)["tokens_905"].feedback(8)[0] is False
+    nbs = Notebooks(root)
+    assert nbs.grade_cells(NB3)["test_next_token"] == new_points
+
+    # ---- the regrade: exactly who handed in a changed notebook (not eve), and no finding
+    lines.clear()
+    run = autograde(course, jobs=2, log=lines.append, progress=False)
+    assert sorted(run.graded) == ["ada", "ben", "cy", "dee", "fay"] and run.skipped == ["eve"]
+    assert _csv(root / "integrity-report.csv") == []
+    said = {ln.split()[0]: ln for ln in lines if ln.split() and ln.split()[0] in SIX}
+    assert said["dee"].endswith("on time (extension to 2026-10-18 23:59 CEST)")
+
+    # ---- an instructor's comment, then grades and feedback
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url) as gb:
+        comment = gb.find_comment("tokens_905", NB1, ASSIGNMENT, "ada")
+        comment.manual_comment = "Count the <eos> again: the key changed to 7."
+        gb.db.commit()
+    grades(course, log=log.append)
+    feedback(course, log=log.append)
+
+    expect = _expected(nbs, key_changed=True)
+    maxima = {n: sum(p.values()) for n, p in ((n, nbs.grade_cells(n)) for n in nbs.names)}
+    penalty = {"fay": 20.0}
+    total = {s: round(sum(v.values()) * (1 - penalty.get(s, 0) / 100), 6) for s, v in expect.items()}
+    assert total["ada"] == sum(maxima.values()) - nbs.grade_cells(NB1)["test_tokens_905"]
+
+    canvas = _csv(root / "canvas-grades.csv")
+    assert list(canvas[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                               "The whole Transformer (total)", NB1, NB2, NB3, NB4]
+    assert canvas[0]["Student"] == "Points Possible"
+    assert float(canvas[0]["The whole Transformer (total)"]) == sum(maxima.values())
+    assert [float(canvas[0][n]) for n in nbs.names] == [maxima[n] for n in nbs.names]
+    by_id = {r["SIS User ID"]: r for r in canvas[1:]}
+    assert sorted(by_id) == sorted(expect)
+    people = {r["id"]: r for r in csv.DictReader(SIX.splitlines())}
+    for s, per in expect.items():
+        row = by_id[s]
+        assert row["Student"] == f"{people[s]['last_name']}, {people[s]['first_name']}"
+        assert row["ID"] == people[s]["lms_user_id"]
+        assert float(row["The whole Transformer (total)"]) == pytest.approx(total[s]), s
+        assert [float(row[n]) for n in nbs.names] == [per[n] for n in nbs.names], s
+
+    moodle = _csv(root / "moodle-grades.csv")
+    assert list(moodle[0]) == ["ID number", "Email address", "First name", "Last name",
+                               "The whole Transformer (total)", NB1, NB2, NB3, NB4, "Feedback"]
+    by_id = {r["ID number"]: r for r in moodle}
+    for s, per in expect.items():
+        row = by_id[s]
+        assert (row["Email address"], row["First name"], row["Last name"]) == \
+            (people[s]["email"], people[s]["first_name"], people[s]["last_name"])
+        assert float(row["The whole Transformer (total)"]) == pytest.approx(total[s]), s
+        assert [float(row[n]) for n in nbs.names] == [per[n] for n in nbs.names], s
+    assert by_id["fay"]["Feedback"].startswith("late by 1 d 12 h (-20 %); ")
+    assert by_id["dee"]["Feedback"] == "on time (extension to 2026-10-18 23:59 CEST)"
+    assert by_id["ada"]["Feedback"] == "on time"
+
+    pages = {p.stem: p.read_text() for p in (root / "feedback-pages").glob("*.html")}
+    assert sorted(pages) == sorted(expect)
+    for s in expect:
+        assert f"Total: {_n(total[s])} / {_n(sum(maxima.values()))}" in pages[s], s
+        for n in nbs.names:
+            assert f"<td>{n}</td><td>{_n(expect[s][n])} / {_n(maxima[n])}</td>" in pages[s], (s, n)
+    fay_raw = sum(expect["fay"].values())
+    assert f"({_n(fay_raw)} from the tests, less {_n(fay_raw - total['fay'])} for lateness)" in pages["fay"]
+    assert "Handed in: late by 1 d 12 h (-20 %)." in pages["fay"]
+    assert "Handed in: on time (extension to 2026-10-18 23:59 CEST)." in pages["dee"]
+    assert "Count the &lt;eos&gt; again: the key changed to 7." in pages["ada"]
+    assert "not handed in or not graded" in pages["eve"] and pages["eve"].count("class='wt-notebook'") == 1
+    assert pages["ada"].count("class='wt-notebook'") == 4
+
+
+def _n(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+# ------------------------------------------------------------------------------ release_feedback, mixed routes
+@pytest.mark.xdist_group("course-mini")
+def test_release_feedback_with_students_who_handed_in_another_way(mini_released, tmp_path):
+    require_sandbox()
+    from test_course_exchange import nbgrader
+
+    from whole_transformer.course.layout import COURSE_ID
+
+    root = tmp_path / "course"
+    shutil.copytree(mini_released, root)
+    course = Course(root)
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    nbgrader(["release_assignment", ASSIGNMENT, "--force"], root, exchange)
+    home = tmp_path / "ada"
+    home.mkdir()
+    nbgrader(["fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    nbgrader(["submit", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    nbgrader(["collect", ASSIGNMENT], root, exchange)
+    released = nbformat.read(root / "release" / ASSIGNMENT / f"{NAME}.ipynb", as_version=4)
+    write_submission(root, "bo", {NAME: released})  # handed in by git or an LMS: no submission secret
+    autograde(course, log=lambda *a: None, progress=False)
+    feedback(course, log=lambda *a: None)
+    done = nbgrader(["release_feedback", ASSIGNMENT], root, exchange)
+    assert "not released through the exchange (handed in another way, no submission_secret.txt): bo" in done.stderr
+    nbgrader(["fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    assert len(list((home / ASSIGNMENT / "feedback").glob(f"*/{NAME}.html"))) == 1
+    assert (root / "feedback-pages" / "bo.html").is_file()

@@ -1,0 +1,88 @@
+"""One HTML page per student for the whole assignment, ready to upload to an LMS or to mail.
+
+``make feedback`` writes ``feedback-pages/<student>.html`` after nbgrader's feedback (already
+filtered: no hidden test). The page holds, in this order: the student's total, the late penalty if
+any (on time, late by how much, an extension), the score of every notebook, the instructor's
+comments, then every notebook's feedback as nbgrader wrote it. It is self-contained (one file, the
+styles of nbgrader's feedback inlined once).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from whole_transformer.course.layout import ASSIGNMENT, Course
+
+from .lms import _n
+from .totals import StudentTotal, totals
+
+FOLDER = "feedback-pages"
+_BODY = re.compile(r"<body[^>]*>(?P<body>.*)</body>", re.S | re.I)
+_STYLES = re.compile(r"<style[^>]*>.*?</style>|<link[^>]+stylesheet[^>]*>", re.S | re.I)
+
+
+def comments(course: Course, student: str) -> list[tuple[str, str, str]]:
+    """(notebook, cell, comment) of every comment the instructor wrote in the Formgrader."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out = []
+    with Gradebook(course.db_url) as gb:
+        try:
+            sub = gb.find_submission(ASSIGNMENT, student)
+        except MissingEntry:
+            return []
+        for nb in sorted(sub.notebooks, key=lambda n: n.name):
+            for c in nb.comments:
+                if c.manual_comment and c.manual_comment.strip():
+                    out.append((nb.name, c.name, c.manual_comment.strip()))
+    return out
+
+
+def page(course: Course, t: StudentTotal) -> str:
+    esc = html.escape
+    parts = [f"<h1>The whole Transformer: feedback for {esc(t.display_name)}</h1>"]
+    total = f"<p class='wt-total'><b>Total: {_n(t.final)} / {_n(t.max_score)}</b>"
+    if t.penalty:
+        total += f" ({_n(t.score)} from the tests, less {_n(t.penalty)} for lateness)"
+    parts.append(total + "</p>")
+    if t.lateness is not None:
+        parts.append(f"<p class='wt-late'>Handed in: {esc(t.lateness.describe())}.</p>")
+    rows = "".join(f"<tr><td>{esc(n)}</td><td>{_n(s)} / {_n(m)}</td></tr>" for n, (s, m) in t.notebooks.items())
+    parts.append(f"<table class='wt-scores'><tr><th>Notebook</th><th>Score</th></tr>{rows}</table>")
+    said = comments(course, t.student)
+    if said:
+        items = "".join(f"<li><b>{esc(nb)}</b>, {esc(cell)}: {esc(text)}</li>" for nb, cell, text in said)
+        parts.append(f"<h2>Your instructor's comments</h2><ul class='wt-comments'>{items}</ul>")
+    styles = ""
+    folder = course.feedback / t.student / ASSIGNMENT
+    for name in t.notebooks:
+        f = folder / f"{name}.html"
+        if not f.is_file():
+            parts.append(f"<h2>{esc(name)}</h2><p>No feedback: this notebook was not handed in or not graded.</p>")
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        if not styles:
+            styles = "\n".join(_STYLES.findall(text))
+        m = _BODY.search(text)
+        parts.append(f"<section class='wt-notebook' id='{esc(name)}'><h2>{esc(name)}</h2>"
+                     f"{m.group('body') if m else text}</section>")
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}</head>"
+            f"<body>{''.join(parts)}</body></html>\n")
+
+
+def write_pages(course: Course, all_totals: list[StudentTotal] | None = None) -> list[Path]:
+    """feedback-pages/<student>.html for every student who handed something in."""
+    all_totals = totals(course) if all_totals is None else all_totals
+    out_dir = course.root / FOLDER
+    out_dir.mkdir(exist_ok=True)
+    written = []
+    for t in all_totals:
+        if not (course.submitted / t.student).is_dir():
+            continue
+        path = out_dir / f"{t.student}.html"
+        path.write_text(page(course, t), encoding="utf-8")
+        written.append(path)
+    return written

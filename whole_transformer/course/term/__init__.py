@@ -1,0 +1,1 @@
+"""The term: ``course.toml`` read as data (``settings``), and what it means for a hand-in (``late``)."""

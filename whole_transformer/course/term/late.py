@@ -1,0 +1,95 @@
+"""When a student handed in, against their due date: on time, late by how much, the penalty.
+
+The hand-in time is nbgrader's ``timestamp.txt`` in ``submitted/<student>/whole-transformer/`` (written
+by ``nbgrader collect`` and by ``make collect-zip``); a submission without one is taken as on time
+and says so. Penalties are applied to the totals by ``make grades`` and ``make feedback``; the
+gradebook keeps the scores the tests gave.
+
+    >>> from whole_transformer.course.term.settings import parse
+    >>> s = parse('[assignment]\\ndue = "2026-10-16 23:59"\\ntimezone = "UTC"\\n'
+    ...           '[late]\\npolicy = "per_day"\\npenalty = 10\\n[extensions]\\nbo = "+2d"')
+    >>> lateness(s, "ada", datetime(2026, 10, 18, 11, 59, tzinfo=UTC)).describe()
+    'late by 1 d 12 h (-20 %)'
+    >>> lateness(s, "bo", datetime(2026, 10, 18, 11, 59, tzinfo=UTC)).describe()
+    'on time (extension to 2026-10-18 23:59 UTC)'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from whole_transformer.course.layout import ASSIGNMENT
+
+from .settings import Settings
+
+
+@dataclass(frozen=True)
+class Lateness:
+    submitted: datetime | None  # when handed in (aware), None if no timestamp
+    due: datetime | None  # the student's due date (aware), None if the course has none
+    extension: bool  # the due date is the student's own
+    late: timedelta  # zero when on time
+    penalty: float  # percent of the score taken
+
+    @property
+    def is_late(self) -> bool:
+        return self.late > timedelta(0)
+
+    def apply(self, score: float) -> float:
+        return round(score * (1 - self.penalty / 100), 6)
+
+    def describe(self) -> str:
+        if self.due is None:
+            return "no due date"
+        ext = f" (extension to {self.due:%Y-%m-%d %H:%M} {self.due.tzname()})" if self.extension else ""
+        if self.submitted is None:
+            return f"no hand-in time (timestamp.txt): taken as on time{ext}"
+        if not self.is_late:
+            return f"on time{ext}"
+        pen = f" (-{self.penalty:g} %)" if self.penalty else " (within the grace period, no penalty)"
+        return f"late by {span(self.late)}{pen}{ext}"
+
+
+def span(d: timedelta) -> str:
+    """A duration the way an instructor says it: '1 d 12 h', '3 h 5 min', '40 min'."""
+    minutes = int(d.total_seconds() // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    parts = [f"{days} d"] if days else []
+    if hours:
+        parts.append(f"{hours} h")
+    if mins and not days:
+        parts.append(f"{mins} min")
+    return " ".join(parts) or f"{int(d.total_seconds())} s"
+
+
+def read_timestamp(folder: Path) -> datetime | None:
+    """The hand-in time in ``folder/timestamp.txt`` (nbgrader's format, UTC), or None."""
+    from nbgrader.utils import parse_utc
+
+    path = folder / "timestamp.txt"
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    try:
+        return parse_utc(text).replace(tzinfo=UTC)
+    except (ValueError, OverflowError, TypeError):
+        raise ValueError(f"{path}: cannot read the hand-in time {text[:60]!r}; nbgrader writes it as "
+                         "'2026-10-16 23:59:00.000000 UTC' (fix or delete the file)") from None
+
+
+def lateness(settings: Settings, student: str, submitted: datetime | None) -> Lateness:
+    due = settings.due_for(student)
+    extension = student in settings.extensions
+    if due is None or submitted is None:
+        return Lateness(submitted, due, extension, timedelta(0), 0.0)
+    late = max(submitted - due, timedelta(0))
+    return Lateness(submitted.astimezone(settings.zone), due, extension, late, settings.late.percent(late))
+
+
+def student_lateness(course, settings: Settings, student: str) -> Lateness:
+    """The lateness of a student's hand-in in ``submitted/``."""
+    folder = course.submitted / student / ASSIGNMENT
+    return lateness(settings, student, read_timestamp(folder) if folder.is_dir() else None)
