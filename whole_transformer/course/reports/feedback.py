@@ -118,21 +118,19 @@ def feedback(course: Course, log=print) -> list[Path]:
     if bad:
         raise RuntimeError(f"{len(bad)} feedback file(s) contained hidden tests, expected values or solutions "
                            "and were removed")
-    write_student_pages(course, lines, log)
+    write_student_pages(course, log)
     return kept
 
 
-def write_student_pages(course: Course, lines: set[str], log=print) -> list[Path]:
-    """One page per student (``student_page.py``), checked for hidden tests like the rest."""
+def write_student_pages(course: Course, log=print) -> list[Path]:
+    """One page per student (``student_page.py``), checked for leaks like every feedback file."""
     from .student_page import FOLDER, write_pages
 
     pages = write_pages(course)
-    for p in pages:
-        found = leaks(p, lines)
-        if found:
-            p.unlink()
-            raise RuntimeError(f"{p.relative_to(course.root)} contained hidden test text ({found[0][:60]!r}) "
-                               "and was removed")
+    bad = remove_leaks(course, pages, log)
+    if bad:
+        raise RuntimeError(f"{len(bad)} page(s) per student contained hidden tests, expected values or solutions "
+                           "and were removed")
     log(f"feedback: one page per student, {len(pages)} in {FOLDER}/ (the total, late penalty, comments and "
         "every notebook's feedback), for an LMS or mail")
     return pages
