@@ -14,7 +14,7 @@ ASSIGNMENT := whole-transformer
 PROXY_VERSION := 5.3.0
 PROXY := .classroom/node_modules/.bin/configurable-http-proxy
 
-.PHONY: help lab test e2e lint release lecture handout autograde workers feedback grades bench checkpoints \
+.PHONY: help lab test e2e lint release lecture handout autograde workers feedback grades insights bench checkpoints \
         venv clean classroom classroom-stop classroom-test classroom-proxy
 
 help:
@@ -29,6 +29,7 @@ help:
 	@echo "make workers     a local Dask scheduler and WORKERS=N worker processes (Ctrl-C stops them)"
 	@echo "make feedback    write feedback HTML for every graded student"
 	@echo "make grades      write grades.csv and grades-detail.csv"
+	@echo "make insights    write insights.html and insights.csv: what the class got wrong"
 	@echo "make bench       measure speed, write benchmarks/results.md"
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
 	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
@@ -85,6 +86,9 @@ feedback: $(STAMP)
 
 grades: $(STAMP)
 	$(PY) -m whole_transformer.course grades
+
+insights: $(STAMP)
+	$(PY) -m whole_transformer.course insights
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py

@@ -8,9 +8,11 @@
     workers [--workers N]       a local Dask scheduler and N worker processes (Ctrl-C stops them)
     feedback                    feedback/<student>/whole-transformer/*.html, hidden tests removed
     grades                      grades.csv (nbgrader export) and grades-detail.csv
+    insights                    insights.html and insights.csv: what the class got wrong, for the next lecture
     handout [--dest DIR]        handout/: the students' repository (no answers, no hidden tests)
     hidden-tests [--write]      are source/'s hidden tests and their expected values up to date? (--write: make them so)
     check-data [--write]        is the visible checks' data (hashes of right and typical wrong results) up to date?
+    mistake-table [--write]     is what each catalogued mistake returns on the hidden inputs up to date?
 
 The gradebook is gradebook.db, or the database DB_URL names (e.g. postgresql://grader@host/course).
 Each command is one function below, ``cmd_<name>(course, args) -> exit status``; ``COMMANDS`` lists them
@@ -77,6 +79,27 @@ def cmd_grades(course: Course, args) -> int:
 
     grades(course)
     return 0
+
+
+def cmd_insights(course: Course, args) -> int:
+    from .reports.insights import insights
+
+    insights(course)
+    return 0
+
+
+def cmd_mistake_table(course: Course, args) -> int:
+    from .answers import diagnose
+
+    if args.write:
+        print(f"wrote {diagnose.write()}")
+        return 0
+    if diagnose.is_current():
+        print(f"{diagnose.TABLE_FILE.name} is up to date")
+        return 0
+    print(f"{diagnose.TABLE_FILE} is out of date: run python -m whole_transformer.course mistake-table --write",
+          file=sys.stderr)
+    return 1
 
 
 def cmd_handout(course: Course, args) -> int:
@@ -153,10 +176,13 @@ COMMANDS = {
     "workers": (cmd_workers, "run a local Dask scheduler and N workers until Ctrl-C", _workers_args),
     "feedback": (cmd_feedback, "write feedback HTML (no hidden tests)", None),
     "grades": (cmd_grades, "write grades.csv and grades-detail.csv", None),
+    "insights": (cmd_insights, "write insights.html and insights.csv (what the class got wrong)", None),
     "handout": (cmd_handout, "build handout/, the students' repository", _handout_args),
     "hidden-tests": (cmd_hidden_tests, "check (or --write) the hidden tests of source/",
                      _write_arg("rewrite the test cells that are out of date")),
     "check-data": (cmd_check_data, "check (or --write) the visible checks' data file", _write_arg("rewrite it")),
+    "mistake-table": (cmd_mistake_table, "check (or --write) what each catalogued mistake returns on the hidden "
+                      "inputs", _write_arg("work it out again")),
 }
 
 
