@@ -129,7 +129,7 @@ def collect(course: Course) -> Insights:
         if ex.outcomes["unanswered"]:
             items.append({"what": f"{ex.name}: not answered", "detail": "unanswered",
                           "count": len(ex.outcomes["unanswered"]), "students": ex.outcomes["unanswered"],
-                          "hint": "Walk through the exercise once more: several students did not start it."})
+                          "hint": "Walk through the exercise once more: these students left it as released."})
     for q in questions.values():
         for answer, w in q.wrong.items():
             items.append({"what": f"{q.name}: answered {answer}", "detail": answer, "count": len(w["students"]),
