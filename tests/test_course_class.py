@@ -25,7 +25,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "class"))
 from minicourse import make_course, require_sandbox  # noqa: E402
-from roster import expected_table, roster  # noqa: E402
+from roster import expected_now, expected_table, roster  # noqa: E402
 from simclass import Notebooks, write_submission  # noqa: E402
 
 from whole_transformer.course.build.release import release  # noqa: E402
@@ -80,34 +80,6 @@ def _detail(course: Course) -> dict[tuple[str, str], dict]:
 def check_class_is_big_enough(graded):
     assert len(graded["students"]) >= 25
     assert sorted(graded["graded"]) == sorted(graded["students"])
-
-
-def _left_unanswered(nbs, s, g: str) -> bool:
-    """The student's answer cell of test ``g`` is as released, or still raises NotImplementedError."""
-    answer = g.removeprefix("test_")
-    for fname, nb in s.notebooks.items():
-        mine = [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == answer]
-        if mine:
-            blank = [c for c in nbs.blank(Path(fname).stem).cells
-                     if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == answer]
-            return (blank and mine[0].source == blank[0].source) or "raise NotImplementedError" in mine[0].source
-    return False
-
-
-def expected_now(nbs, s, detail) -> dict[str, tuple[float, str]]:
-    """The roster's expectations with issue 20's grading: a zero for an answer not written yet is
-    ``unanswered``; a zero for a wrong answer is partial credit by kind of case, strictly below full
-    (``check_points_and_status_of_every_graded_cell`` asserts that; here it takes the row's score)."""
-    out = {}
-    for g, (points, status) in expected_table(nbs, s).items():
-        row = detail.get((s.name, g))
-        if status == "graded" and points == 0.0 and row is not None:
-            if row["status"] == "unanswered" and _left_unanswered(nbs, s, g):
-                status = "unanswered"
-            elif row["status"] == "graded" and float(row["score"]) < float(row["max_score"]) and row["reason"]:
-                points = float(row["score"])
-        out[g] = (points, status)
-    return out
 
 
 def check_points_and_status_of_every_graded_cell(graded):
