@@ -17,7 +17,7 @@ PROXY := .classroom/node_modules/.bin/configurable-http-proxy
 AXE_VERSION := 4.14.1
 AXE := .a11y/axe-core-$(AXE_VERSION).installed
 
-.PHONY: help lab test quick e2e lint release lecture handout autograde workers feedback grades bench checkpoints \
+.PHONY: help lab test quick e2e lint release lecture handout autograde workers feedback grades insights bench checkpoints \
         roster collect-zip term \
         venv a11y-tools clean classroom classroom-stop classroom-test classroom-proxy
 
@@ -35,6 +35,7 @@ help:
 	@echo "                 FORCE=1 grades everyone again; STUDENT=id (or STUDENT=\"a b\") only them"
 	@echo "make feedback    write feedback HTML for every graded student, and one page each in feedback-pages/"
 	@echo "make grades      write grades.csv, grades-detail.csv, canvas-grades.csv and moodle-grades.csv"
+	@echo "make insights    write insights.html and insights.csv: what the class got wrong"
 	@echo "make roster FILE=students.csv    import the class list (id, names, email, LMS id)"
 	@echo "make collect-zip FILE=subs.zip   sort a Canvas or Moodle submissions download into submitted/"
 	@echo "make term        the due date, late policy and each student's hand-in (course.toml)"
@@ -110,6 +111,9 @@ collect-zip: $(STAMP)
 
 term: $(STAMP)
 	$(PY) -m whole_transformer.course term
+
+insights: $(STAMP)
+	$(PY) -m whole_transformer.course insights
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(if $(BENCH_NOTE),--note "$(BENCH_NOTE)")

@@ -24,7 +24,7 @@ import pytest
 from simclass.loopback import loopback_listener
 from simclass.minicourse import make_course, require_sandbox
 from simclass.notebooks import Notebooks, write_submission
-from simclass.roster import expected_table, roster
+from simclass.roster import expected_now, expected_table, roster
 
 from whole_transformer.course.build.release import release
 from whole_transformer.course.grading.autograde import autograde
@@ -87,7 +87,7 @@ def check_points_and_status_of_every_graded_cell(graded):
     nbs, detail = graded["nbs"], _detail(graded["course"])
     wrong = []
     for name, s in graded["students"].items():
-        for g, (points, status) in expected_table(nbs, s).items():
+        for g, (points, status) in expected_now(nbs, s, detail).items():
             row = detail.get((name, g))
             if row is None:
                 wrong.append(f"{name}/{g}: no row in grades-detail.csv")
@@ -109,8 +109,9 @@ def check_grades_csv_totals_match(graded):
     nbs = graded["nbs"]
     with open(graded["course"].root / "grades.csv") as f:
         totals = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f)}
+    detail = _detail(graded["course"])
     for name, s in graded["students"].items():
-        want = sum(p for p, _ in expected_table(nbs, s).values())
+        want = sum(p for p, _ in expected_now(nbs, s, detail).values())
         assert totals[name] == pytest.approx(want), name
 
 

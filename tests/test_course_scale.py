@@ -32,7 +32,7 @@ import pytest
 from simclass.minicourse import make_course, require_sandbox
 from simclass.notebooks import Notebooks, write_submission
 from simclass.pgcluster import PostgresCluster, require_postgres
-from simclass.roster import expected_table, roster
+from simclass.roster import expected_now, roster
 
 from whole_transformer.course.build.release import release
 from whole_transformer.course.grading.autograde import autograde
@@ -41,6 +41,7 @@ from whole_transformer.course.grading.record import load_record
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.reports.feedback import feedback
 from whole_transformer.course.reports.grades import grades, write_detail
+from whole_transformer.course.reports.insights import insights
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-scale")]
@@ -87,7 +88,7 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
     grades-detail.csv, row for row, and the roster's points."""
     require_sandbox()
     timings = {}
-    details = {}
+    details, reports = {}, {}
     base = tmp_path / "base"
     course, nbs, chosen = _small_class(base)
     with local_cluster(2) as cluster:
@@ -107,10 +108,14 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
             assert sorted(run.graded) == sorted(SMALL_CLASS), run
             grades(c, log=lambda *a: None)
             feedback(c, log=lambda *a: None)
+            insights(c, log=lambda *a: None)
             details[way] = _rows(root / "grades-detail.csv")
+            reports[way] = _rows(root / "insights.csv")
+            by_cell = {(r["student_id"], r["grade_id"]): r for r in details[way]}
             totals = {r["student_id"]: float(r["score"]) for r in _rows(root / "grades.csv")}
             for name, s in chosen.items():
-                assert totals[name] == pytest.approx(sum(p for p, _ in expected_table(nbs, s).values())), (way, name)
+                want = sum(p for p, _ in expected_now(nbs, s, by_cell).values())
+                assert totals[name] == pytest.approx(want), (way, name)
             if way == "dask-postgres":
                 assert not (root / "gradebook.db").exists(), "the PostgreSQL run wrote a SQLite gradebook"
                 from nbgrader.api import Gradebook
@@ -122,12 +127,18 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
                 assert _formgrader_sees(root) == {s: totals[s] for s in subs}
     print("three ways:", ", ".join(f"{w} {s:.0f} s" for w, s in timings.items()))
     assert len(details["jobs1-sqlite"]) == sum(len(nbs.grade_cells(n)) for n in nbs.names) * len(SMALL_CLASS)
+    by_cell = {(r["student_id"], r["grade_id"]): r for r in details["jobs1-sqlite"]}
     for s in chosen.values():
-        for g, (points, status) in expected_table(nbs, s).items():
-            row = next(r for r in details["jobs1-sqlite"] if r["student_id"] == s.name and r["grade_id"] == g)
+        for g, (points, status) in expected_now(nbs, s, by_cell).items():
+            row = by_cell[(s.name, g)]
             assert (float(row["score"]), row["status"]) == (points, status), (s.name, g, row)
     assert details["dask-sqlite"] == details["jobs1-sqlite"]
     assert details["dask-postgres"] == details["jobs1-sqlite"]
+    # the class report reads the gradebook and the records: the same on PostgreSQL as on SQLite
+    assert reports["jobs1-sqlite"] and any(r["section"] == "question" and r["detail"] == "answered 6"
+                                           for r in reports["jobs1-sqlite"])
+    assert reports["dask-sqlite"] == reports["jobs1-sqlite"]
+    assert reports["dask-postgres"] == reports["jobs1-sqlite"]
 
 
 def _formgrader_sees(root: Path) -> dict[str, float]:

@@ -132,6 +132,8 @@ def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake
     # the hidden test says which kinds of case failed, and nothing else
     (message,) = graded.errors.values()
     assert message.startswith(f"TestFailed: {imp.exercise} is not right yet for: "), message
+    message, _, named = message.partition(". This looks like a typical mistake, ")
+    assert named, message  # the grader names the catalogued mistake (answers/diagnose.py)
     kinds = message.split(": ", 2)[2].split("; ")
     assert set(kinds) <= hidden_kinds(imp.exercise) | {"the caller's prompt must not change",
                                                        "the caller's sequence must not change"}, kinds

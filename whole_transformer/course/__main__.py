@@ -8,6 +8,7 @@
     workers [--workers N]       a local Dask scheduler and N worker processes (Ctrl-C stops them)
     feedback                    feedback/<student>/whole-transformer/*.html, hidden tests removed
     grades                      grades.csv (nbgrader export) and grades-detail.csv
+    insights                    insights.html and insights.csv: what the class got wrong, for the next lecture
     handout [--dest DIR]        handout/: the students' repository (no answers, no hidden tests)
     hidden-tests [--write] [--discard]   are source/'s hidden tests up to date? (--write: make them so;
                                 a hand-edited test cell is refused unless --discard)
@@ -16,6 +17,7 @@
     roster FILE                 import the class list (id, first_name, last_name, email, lms_user_id) into the gradebook
     collect-zip FILE            sort a Canvas or Moodle submissions zip into submitted/; report what it could not place
     term                        the term as course.toml has it: due date, late policy, each student's hand-in
+    mistake-table [--write]     is what each catalogued mistake returns on the hidden inputs up to date?
 
 The term's settings (due date, late policy, extensions, points) are in course.toml.
 
@@ -84,6 +86,27 @@ def cmd_grades(course: Course, args) -> int:
 
     grades(course)
     return 0
+
+
+def cmd_insights(course: Course, args) -> int:
+    from .reports.insights import insights
+
+    insights(course)
+    return 0
+
+
+def cmd_mistake_table(course: Course, args) -> int:
+    from .answers import diagnose
+
+    if args.write:
+        print(f"wrote {diagnose.write()}")
+        return 0
+    if diagnose.is_current():
+        print(f"{diagnose.TABLE_FILE.name} is up to date")
+        return 0
+    print(f"{diagnose.TABLE_FILE} is out of date: run python -m whole_transformer.course mistake-table --write",
+          file=sys.stderr)
+    return 1
 
 
 def cmd_handout(course: Course, args) -> int:
@@ -213,6 +236,7 @@ COMMANDS = {
     "workers": (cmd_workers, "run a local Dask scheduler and N workers until Ctrl-C", _workers_args),
     "feedback": (cmd_feedback, "write feedback HTML (no hidden tests)", None),
     "grades": (cmd_grades, "write grades.csv and grades-detail.csv", None),
+    "insights": (cmd_insights, "write insights.html and insights.csv (what the class got wrong)", None),
     "handout": (cmd_handout, "build handout/, the students' repository", _handout_args),
     "hidden-tests": (cmd_hidden_tests, "check (or --write) the hidden tests of source/", _hidden_args),
     "check-data": (cmd_check_data, "check (or --write) the visible checks' data file", _write_arg("rewrite it")),
@@ -222,6 +246,8 @@ COMMANDS = {
     "collect-zip": (cmd_collect_zip, "sort a Canvas or Moodle submissions zip into submitted/",
                     _file_arg("the zip downloaded from Canvas or Moodle")),
     "term": (cmd_term, "show the due date, late policy and each student's hand-in", None),
+    "mistake-table": (cmd_mistake_table, "check (or --write) what each catalogued mistake returns on the hidden "
+                      "inputs", _write_arg("work it out again")),
 }
 
 

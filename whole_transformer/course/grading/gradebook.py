@@ -20,6 +20,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from whole_transformer.course.answers.diagnose import partial_credit_settings
+
 from ..layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
 
 
@@ -46,6 +48,7 @@ class Pack:
     config: str  # the course's nbgrader_config.py
     kernels: dict | None  # forkserver.prestart's settings from that config; None: no warm kernels
     history: dict[str, list[str]] = field(default_factory=dict)  # notebook → earlier releases kept (oldest first)
+    partial_credit: dict = field(default_factory=dict)  # course.toml's [partial_credit] (diagnose.py)
 
 
 def make_pack(course: Course, template: Template) -> Pack:
@@ -59,7 +62,7 @@ def make_pack(course: Course, template: Template) -> Pack:
     return Pack(template.db.read_bytes(),
                 {n: (template.release / f"{n}.ipynb").read_text(encoding="utf-8") for n in template.notebooks},
                 list(template.notebooks), template.grade_cells, config.read_text(encoding="utf-8"),
-                kernel_settings(config), history)
+                kernel_settings(config), history, partial_credit_settings(course.root))
 
 
 def kernel_settings(config: Path) -> dict | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..layout import Course, write_json
 
 GRADED, FAILED, MISSING = "graded", "failed", "missing"
+UNANSWERED = "unanswered"  # in grades-detail.csv: a graded cell whose answer is not written yet (verdict)
 RECORD_VERSION = 1
 
 
@@ -34,6 +35,7 @@ class Finding:
 class CellStatus:
     status: str
     reason: str = ""
+    verdict: dict = field(default_factory=dict)  # the grader's details (verdict.assess): outcome, cases, mistake
 
 
 @dataclass

@@ -230,6 +230,10 @@ class _Grading:
                  f"--SandboxExecute.threads={threads}"]
         if not sandbox:
             extra.append("--SandboxExecute.sandbox=off")
+        if pack.partial_credit:
+            weights = self.base / "partial_credit.json"
+            weights.write_text(json.dumps(pack.partial_credit), encoding="utf-8")
+            extra.append(f"--Verdict.partial_credit_file={weights}")
         if cell_timeout:
             extra.append(f"--SandboxExecute.timeout={cell_timeout}")
         budget = 120 + 200 * max(1, len(self.to_grade))
@@ -277,16 +281,33 @@ class _Grading:
             where = ev.get("grade_id") or f"cell {ev['cell'] + 1}"
             self._finding(name, where, f"while grading: {ev['detail']}")
             details.setdefault(ev["cell"], ev["detail"])
+        verdicts = _verdicts(self.graded_dir / f"{name}.ipynb")
         for gid, _ in cells:
             info = rep.get("cells", {}).get(gid, {"status": "ok"})
             st = info.get("status", "ok")
             if st in {"ok", "not-code"}:
-                res.cells[gid] = CellStatus(GRADED, "")
+                res.cells[gid] = CellStatus(GRADED, "", verdicts.get(gid, {}))
             else:
                 res.cells[gid] = CellStatus(FAILED, details.get(info.get("index"), st))
         bad = [g for g, c in res.cells.items() if c.status != GRADED]
         if bad:
             res.reason = f"{len(bad)} test cell(s) could not run to the end: {', '.join(bad)}"
+
+
+def _verdicts(graded: Path) -> dict[str, dict]:
+    """grade_id → the grader's details of each test cell's verdict, from the graded notebook."""
+    from ..nbgrader.verdict import DETAIL_KEY
+
+    try:
+        nb = nbformat.read(graded, as_version=4)
+    except Exception:  # noqa: BLE001 - no details is no loss: the scores are in the gradebook
+        return {}
+    out = {}
+    for c in nb.cells:
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid and isinstance(c.metadata.get(DETAIL_KEY), dict):
+            out[gid] = dict(c.metadata[DETAIL_KEY])
+    return out
 
 
 def scores_of(db: Path, student: str) -> dict | None:

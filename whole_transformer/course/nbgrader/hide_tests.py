@@ -26,7 +26,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
 from ..cells import HIDDEN_TESTS, SOLUTION, is_test, split_region
-from .verdict import FAILED, GRADER_ERROR, split_expected
+from .verdict import FAILED, GRADER_ERROR, NOT_ANSWERED, split_expected
 
 NOT_SHOWN = "# (hidden tests: not shown)"
 GRADER_ERRORS = {"CellTimeoutError", "DeadKernelError", "NotRun"}
@@ -141,6 +141,8 @@ def _verdict(cell: NotebookNode, rules) -> NotebookNode:
         ename, evalue = e.get("ename", "Error"), str(e.get("evalue", ""))
         if ename in GRADER_ERRORS:
             text = f"{ename}: {evalue}"
+        elif ename == NOT_ANSWERED:  # verdict.py: the stub still raises, or the cell is as released
+            text = f"Not answered yet: {evalue}. Write your answer, run its check, and hand it in again."
         elif ename in (FAILED, GRADER_ERROR):  # the grader's own verdict (verdict.py)
             text = f"Test failed: {evalue}"
         elif ename == "AssertionError" and safe_message(evalue, rules):
@@ -148,7 +150,7 @@ def _verdict(cell: NotebookNode, rules) -> NotebookNode:
         elif ename == "AssertionError":
             text = "Test failed."
         elif ename == "NotImplementedError":
-            text = "Test failed: the answer is not written yet (NotImplementedError)."
+            text = "Not answered yet: the answer still raises NotImplementedError."
         else:
             text = (f"Test failed: your code raised {ename} while the tests ran it. "
                     "Run the visible check above in your notebook to see the details.")

@@ -4,12 +4,17 @@
 A student whose notebook could not be graded exports there as 0, like a student who got
 everything wrong. ``grades-detail.csv`` says which: one row per student × graded cell,
 
-    student_id, notebook, grade_id, score, max_score, status, reason
+    student_id, notebook, grade_id, score, max_score, status, reason, cases
 
-where ``status`` is ``graded`` (the test ran; the score is what it earned), ``failed`` (the test
+where ``status`` is ``graded`` (the test ran; the score is what it earned, partial credit by kind
+of case included), ``unanswered`` (the test ran, and the answer is not written yet: the stub still
+raises NotImplementedError, or the cell is as released), ``failed`` (the test
 could not run to the end: invalid notebook, kernel died or hung, nbgrader failed; ``reason``
 says which) or ``missing`` (nothing was handed in for it). ``reason`` also notes findings on the
-cell (restored after tampering, suspicious code) so a zero can be checked quickly.
+cell (restored after tampering, suspicious code) so a zero can be checked quickly, and for every
+graded cell that lost points why (``verdict_reason``): which exception on which kind of case, the
+failed kinds and the catalogued mistake the answer is, or a question's wrong answer and its hint.
+``cases`` is the cases passed of the cases run ("12 of 15").
 """
 
 from __future__ import annotations
@@ -23,10 +28,48 @@ import nbformat
 from ..cells import grade_id
 from ..grading.gradebook import gradebook_exists
 from ..grading.locate import submission_digest
-from ..grading.record import FAILED, GRADED, MISSING, load_record
+from ..grading.record import FAILED, GRADED, MISSING, UNANSWERED, load_record
 from ..layout import ASSIGNMENT, Course, redact, run_nbgrader
 
-DETAIL_COLUMNS = ["student_id", "notebook", "grade_id", "score", "max_score", "status", "reason"]
+DETAIL_COLUMNS = ["student_id", "notebook", "grade_id", "score", "max_score", "status", "reason", "cases"]
+
+
+def verdict_reason(verdict: dict) -> tuple[str | None, str, str]:
+    """(status or None to keep it, reason, "cases passed of cases run") from the grader's details
+    of a graded cell (``verdict.assess``): unanswered, raised (which exception on which kind of
+    case), wrong (the failed kinds and the named mistake; for a question, the answer and its hint)."""
+    if not verdict:
+        return None, "", ""
+    cases = f"{verdict.get('passed', 0)} of {verdict.get('run', 0)}" if "run" in verdict else ""
+    outcome = verdict.get("outcome")
+    if outcome == "unanswered":
+        return UNANSWERED, f"not answered yet: {verdict.get('why', 'still as released')}", cases
+    if outcome == "right":
+        return None, "", cases
+    notes = []
+    by_error: dict[str, list[str]] = {}
+    for kind, ename in verdict.get("errors", {}).items():
+        by_error.setdefault(ename, []).append(kind)
+    for ename, kinds in by_error.items():
+        notes.append(f"raised {ename} on: {'; '.join(kinds)}")
+    wrong = [k for k in verdict.get("failed", []) if k not in verdict.get("errors", {})]
+    if wrong:
+        notes.append(f"wrong on: {'; '.join(wrong)}")
+    elif verdict.get("why"):
+        notes.append(verdict["why"])
+    if "answer" in verdict:
+        notes.append(f"answered {verdict['answer']}" + (f" (hint: {verdict['hint']})" if verdict.get("hint") else ""))
+    if verdict.get("mistake"):
+        notes.append(f"mistake: {verdict['mistake_name']} ({verdict['mistake']})")
+    elif "mistake_name" in verdict:
+        closest = verdict.get("closest")
+        note = verdict["mistake_name"]
+        if verdict.get("stale"):
+            note += " (the mistake table is out of date: run python -m whole_transformer.course mistake-table --write)"
+        if closest:
+            note += f" (closest: {closest}, the same on {verdict.get('agree', 0)} of {verdict.get('of', 0)} cases)"
+        notes.append(note)
+    return None, "; ".join(notes), cases
 
 
 def _cell_order(course: Course, notebook: str, names: list[str]) -> list[str]:
@@ -72,9 +115,13 @@ def detail_rows(course: Course) -> list[dict]:
                             score = float(g.score or 0.0)
                         except MissingEntry:
                             pass
+                    cases = ""
                     if nb_rec is not None:
                         info = nb_rec.cells.get(gid)
                         status, reason = (info.status, info.reason) if info else (nb_rec.status, nb_rec.reason)
+                        if info and status == GRADED:
+                            why_status, why, cases = verdict_reason(info.verdict)
+                            status, reason = why_status or status, "; ".join(r for r in (reason, why) if r)
                     elif sub is not None and (course.autograde / student / ASSIGNMENT / f"{nb_name}.ipynb").exists():
                         status, reason = GRADED, "graded by nbgrader outside make autograde"
                     elif folder.is_dir():
@@ -87,12 +134,12 @@ def detail_rows(course: Course) -> list[dict]:
                             notes.append(f)
                     if changed:
                         notes.append("the submission changed after grading: run make autograde")
-                    if status != GRADED:
+                    if status not in (GRADED, UNANSWERED):
                         score = 0.0
                     rows.append({
                         "student_id": student, "notebook": nb_name, "grade_id": gid,
                         "score": f"{score:g}", "max_score": f"{max_score:g}", "status": status,
-                        "reason": "; ".join(notes),
+                        "reason": "; ".join(notes), "cases": cases,
                     })
     return rows
 
@@ -120,9 +167,9 @@ def grades(course: Course, log=print) -> tuple[Path, Path]:
         raise RuntimeError(f"nbgrader export failed:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     rows = detail_rows(course)
     detail = write_detail(course, rows=rows)
-    counts = {k: sum(1 for r in rows if r["status"] == k) for k in (GRADED, FAILED, MISSING)}
+    counts = {k: sum(1 for r in rows if r["status"] == k) for k in (GRADED, UNANSWERED, FAILED, MISSING)}
     log(f"wrote {out.name} and {detail.name}: {len(rows)} graded cells — {counts[GRADED]} graded, "
-        f"{counts[FAILED]} failed, {counts[MISSING]} missing")
+        f"{counts[UNANSWERED]} unanswered, {counts[FAILED]} failed, {counts[MISSING]} missing")
     write_lms_files(course, log)
     return out, detail
 

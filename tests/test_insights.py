@@ -1,0 +1,355 @@
+"""Named mistakes, partial credit, unanswered answers and the class report (issue 20).
+
+The fast tests work on the hidden tests of source/ and the mistake table, in this process. The
+class tests grade part of the simulated class (tests/simclass/roster.py: every catalogued mistake in
+one of the ``impl-*`` students, the full solution, the untouched release, and the partial student
+with a wrong question answer) once for the module, with real nbgrader in the sandbox, then check
+``grades-detail.csv``, the feedback, ``insights.csv`` against what the roster says, and
+``insights.html`` in Chromium (screenshot in artifacts/insights.png).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from implementations import implementations
+from simclass.minicourse import make_course, require_sandbox
+from simclass.notebooks import Notebooks, write_submission
+from simclass.roster import NOT_IN_CLASS, roster
+
+from whole_transformer.course.answers import diagnose
+from whole_transformer.course.answers.mistakes import CATALOGUE
+from whole_transformer.course.cells import grade_id, is_test
+from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF, Course
+from whole_transformer.course.nbgrader import verdict
+from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests
+from whole_transformer.questions import QUESTIONS
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO / "source" / ASSIGNMENT
+
+
+def _expected_payloads() -> dict[str, dict]:
+    """exercise or question → the EXPECTED part of its hidden test, from source/."""
+    out = {}
+    for path in sorted(SOURCE.glob("*.ipynb")):
+        for c in nbformat.read(path, as_version=4).cells:
+            if is_test(c):
+                _, payload = verdict.split_expected(c.source)
+                if payload:
+                    out[payload["name"]] = payload
+    return out
+
+
+EXPECTED = _expected_payloads()
+POINTS = {"next_token": 2.0, "greedy_decode": 3.0, "make_xy": 2.0, "masked_loss": 2.0}
+
+
+def _cell(results, name):
+    from nbformat import NotebookNode
+
+    from whole_transformer import grading
+
+    data = grading._encode({"name": name, "results": results})
+    return NotebookNode(source="", outputs=[NotebookNode(output_type="display_data", metadata={},
+                                                         data={grading.RESULTS_MIME: data})])
+
+
+# ------------------------------------------------------------------------------ fast: the table
+def test_mistake_table_is_up_to_date():
+    assert diagnose.is_current(), "run python -m whole_transformer.course mistake-table --write"
+
+
+@pytest.mark.parametrize("exercise", list(NOTEBOOK_OF))
+def test_every_catalogued_mistake_is_named_and_loses_points(exercise):
+    table = diagnose.mistake_table()[exercise]["mistakes"]
+    expected = EXPECTED[exercise]
+    for m in CATALOGUE[exercise]:
+        outputs, detail = verdict.assess(_cell(table[m.id], exercise), expected, None, POINTS[exercise])
+        assert detail["outcome"] in ("wrong", "raised"), (m.id, detail)
+        assert detail["mistake"] == m.id, (m.id, detail)
+        assert detail.get("score", 0.0) < POINTS[exercise], (m.id, detail)
+        assert outputs[-1].ename == verdict.FAILED and (m.hint or m.mistake) in outputs[-1].evalue
+
+
+@pytest.mark.parametrize("exercise", list(NOTEBOOK_OF))
+def test_right_answers_get_full_points_and_no_mistake(exercise):
+    from whole_transformer import grading
+    from whole_transformer.course.answers.diagnose import _environment
+
+    env = _environment()
+    cases = __import__("whole_transformer.course.answers.hidden_tests", fromlist=["CASES"]).CASES[exercise]()
+    model_at = {"greedy_decode": 0}.get(exercise)
+    for impl in implementations(exercise, "correct"):
+        ns = {"np": __import__("numpy"), "softmax": __import__(
+            "whole_transformer.course.answers.reference", fromlist=["softmax"]).softmax}
+        exec(compile(impl.source, impl.id, "exec"), ns)  # noqa: S102 - the test suite's own implementations
+        results = []
+        for c in cases:
+            args, kwargs = eval(c.args, env), eval(c.kwargs, env)  # noqa: S307
+            if model_at is not None:
+                args = (grading.counted(args[0]),) + tuple(args[1:])
+            results.append(grading.outcome(ns[exercise], args, kwargs, c.watch))
+        outputs, detail = verdict.assess(_cell(results, exercise), EXPECTED[exercise], None, POINTS[exercise])
+        assert detail["outcome"] == "right" and "mistake" not in detail, (impl.id, detail)
+        assert [o.output_type for o in outputs] == ["stream"], impl.id  # full points: no partial score
+
+
+def test_partial_credit_splits_points_over_kinds_evenly_or_as_course_toml_says(tmp_path):
+    expected = {"name": "ex", "compare": "same", "cases": [
+        {"kind": "a", "want": 1}, {"kind": "a", "want": 2}, {"kind": "b", "want": 3}, {"kind": "c", "want": 4}]}
+    assert diagnose.partial_score(expected, [True, True, True, True], 3) == 3.0
+    assert diagnose.partial_score(expected, [True, True, False, False], 3) == 1.0  # kind a: 1 of 3 kinds
+    assert diagnose.partial_score(expected, [True, False, True, True], 3) == 2.0  # a failed one case
+    assert diagnose.partial_score(expected, [False] * 4, 3) == 0.0
+    (tmp_path / "course.toml").write_text('[partial_credit.ex]\na = 2\n"c" = 0\n')
+    settings = diagnose.partial_credit_settings(tmp_path)
+    assert settings == {"ex": {"a": 2.0, "c": 0.0}}
+    assert diagnose.partial_score(expected, [True, True, False, True], 3, settings) == 2.0  # a: 2 of 3
+    assert diagnose.partial_score(expected, [True, True, True, False], 3, settings) == 2.99  # never full
+    for bad, words in [('[partial_credit.ex]\na = "two"\n', "must be a number"),
+                       ('[partial_credit.ex]\na = -1\n', "must be a number"),
+                       ('[partial_credit]\nex = 3\n', "must map kinds"), ("[partial_credit\n", "not valid TOML")]:
+        (tmp_path / "course.toml").write_text(bad)
+        with pytest.raises(ValueError, match=words):
+            diagnose.partial_credit_settings(tmp_path)
+    assert diagnose.partial_credit_settings(tmp_path / "nowhere") == {}
+
+
+def test_unanswered_is_told_apart_and_feedback_says_not_answered_yet():
+    stub = [{"error": "NotImplementedError"}] * len(EXPECTED["make_xy"]["cases"])
+    outputs, detail = verdict.assess(_cell(stub, "make_xy"), EXPECTED["make_xy"], None, 2.0)
+    assert detail["outcome"] == "unanswered" and outputs[0].ename == verdict.NOT_ANSWERED
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "check('make_xy')", metadata={"nbgrader": {"grade": True, "grade_id": "test_make_xy", "points": 2,
+                                                   "locked": True, "solution": False}})])
+    nb.cells[0].outputs = outputs
+    nb, _ = HideHiddenTests().preprocess(nb, {})
+    text = nb.cells[0].outputs[0].evalue
+    assert text.startswith("Not answered yet: make_xy still raises NotImplementedError"), text
+    assert "NameError" not in text
+
+
+def test_a_question_records_the_wrong_answer_and_its_hint():
+    q = QUESTIONS["tokens_905"]
+    outputs, detail = verdict.assess(_cell([{"value": 7}], "tokens_905"), EXPECTED["tokens_905"])
+    assert detail["answer"] == "7" and detail["hint"] == q.hints[7]
+    assert q.hints[7] in outputs[-1].evalue
+
+
+def test_the_instructors_summary_names_input_returned_and_expected_wrapped():
+    m = next(m for m in CATALOGUE["greedy_decode"] if m.id == "eos_dropped")
+    table = diagnose.mistake_table()["greedy_decode"]["mistakes"][m.id]
+    source = next(c.source for c in nbformat.read(SOURCE / NOTEBOOK_OF["greedy_decode"], as_version=4).cells
+                  if grade_id(c) == "test_greedy_decode")
+    kernel_part, expected = verdict.split_expected(source)
+    cell = _cell(table, "greedy_decode")
+    cell.source = kernel_part
+    outputs, _ = verdict.assess(cell, expected, None, 3.0)
+    tb = outputs[-1].traceback
+    assert all(len(line) <= verdict.WRAP for line in tb), max(tb, key=len)
+    assert any(line.startswith("input    ((M(") for line in tb)
+    assert any(line.startswith("returned [") for line in tb) and any(line.startswith("expected [") for line in tb)
+    assert "expected" not in outputs[-1].evalue and "[" not in outputs[-1].evalue  # the student's text: no values
+
+
+# ------------------------------------------------------------------------------ the graded class
+def _class_subset(nbs: Notebooks, root: Path):
+    keep = {"full", "release", "partial"}
+    return [s for s in roster(nbs, root) if s.name in keep or s.name.startswith("impl-")]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    require_sandbox()
+    from whole_transformer.course.build.release import release
+    from whole_transformer.course.grading.autograde import autograde
+    from whole_transformer.course.reports.feedback import feedback
+    from whole_transformer.course.reports.grades import grades
+    from whole_transformer.course.reports.insights import insights
+
+    root = tmp_path_factory.mktemp("insights") / "course"
+    make_course(root, real_source=True)
+    course = Course(root)
+    release(course, log=lambda *_: None)
+    nbs = Notebooks(root)
+    students = _class_subset(nbs, root)
+    for s in students:
+        write_submission(root, s.name, s.notebooks, raw=s.raw, folder=s.folder)
+    autograde(course, jobs=int(os.environ.get("WT_CLASS_JOBS", "2")), log=lambda *_: None)
+    grades(course, log=lambda *_: None)
+    feedback(course, log=lambda *_: None)
+    insights(course, log=lambda *_: None)
+    with open(root / "grades-detail.csv") as f:
+        detail = {(r["student_id"], r["grade_id"]): r for r in csv.DictReader(f)}
+    with open(root / "insights.csv") as f:
+        ins = list(csv.DictReader(f))
+    return {"course": course, "nbs": nbs, "students": {s.name: s for s in students}, "detail": detail,
+            "insights": ins}
+
+
+def _impls(student) -> dict[str, str]:
+    """exercise → the implementation id a roster impl-* student hands in."""
+    return {i.split("__")[0]: i for i in student.note.split(", ") if "__" in i}
+
+
+def _verdict(course, student, notebook, gid):
+    from whole_transformer.course.grading.record import load_record
+
+    return load_record(course, student).notebooks[notebook].cells[gid].verdict
+
+
+@pytest.mark.slow
+def test_every_catalogued_mistake_in_the_roster_is_recognised_for_its_student(graded):
+    course, detail, seen = graded["course"], graded["detail"], set()
+    for name, s in graded["students"].items():
+        for ex, impl in _impls(s).items():
+            row = detail[(name, f"test_{ex}")]
+            v = _verdict(course, name, NOTEBOOK_OF[ex].removesuffix(".ipynb"), f"test_{ex}")
+            if "__wrong__" in impl:
+                mid = impl.split("__wrong__")[1]
+                assert v["mistake"] == mid, (name, impl, v)
+                assert f"({mid})" in row["reason"] and row["status"] == "graded", row
+                assert float(row["score"]) < float(row["max_score"]), row
+                seen.add(impl)
+            else:
+                assert v["outcome"] == "right" and not v.get("mistake"), (name, impl, v)
+                assert row["score"] == row["max_score"] and row["reason"] == "", row
+    in_class = {i.id for ex in NOTEBOOK_OF for i in implementations(ex, "wrong")} - NOT_IN_CLASS
+    assert seen == in_class
+
+
+@pytest.mark.slow
+def test_unanswered_students_are_unanswered(graded):
+    detail = graded["detail"]
+    release = [r for (s, _), r in detail.items() if s == "release"]
+    assert release and all(r["status"] == "unanswered" and r["score"] == "0" for r in release), release
+    assert all(r["reason"].startswith("not answered yet") for r in release)
+    row = detail[("partial", "test_greedy_decode")]  # the stub left as released
+    assert row["status"] == "unanswered", row
+    row = detail[("partial", "test_rows_742")]  # rows_742 = 6: wrong, not unanswered
+    assert row["status"] == "graded" and "answered 6" in row["reason"], row
+    assert QUESTIONS["rows_742"].hints.get(6, QUESTIONS["rows_742"].fallback) in row["reason"]
+
+
+@pytest.mark.slow
+def test_partial_credit_sums_match_the_case_counts(graded):
+    course, checked = graded["course"], 0
+    for (name, gid), row in graded["detail"].items():
+        ex = gid.removeprefix("test_")
+        if ex not in NOTEBOOK_OF or row["status"] != "graded":
+            continue
+        payload, points = EXPECTED[ex], float(row["max_score"])
+        passed, run = (int(x) for x in row["cases"].split(" of "))
+        assert run == len(payload["cases"]) and 0 <= passed <= run, row
+        v = _verdict(course, name, row["notebook"], gid)
+        if passed == run:
+            assert float(row["score"]) == points, row
+            continue
+        kinds = diagnose.kinds_of(payload["cases"])
+        assert set(v["kinds_passed"]) <= set(kinds) and v["kinds"] == len(kinds)
+        in_passed_kinds = sum(1 for c in payload["cases"] if c["kind"] in v["kinds_passed"])
+        assert in_passed_kinds <= passed, (row, v)
+        want = round(points * len(v["kinds_passed"]) / len(kinds), 2)
+        assert float(row["score"]) == pytest.approx(min(want, points - 0.01) if want else 0.0), (row, v)
+        checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.slow
+def test_feedback_names_the_mistake_and_never_shows_hidden_inputs_or_expected_values(graded):
+    from whole_transformer.course.reports.feedback import hidden_lines, leaks
+
+    course = graded["course"]
+    hidden = hidden_lines(course)
+    released = " ".join(p.read_text() for p in course.release.glob("*.ipynb")).replace(" ", "")
+    wants = {json.dumps(c["want"]) for p in EXPECTED.values() if not p.get("question") for c in p["cases"]
+             if isinstance(c["want"], list) and len(json.dumps(c["want"])) > 12}
+    wants = {w for w in wants if w.replace(" ", "") not in released}  # not the notebook's own examples
+    named = 0
+    for name, s in graded["students"].items():
+        for ex, impl in _impls(s).items():
+            f = course.feedback / name / ASSIGNMENT / f"{NOTEBOOK_OF[ex].removesuffix('.ipynb')}.html"
+            text = html.unescape(f.read_text())
+            assert not leaks(f, hidden), f
+            assert not [w for w in wants if w in text.replace(" ", "").replace(",", ", ")], f
+            if "__wrong__" in impl:
+                m = next(m for m in CATALOGUE[ex] if m.id == impl.split("__wrong__")[1])
+                assert (m.hint or m.mistake) in text, (name, impl)
+                named += 1
+    assert named >= 30
+    text = html.unescape((course.feedback / "release" / ASSIGNMENT / "01-whole-machine.html").read_text())
+    assert "Not answered yet" in text and "NameError" not in text
+
+
+def _roster_counts(graded) -> dict[tuple[str, str], list[str]]:
+    """(exercise, mistake id) → students, as the roster hands them in."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for name, s in graded["students"].items():
+        for ex, impl in _impls(s).items():
+            if "__wrong__" in impl:
+                out.setdefault((ex, impl.split("__wrong__")[1]), []).append(name)
+    return out
+
+
+@pytest.mark.slow
+def test_insights_csv_equals_what_the_roster_says(graded):
+    rows = graded["insights"]
+    assert list(rows[0]) == ["section", "item", "detail", "count", "students", "hint"]
+    got = {(r["item"], r["detail"].split(" (")[0]): r["students"].split() for r in rows if r["section"] == "mistake"}
+    want = {k: sorted(v) for k, v in _roster_counts(graded).items()}
+    assert {k: sorted(v) for k, v in got.items()} == want
+    assert all(int(r["count"]) == len(r["students"].split()) for r in rows if r["section"] == "mistake")
+    ex_rows = {(r["item"], r["detail"]): r["students"].split() for r in rows if r["section"] == "exercise"}
+    assert "release" in ex_rows[("greedy_decode", "unanswered")] and "partial" in ex_rows[("greedy_decode",
+                                                                                              "unanswered")]
+    assert ex_rows[("make_xy", "missing")] == ["partial"]
+    for ex in NOTEBOOK_OF:
+        wrong = {n for (e, _), v in _roster_counts(graded).items() if e == ex for n in v}
+        assert set(ex_rows[(ex, "partial")]) | set(ex_rows[(ex, "none")]) == wrong, ex
+    q = {(r["item"], r["detail"]): r for r in rows if r["section"] == "question"}
+    assert q[("rows_742", "answered 6")]["students"] == "partial"
+    assert q[("rows_742", "answered 6")]["hint"] == QUESTIONS["rows_742"].hints.get(6, QUESTIONS["rows_742"].fallback)
+    assert "release" in q[("tokens_905", "unanswered")]["students"].split()
+    wrong_answers = [k for k in q if k[1].startswith("answered")]
+    assert wrong_answers == [("rows_742", "answered 6")]
+    nxt = [r for r in rows if r["section"] == "next lecture"]
+    counts = [int(r["count"]) for r in nxt]
+    assert nxt and counts == sorted(counts, reverse=True)
+
+
+@pytest.mark.slow
+def test_insights_html_renders_in_chromium_with_its_plots(graded):
+    from e2e.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    page_file = graded["course"].root / "insights.html"
+    text = page_file.read_text()
+    assert "http://" not in text and "https://" not in text  # self-contained: opens offline
+    out = REPO / "artifacts"
+    out.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(page_file.as_uri())
+        imgs = page.eval_on_selector_all("img", "els => els.map(e => [e.naturalWidth, e.alt])")
+        assert len(imgs) == 2 and all(w > 200 and len(alt) > 40 for w, alt in imgs), imgs
+        assert page.locator("table").count() >= 3
+        assert "What to go over in the next lecture" in page.inner_text("body")
+        page.screenshot(path=str(out / "insights.png"), full_page=True)
+        browser.close()
+    assert all(u.startswith(("file:", "data:")) for u in requests), requests

@@ -1,0 +1,218 @@
+"""Which catalogued mistake a wrong answer is, and how many points its kinds of case earn.
+
+Outside the sandbox, the grader (``nbgrader/verdict.py``) holds, for each exercise's hidden test,
+what every mistake of ``mistakes.toml`` returns on the same hidden inputs: the *mistake table*,
+worked out here once and kept in ``mistake_results.json`` beside this module (instructor-only,
+like the expected values). A failed exercise is named by the mistake that returns what the
+student's function returned on every case; otherwise it is "not a catalogued mistake", with the
+closest one and on how many cases it agrees, for the instructor.
+
+Walked through: a ``greedy_decode`` that drops ``<eos>`` hands out, on the case "an eos other
+than 1", the ids without the final 7; the table holds exactly that list for ``eos_dropped`` (and
+the same for every other case), so the grader records ``eos_dropped`` and the student reads its
+hint: "The output must end with the eos id …".
+
+Points: an exercise's points are split over its kinds of case (a kind earns its share when every
+case of it passes), evenly unless ``course.toml``'s ``[partial_credit]`` gives weights::
+
+    [partial_credit.greedy_decode]
+    "the trained model reading a number" = 3   # this kind weighs three times as much
+    "max_new = 0" = 0                          # this kind earns nothing (it still must pass to be "right")
+
+    python -m whole_transformer.course mistake-table           # is mistake_results.json up to date?
+    python -m whole_transformer.course mistake-table --write   # work it out again
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from pathlib import Path
+
+TABLE_FILE = Path(__file__).with_name("mistake_results.json")
+NOT_CATALOGUED = "not a catalogued mistake"
+
+
+# ---------------------------------------------------------------- the mistake table
+def cases_digest(cases: list[dict]) -> str:
+    """A short digest of a hidden test's expected cases: the table is only used for these cases."""
+    text = json.dumps([[c.get("kind"), c.get("want")] for c in cases], sort_keys=True, allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _environment() -> dict:
+    """The names the hidden tests' arguments use (``hidden_tests.SETUP``), for evaluating them here."""
+    import numpy as np
+
+    from whole_transformer import grading as g
+    from whole_transformer import task
+    from whole_transformer.train import load_model
+
+    from .hidden_tests import BATCH_Y, NS
+
+    env = {**NS, "read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints}
+    env["batch_y"] = eval(BATCH_Y, {"np": np, "task": task})  # noqa: S307 - the course's own expression
+    return env
+
+
+def build() -> dict:
+    """exercise → {"cases": digest, "mistakes": {mistake id: [grading.outcome of every case]}}."""
+    import warnings
+
+    import numpy as np
+
+    from whole_transformer import grading as g
+
+    from .hidden_tests import CASES, SETUP
+    from .mistakes import CATALOGUE
+
+    env = _environment()
+    out = {}
+    for exercise, make in CASES.items():
+        cases = make()
+        model_at = SETUP[exercise][2]
+        table = {}
+        for m in CATALOGUE[exercise]:
+            results = []
+            for c in cases:
+                args, kwargs = eval(c.args, env), eval(c.kwargs, env)  # noqa: S307 - fresh inputs each time
+                if model_at is not None:
+                    args = args[:model_at] + (g.counted(args[model_at]),) + args[model_at + 1:]
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")  # the mistakes' own overflow and empty-mean warnings
+                    results.append(g.outcome(m.code, args, kwargs, c.watch))
+            table[m.id] = results
+        out[exercise] = {"cases": cases_digest([c.expected() for c in cases]), "mistakes": table}
+    return out
+
+
+def _text(data: dict) -> str:
+    return json.dumps(data, ensure_ascii=False, allow_nan=True, separators=(",", ":")) + "\n"
+
+
+def is_current() -> bool:
+    return TABLE_FILE.exists() and TABLE_FILE.read_text(encoding="utf-8") == _text(build())
+
+
+def write() -> Path:
+    TABLE_FILE.write_text(_text(build()), encoding="utf-8")
+    mistake_table.cache_clear()
+    return TABLE_FILE
+
+
+@functools.cache
+def mistake_table() -> dict:
+    """The table as written (``{}`` if it was never written)."""
+    try:
+        return json.loads(TABLE_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+
+
+# ---------------------------------------------------------------- naming a wrong answer
+def _agrees(compare: str, case: dict, mine, theirs) -> bool:
+    """The student's result is the mistake's result on this case (same value, or same exception)."""
+    from ..nbgrader.verdict import case_passes
+
+    if type(mine) is not dict or type(theirs) is not dict:
+        return False
+    if "value" not in theirs:
+        return "value" not in mine and mine.get("error") == theirs.get("error")
+    if "value" in mine and json.dumps(mine["value"]) == json.dumps(theirs["value"]) \
+            and mine.get("after") == theirs.get("after"):
+        return True  # the very same value (NaN and infinities included)
+    like = {**case, "want": theirs["value"]}
+    if "before" in case:
+        if mine.get("after") != theirs.get("after"):
+            return False
+        like.pop("before")
+    if compare == "choice":
+        compare = "same"
+    try:
+        return case_passes(compare, like, mine)
+    except (TypeError, ValueError, KeyError):
+        return False
+
+
+def diagnose(expected: dict, results: list) -> dict:
+    """The catalogued mistake that returns what the student's function returned on every case.
+
+    ``{"mistake": id, "name": …, "says": …}`` when one does; otherwise ``{"mistake": None,
+    "name": NOT_CATALOGUED, "closest": id or None, "agree": n, "of": cases}``.
+    """
+    from .mistakes import CATALOGUE
+
+    exercise, cases = expected["name"], expected["cases"]
+    entry = mistake_table().get(exercise)
+    if entry is None or entry.get("cases") != cases_digest(cases) or type(results) is not list \
+            or len(results) != len(cases):
+        return {"mistake": None, "name": NOT_CATALOGUED, "closest": None, "agree": 0, "of": len(cases),
+                "stale": entry is not None}
+    best, best_n = None, -1
+    for m in CATALOGUE.get(exercise, []):
+        theirs = entry["mistakes"].get(m.id)
+        if theirs is None or len(theirs) != len(cases):
+            continue
+        n = sum(_agrees(expected["compare"], c, r, t) for c, r, t in zip(cases, results, theirs, strict=True))
+        if n == len(cases):
+            return {"mistake": m.id, "name": m.name or m.mistake, "says": m.hint or f"It {m.mistake}."}
+        if n > best_n:
+            best, best_n = m, n
+    return {"mistake": None, "name": NOT_CATALOGUED, "closest": best.id if best else None,
+            "agree": max(best_n, 0), "of": len(cases)}
+
+
+# ---------------------------------------------------------------- partial credit
+def partial_credit_settings(root: Path) -> dict[str, dict[str, float]]:
+    """``course.toml``'s ``[partial_credit]``: exercise → {kind of case: weight}; ``{}`` if none.
+
+    Raises ValueError, saying what to fix, for a weight that is not a number of 0 or more.
+    """
+    from ..term.settings import FILE, load  # one reader of course.toml (its errors say what to fix)
+
+    path = Path(root) / FILE
+    section = load(root).raw.get("partial_credit", {})
+    if not isinstance(section, dict):
+        raise ValueError(f"{path}: [partial_credit] must be a table of exercises, e.g. [partial_credit.make_xy]")
+    out = {}
+    for exercise, weights in section.items():
+        if not isinstance(weights, dict):
+            raise ValueError(f"{path}: [partial_credit.{exercise}] must map kinds of case to weights, "
+                             f'e.g. "the copy task" = 2')
+        for kind, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
+                raise ValueError(f"{path}: [partial_credit.{exercise}] {kind!r} = {w!r}: a weight must be a "
+                                 "number of 0 or more")
+        out[exercise] = {k: float(w) for k, w in weights.items()}
+    return out
+
+
+def kinds_of(cases: list[dict]) -> list[str]:
+    """The kinds of case of a hidden test, in order, each once."""
+    return list(dict.fromkeys(c.get("kind", "the answer") for c in cases))
+
+
+def unknown_kinds(settings: dict[str, dict[str, float]], expected: dict) -> list[str]:
+    """Kinds the settings weigh that the test does not have (a typo in course.toml)."""
+    return [k for k in settings.get(expected["name"], {}) if k not in kinds_of(expected["cases"])]
+
+
+def partial_score(expected: dict, passed: list[bool], points: float,
+                  settings: dict[str, dict[str, float]] | None = None) -> float:
+    """The points earned: each kind of case's share of ``points`` when all its cases passed.
+
+    All cases passed: all the points, whatever the weights. Otherwise strictly less than ``points``.
+    """
+    cases = expected["cases"]
+    if all(passed):
+        return float(points)
+    weights = (settings or {}).get(expected["name"], {})
+    kinds = kinds_of(cases)
+    w = {k: weights.get(k, 1.0) for k in kinds}
+    total = sum(w.values())
+    if total <= 0:
+        return 0.0
+    ok = {k: all(p for c, p in zip(cases, passed, strict=True) if c.get("kind", "the answer") == k) for k in kinds}
+    earned = sum(w[k] for k in kinds if ok[k]) / total * points
+    return min(round(earned, 2), round(points - 0.01, 2)) if earned > 0 else 0.0

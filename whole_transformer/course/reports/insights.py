@@ -1,0 +1,320 @@
+"""``make insights``: what the class got wrong, for the next lecture: ``insights.html`` and ``insights.csv``.
+
+Read from the gradebook and the students' grading records (``grades.detail_rows`` and
+``record.load_record``), never from a graded notebook, so it works the same whether the class was
+graded here on SQLite or on a Dask cluster into PostgreSQL. For the class it gives:
+
+- per exercise, how many students got full, partial, no points, or left it unanswered (failed
+  and missing too), and each catalogued mistake (``answers/diagnose.py``) with its count and students;
+- per question, the answers given: right, and each wrong one with its count and the course's hint;
+- late submissions (by the gradebook's due date) and submissions that could not be graded;
+- "what to go over in the next lecture": the mistakes and wrong answers, most students first.
+
+``insights.csv`` has one row per fact (``section, item, detail, count, students, hint``);
+``insights.html`` is one self-contained file (styles and plots inline, opens offline); every plot
+has alt text and the table it was drawn from beside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..grading.gradebook import gradebook_exists
+from ..grading.record import FAILED, GRADED, MISSING, UNANSWERED, load_record
+from ..layout import ASSIGNMENT, NOTEBOOK_OF, Course, redact
+from .grades import detail_rows
+
+CSV_COLUMNS = ["section", "item", "detail", "count", "students", "hint"]
+OUTCOMES = ["full", "partial", "none", "unanswered", "failed", "missing"]
+NEXT_LECTURE = 8  # items in the "what to go over" list
+
+
+@dataclass
+class Exercise:
+    name: str
+    outcomes: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in OUTCOMES})
+    mistakes: dict[str, dict] = field(default_factory=dict)  # id (or "") → {"name", "says", "students"}
+
+
+@dataclass
+class Question:
+    name: str
+    right: list[str] = field(default_factory=list)
+    unanswered: list[str] = field(default_factory=list)
+    wrong: dict[str, dict] = field(default_factory=dict)  # answer given → {"hint", "students"}
+
+
+@dataclass
+class Insights:
+    students: list[str]
+    exercises: dict[str, Exercise]
+    questions: dict[str, Question]
+    late: list[tuple[str, str]]  # (student, how late)
+    failed: list[tuple[str, str]]  # (student, what could not be graded and why)
+    next_lecture: list[dict]  # {"what", "detail", "count", "students", "hint"}
+
+
+def _outcome(row: dict) -> str:
+    status, score, top = row["status"], float(row["score"]), float(row["max_score"])
+    if status in (MISSING, FAILED, UNANSWERED):
+        return status
+    return "full" if score >= top else "partial" if score > 0 else "none"
+
+
+def _late(course: Course) -> list[tuple[str, str]]:
+    """(student, how late) for every submission the gradebook has as late."""
+    from nbgrader.api import Gradebook
+
+    out = []
+    with Gradebook(course.db_url) as gb:
+        for sub in gb.find_assignment(ASSIGNMENT).submissions:
+            seconds = float(sub.total_seconds_late or 0)
+            if seconds > 0:
+                hours, minutes = divmod(int(round(seconds / 60)), 60)
+                out.append((sub.student.id, f"{hours} h {minutes:02d} min late"))
+    return sorted(out)
+
+
+def collect(course: Course) -> Insights:
+    """The class's results, from the gradebook and the records."""
+    if not gradebook_exists(course):
+        where = course.gradebook if course.sqlite else redact(course.db_url)
+        raise ValueError(f"no gradebook at {where}: run make autograde first")
+    rows = detail_rows(course)
+    students = sorted({r["student_id"] for r in rows})
+    records = {s: load_record(course, s) for s in students}
+    exercises = {ex: Exercise(ex) for ex in NOTEBOOK_OF}
+    questions: dict[str, Question] = {}
+    failed: dict[str, list[str]] = {}
+    for r in rows:
+        s, gid = r["student_id"], r["grade_id"]
+        name = gid.removeprefix("test_")
+        rec = records.get(s)
+        nb = rec.notebooks.get(r["notebook"]) if rec else None
+        info = nb.cells.get(gid) if nb else None
+        verdict = info.verdict if info else {}
+        if r["status"] == FAILED:
+            failed.setdefault(s, []).append(f"{gid}: {r['reason'] or 'could not be graded'}")
+        if name in exercises:
+            ex = exercises[name]
+            got = _outcome(r)
+            ex.outcomes[got].append(s)
+            if got in ("partial", "none") and verdict.get("mistake_name"):
+                key = verdict.get("mistake") or ""
+                m = ex.mistakes.setdefault(key, {"name": verdict["mistake_name"], "says": verdict.get("says", ""),
+                                                 "students": []})
+                m["students"].append(s)
+        else:
+            q = questions.setdefault(name, Question(name))
+            if r["status"] == UNANSWERED:
+                q.unanswered.append(s)
+            elif r["status"] == GRADED and float(r["score"]) >= float(r["max_score"]):
+                q.right.append(s)
+            elif r["status"] == GRADED:
+                answer = verdict.get("answer", "(not recorded)")
+                w = q.wrong.setdefault(answer, {"hint": verdict.get("hint", ""), "students": []})
+                w["students"].append(s)
+    items = []
+    for ex in exercises.values():
+        for key, m in ex.mistakes.items():
+            if key:
+                items.append({"what": f"{ex.name}: {m['name']}", "detail": key, "count": len(m["students"]),
+                              "students": m["students"], "hint": m["says"]})
+        if ex.outcomes["unanswered"]:
+            items.append({"what": f"{ex.name}: not answered", "detail": "unanswered",
+                          "count": len(ex.outcomes["unanswered"]), "students": ex.outcomes["unanswered"],
+                          "hint": "Walk through the exercise once more: these students left it as released."})
+    for q in questions.values():
+        for answer, w in q.wrong.items():
+            items.append({"what": f"{q.name}: answered {answer}", "detail": answer, "count": len(w["students"]),
+                          "students": w["students"], "hint": w["hint"]})
+    items.sort(key=lambda it: (-it["count"], it["what"]))
+    return Insights(students, exercises, questions, _late(course),
+                    sorted((s, "; ".join(v)) for s, v in failed.items()), items[:NEXT_LECTURE])
+
+
+# ---------------------------------------------------------------------------------- insights.csv
+def csv_rows(ins: Insights) -> list[dict]:
+    def row(section, item, detail, students, hint="", count=None):
+        return {"section": section, "item": item, "detail": detail,
+                "count": len(students) if count is None else count, "students": " ".join(students), "hint": hint}
+
+    out = []
+    for ex in ins.exercises.values():
+        out += [row("exercise", ex.name, k, ex.outcomes[k]) for k in OUTCOMES]
+        for key, m in sorted(ex.mistakes.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0])):
+            out.append(row("mistake", ex.name, f"{key} ({m['name']})" if key else m["name"], m["students"],
+                           m["says"]))
+    for q in ins.questions.values():
+        out.append(row("question", q.name, "right", q.right))
+        out.append(row("question", q.name, "unanswered", q.unanswered))
+        for answer, w in sorted(q.wrong.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0])):
+            out.append(row("question", q.name, f"answered {answer}", w["students"], w["hint"]))
+    out += [row("late", s, how, [s]) for s, how in ins.late]
+    out += [row("failed", s, why, [s]) for s, why in ins.failed]
+    out += [row("next lecture", str(i), it["what"], it["students"], it["hint"])
+            for i, it in enumerate(ins.next_lecture, 1)]
+    return out
+
+
+# ---------------------------------------------------------------------------------- plots
+COLOURS = {"full": "#1b7837", "partial": "#a6dba0", "none": "#c2a5cf", "unanswered": "#bababa",
+           "failed": "#d6604d", "missing": "#f4f4f4"}
+
+
+def _png(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def outcome_plot(ins: Insights) -> tuple[str, str]:
+    """(PNG as base64, alt text): per exercise, a bar of students by outcome."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(ins.exercises)
+    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.55 * len(names)))
+    left = [0] * len(names)
+    for k in OUTCOMES:
+        counts = [len(ins.exercises[n].outcomes[k]) for n in names]
+        ax.barh(names, counts, left=left, color=COLOURS[k], edgecolor="#333333", linewidth=0.5, label=k)
+        left = [a + b for a, b in zip(left, counts, strict=True)]
+    ax.invert_yaxis()
+    ax.set_xlabel("students")
+    ax.legend(ncol=len(OUTCOMES), loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False, fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    alt = "Students per exercise by outcome: " + "; ".join(
+        f"{n}: " + ", ".join(f"{len(ins.exercises[n].outcomes[k])} {k}" for k in OUTCOMES
+                             if ins.exercises[n].outcomes[k]) for n in names) + "."
+    return _png(fig), alt
+
+
+def mistake_plot(ins: Insights) -> tuple[str, str] | None:
+    """(PNG as base64, alt text): students per named mistake, most first; None if there is none."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars = sorted(((f"{ex.name}: {m['name']}", len(m["students"])) for ex in ins.exercises.values()
+                   for key, m in ex.mistakes.items() if key), key=lambda b: (-b[1], b[0]))
+    if not bars:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.32 * len(bars)))
+    ax.barh([b[0] for b in bars], [b[1] for b in bars], color="#762a83")
+    ax.invert_yaxis()
+    ax.set_xlabel("students")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.tick_params(axis="y", labelsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    alt = "Students per catalogued mistake, most first: " + "; ".join(f"{n}: {c}" for n, c in bars) + "."
+    return _png(fig), alt
+
+
+# ---------------------------------------------------------------------------------- insights.html
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; color: #1a1a1a; max-width: 62rem; margin: 2rem auto; padding: 0 1rem; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: .6rem 0 1.2rem; }
+th, td { border: 1px solid #bbb; padding: .25rem .55rem; text-align: left; vertical-align: top; }
+th { background: #eee; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1rem 0; } img { max-width: 100%; height: auto; }
+figcaption { font-size: .9rem; color: #444; }
+ol.next li { margin: .35rem 0; } .hint { color: #333; } .who { color: #555; font-size: .9rem; }
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text))
+
+
+def _table(head: list[str], rows: list[list], numeric: set[int] = frozenset(), caption: str = "") -> str:
+    cap = f"<caption>{_e(caption)}</caption>" if caption else ""
+    th = "".join(f'<th scope="col">{_e(h)}</th>' for h in head)
+    body = "".join("<tr>" + "".join(f'<td class="n">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
+                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table>{cap}<thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _figure(png_alt, caption: str) -> str:
+    png, alt = png_alt
+    return (f'<figure><img src="data:image/png;base64,{png}" alt="{_e(alt)}">'
+            f"<figcaption>{_e(caption)} The table below holds the same numbers.</figcaption></figure>")
+
+
+def render_html(ins: Insights) -> str:
+    parts = [f"<h1>What the class got wrong: {_e(ASSIGNMENT)}</h1>",
+             f"<p>{len(ins.students)} students. Made by <code>make insights</code> from the gradebook and the "
+             "grading records.</p>", "<h2>What to go over in the next lecture</h2>"]
+    if ins.next_lecture:
+        parts.append('<ol class="next">' + "".join(
+            f"<li><strong>{_e(it['what'])}</strong>: {it['count']} student{'s' if it['count'] != 1 else ''}"
+            f"{'. <span class=hint>' + _e(it['hint']) + '</span>' if it['hint'] else ''}"
+            f" <span class=who>({_e(', '.join(it['students']))})</span></li>" for it in ins.next_lecture) + "</ol>")
+    else:
+        parts.append("<p>Nothing: no catalogued mistake, no wrong answer, nothing left unanswered.</p>")
+    parts.append("<h2>Exercises</h2>")
+    parts.append(_figure(outcome_plot(ins), "Students per exercise, by outcome."))
+    parts.append(_table(["exercise", *OUTCOMES], [[ex.name, *(len(ex.outcomes[k]) for k in OUTCOMES)]
+                                                  for ex in ins.exercises.values()],
+                        set(range(1, len(OUTCOMES) + 1)), "Students per exercise, by outcome"))
+    plot = mistake_plot(ins)
+    if plot:
+        parts.append(_figure(plot, "Students per catalogued mistake."))
+    mrows = [[ex.name, m["name"] + (f" ({key})" if key else ""), len(m["students"]), ", ".join(m["students"]),
+              m["says"]]
+             for ex in ins.exercises.values()
+             for key, m in sorted(ex.mistakes.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0]))]
+    parts.append(_table(["exercise", "mistake", "students", "who", "what the check tells them"], mrows, {2},
+                        "Mistakes found in the wrong answers") if mrows else "<p>No wrong answers.</p>")
+    parts.append("<h2>Questions</h2>")
+    qrows = []
+    for q in ins.questions.values():
+        qrows.append([q.name, "right", len(q.right), ", ".join(q.right), ""])
+        for answer, w in sorted(q.wrong.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0])):
+            qrows.append([q.name, f"answered {answer}", len(w["students"]), ", ".join(w["students"]), w["hint"]])
+        if q.unanswered:
+            qrows.append([q.name, "unanswered", len(q.unanswered), ", ".join(q.unanswered), ""])
+    parts.append(_table(["question", "answer", "students", "who", "hint for that answer"], qrows, {2},
+                        "Answers given to each question"))
+    parts.append("<h2>Late and failed submissions</h2>")
+    parts.append(_table(["student", "how late"], [list(x) for x in ins.late], caption="Late submissions")
+                 if ins.late else "<p>No late submission.</p>")
+    parts.append(_table(["student", "what could not be graded"], [list(x) for x in ins.failed],
+                        caption="Submissions that could not be graded") if ins.failed
+                 else "<p>Every submission handed in could be graded.</p>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>What the class got wrong: {_e(ASSIGNMENT)}</title><style>{STYLE}</style></head>"
+            "<body><main>" + "\n".join(parts) + "</main></body></html>\n")
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def insights(course: Course, log=print) -> tuple[Path, Path]:
+    ins = collect(course)
+    out_csv, out_html = course.root / "insights.csv", course.root / "insights.html"
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(csv_rows(ins))
+    _write(out_csv, buf.getvalue())
+    _write(out_html, render_html(ins))
+    log(f"wrote {out_html.name} and {out_csv.name}: {len(ins.students)} students; what to go over next: "
+        + ("; ".join(f"{it['what']} ({it['count']})" for it in ins.next_lecture[:3]) or "nothing"))
+    return out_html, out_csv
