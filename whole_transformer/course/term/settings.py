@@ -164,7 +164,7 @@ def parse(text: str, path: Path | None = None) -> Settings:
 
 def load(course) -> Settings:
     """The settings of a course (anything with a ``root``, or a folder): its course.toml, or none."""
-    root = Path(getattr(course, "root", course))
+    root = Path(course) if isinstance(course, (str, Path)) else Path(course.root)  # a Path has .root too: "/"
     path = root / FILE
     if not path.is_file():
         return Settings(None)
