@@ -181,11 +181,17 @@ def cmd_term(course: Course, args) -> int:
     return 0
 
 
-def _file_arg(what: str):
+def _one_arg(*names: str, **options):
+    """What adds one argument to a command's parser (a COMMANDS row's third field)."""
+
     def add(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", metavar="FILE", help=what)
+        p.add_argument(*names, **options)
 
     return add
+
+
+def _file_arg(what: str):
+    return _one_arg("file", metavar="FILE", help=what)
 
 
 def _hidden_args(p: argparse.ArgumentParser) -> None:
@@ -214,18 +220,13 @@ def _workers_args(p: argparse.ArgumentParser) -> None:
 
 
 def _write_arg(what: str):
-    def add(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--write", action="store_true", help=what)
-
-    return add
+    return _one_arg("--write", action="store_true", help=what)
 
 
-def _lecture_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-execute", action="store_true", help="do not run the notebooks (quick check)")
+_lecture_args = _one_arg("--no-execute", action="store_true", help="do not run the notebooks (quick check)")
 
 
-def _handout_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dest", help="where to write it (default: handout/ in the course folder)")
+_handout_args = _one_arg("--dest", help="where to write it (default: handout/ in the course folder)")
 
 
 #: name: (function, one-line help, adds its arguments)
