@@ -382,6 +382,7 @@ _OVERFLOW_JS = """root => {
     const bad = [];
     for (const el of [area, ...area.querySelectorAll('*')]) {
         if (el.clientWidth === 0 || el.closest('svg') && el.tagName !== 'svg') continue;
+        if (el.closest('.wt-sr')) continue;  // text for screen readers only: clipped to 1 px on purpose
         const overflow = getComputedStyle(el).overflowX;
         if (el !== area && overflow === 'visible') continue;
         if (el.scrollWidth > el.clientWidth + 1) {
