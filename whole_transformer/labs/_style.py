@@ -21,6 +21,8 @@ STYLESHEET = """
 .wt-lab .wt-scroll:focus-visible, .wt-lab .jupyter-button:focus-visible, .wt-lab .noUi-handle:focus-visible,
 .wt-lab.wt-lab input:focus, .wt-lab.wt-lab select:focus, .wt-lab.wt-lab [contenteditable]:focus {
   outline: 3px solid #b35806; outline-offset: 2px; }
+.wt-lab.wt-lab input:focus { box-shadow: 0 0 0 3px #b35806; }  /* a text box's outline can be taken away by the
+  widgets' own styles; the ring stays */
 .wt-lab .wt-token { border: 1px solid #767676; padding: 1px 6px; margin-right: 3px; }
 .wt-lab .wt-token-new { border: 2px solid #2166ac; font-weight: bold; }
 .wt-heatmap { border-collapse: collapse; margin: 2px 0; }
