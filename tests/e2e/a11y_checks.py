@@ -123,8 +123,10 @@ _CONTROLS = """root => Array.from(root.querySelectorAll('button, select, input, 
 def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
     """From the lab's first control, Tab through it; at each control press `keys_for(kind, name)`'s keys (only arrows,
     Space, Enter) and see whether the lab's text and its live line change. Returns
-    {reached: [(kind, name)], unchanged: [(kind, name, keys)], live_changes: n, controls: count on screen, outlines}."""
+    {reached: [(kind, name)], unchanged: [(kind, name, keys)], live_changes: n,
+    controls: count on screen at the start, outlines}."""
     page = root.page
+    controls = root.evaluate(_CONTROLS)  # as the walk finds them: a disabled control (Next step after <eos>) is not one
     first = root.locator("button, select, input, [role=slider]").first
     first.focus()
     seen, reached, unchanged, outlines = set(), [], [], []
@@ -155,7 +157,7 @@ def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
         page.keyboard.press("Tab")
         page.wait_for_timeout(60)
     return {"reached": reached, "unchanged": unchanged, "live_changes": live_changes,
-            "controls": root.evaluate(_CONTROLS), "outlines": outlines}
+            "controls": controls, "outlines": outlines}
 
 
 def default_keys(kind, name):

@@ -334,8 +334,23 @@ def check_keyboard(lab, nb, kind, keys_for=default_keys, typed=()):
         f"{kind}: Tab reached {len(controls)} of the {walk['controls']} controls on screen: {walk['reached']}")
     assert not walk["unchanged"], f"{kind}: these keys changed nothing on screen: {walk['unchanged']}"
     changed = sum(1 for r in walk["reached"] if keys_for(*r)) - len(walk["unchanged"])
-    assert changed >= 1 and walk["live_changes"] >= changed - 1, (
-        f"{kind}: the live line changed after {walk['live_changes']} of {changed} changes")
+    live_changes = walk["live_changes"]
+    for name, text in dict(typed).items():  # a text box: reached by Tab above, changed by typing and Enter
+        assert ("text", name) in walk["reached"], f"{kind}: Tab never reached the text box {name!r}: {walk['reached']}"
+        box = root.get_by_role("textbox", name=name)
+        before, live_before = root.inner_text(), root.locator(".wt-live [aria-live]").inner_text()
+        box.focus()
+        box.fill(text)
+        box.press("Enter")
+        for _ in range(50):
+            if root.inner_text() != before and root.locator(".wt-live [aria-live]").inner_text() != live_before:
+                break
+            root.page.wait_for_timeout(100)
+        assert root.inner_text() != before, f"{kind}: typing {text!r} into {name!r} changed nothing on screen"
+        changed += 1
+        live_changes += root.locator(".wt-live [aria-live]").inner_text() != live_before
+    assert changed >= 1 and live_changes >= changed - 1, (
+        f"{kind}: the live line changed after {live_changes} of {changed} changes")
     outlines = [o for (k, _), o in zip(walk["reached"], walk["outlines"], strict=True) if k != "select"]
     assert all(outlines), f"{kind}: focus is not visible on some controls: {walk['reached']}"
     assert all(name for _, name in controls), f"{kind}: a control without a name: {walk['reached']}"
@@ -448,7 +463,7 @@ def test_release_04_training_lab(lab):
 
 def test_release_04_keyboard_colour_vision_and_axe_widest(lab, artifacts):
     nb = run(lab, N04).nb
-    check_keyboard(lab, nb, "batch")
+    check_keyboard(lab, nb, "batch", typed={"numbers": "5, 14, 427"})
     # Train with 59 epochs would take a minute: the keyboard test moves the run and the epochs, not Train
     check_keyboard(lab, nb, "training", lambda kind, name: [] if name == "Train" else default_keys(kind, name))
     figures = check_figures(nb, N04)
