@@ -89,6 +89,10 @@ def own_submission(course: Course, feedback_file: Path) -> str:
     return "\n".join(_notebook_text(p) for p in sorted(folder.rglob("*.ipynb")) if p.is_file() and not p.is_symlink())
 
 
+class LeakError(RuntimeError):
+    """Files were removed because they showed what a student must not see; the message says what each showed."""
+
+
 def remove_leaks(course: Course, files: list[Path], log=print) -> list[Path]:
     """Delete each of ``files`` that shows anything of ``secrets(course)``, saying what; the deleted ones."""
     lines = secrets(course)
@@ -98,8 +102,22 @@ def remove_leaks(course: Course, files: list[Path], log=print) -> list[Path]:
         if found:
             bad.append(f)
             f.unlink()
-            log(f"REMOVED {f.relative_to(course.root)}: it contained {lines[found[0]]} text ({found[0][:60]!r})"
-                + (f" and {len(found) - 1} more" if len(found) > 1 else ""))
+            log(_removed(course, f, lines, found))
+    return bad
+
+
+def _removed(course: Course, f: Path, lines: dict[str, str], found: list[str]) -> str:
+    return (f"REMOVED {f.relative_to(course.root)}: it contained {lines[found[0]]} text ({found[0][:60]!r})"
+            + (f" and {len(found) - 1} more" if len(found) > 1 else ""))
+
+
+def _check_leaks(course: Course, files: list[Path], what: str, log=print) -> list[Path]:
+    """``remove_leaks``, then a LeakError naming each removed file and what it showed, if any was removed."""
+    said: list[str] = []
+    bad = remove_leaks(course, files, lambda line: (said.append(line), log(line)))
+    if bad:
+        raise LeakError(f"{len(bad)} {what} contained hidden tests, expected values or solutions and were removed "
+                        "(nothing was handed out):\n" + "\n".join(said))
     return bad
 
 
@@ -110,16 +128,11 @@ def feedback(course: Course, log=print) -> list[Path]:
     if done.returncode != 0:
         log(f"nbgrader generate_feedback reported errors:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     files = sorted(course.feedback.glob(f"*/{ASSIGNMENT}/*.html"))
-    bad = remove_leaks(course, files, log)
-    kept = [f for f in files if f not in bad]
-    students = {f.parts[-3] for f in kept}
-    log(f"feedback: {len(kept)} files for {len(students)} students in {course.feedback.relative_to(course.root)}/"
-        + (f"; {len(bad)} removed" if bad else ""))
-    if bad:
-        raise RuntimeError(f"{len(bad)} feedback file(s) contained hidden tests, expected values or solutions "
-                           "and were removed")
+    _check_leaks(course, files, "feedback file(s)", log)
+    log(f"feedback: {len(files)} files for {len({f.parts[-3] for f in files})} students in "
+        f"{course.feedback.relative_to(course.root)}/")
     write_student_pages(course, log)
-    return kept
+    return files
 
 
 def write_student_pages(course: Course, log=print) -> list[Path]:
@@ -127,10 +140,7 @@ def write_student_pages(course: Course, log=print) -> list[Path]:
     from .student_page import FOLDER, write_pages
 
     pages = write_pages(course)
-    bad = remove_leaks(course, pages, log)
-    if bad:
-        raise RuntimeError(f"{len(bad)} page(s) per student contained hidden tests, expected values or solutions "
-                           "and were removed")
+    _check_leaks(course, pages, "page(s) per student", log)
     log(f"feedback: one page per student, {len(pages)} in {FOLDER}/ (the total, late penalty, comments and "
         "every notebook's feedback), for an LMS or mail")
     return pages
