@@ -49,10 +49,18 @@ DEFAULT_DIR = Path("/srv/wt-classroom")
 DEFAULT_PROXY = REPO / ".classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
 COURSE_FOLDER = "whole-transformer"
 RECORD = "classroom.json"
-# what is not copied into the instructor's course folder
-COURSE_IGNORE = [".git", ".venv", ".classroom", "node_modules", "artifacts", "autograde", "feedback", "submitted",
-                 "gradebook.db", "__pycache__", ".pytest_cache", ".ruff_cache", "build", "*.egg-info", "handout",
-                 ".ipynb_checkpoints", "grades.csv", "grades-detail.csv", "integrity-report.csv", "runs"]
+# what is not copied into the instructor's course folder: the checkout's own work and tools at its top
+# (a package folder may share a name with one of them: whole_transformer/course/build/ is copied) ...
+COURSE_IGNORE_TOP = {".git", ".venv", ".classroom", ".a11y", "node_modules", "artifacts", "autograde", "feedback",
+                     "feedback-pages", "submitted", "downloaded", "gradebook.db", "build", "handout", "grades.csv",
+                     "grades-detail.csv", "integrity-report.csv", "canvas-grades.csv", "moodle-grades.csv", "runs"}
+# ... and caches at any depth
+COURSE_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ruff_cache", "*.egg-info", ".ipynb_checkpoints")
+
+
+def _not_copied(folder: str, names: list[str]) -> set[str]:
+    top = COURSE_IGNORE_TOP if Path(folder) == REPO else set()
+    return top | set(COURSE_IGNORE(folder, names))
 NEED_ROOT = (
     "make classroom needs root: it creates Linux accounts (students log in to JupyterHub with their\n"
     "password through PAM) and JupyterHub starts each user's server as that user.\n"
@@ -125,7 +133,7 @@ def add_account(room: Classroom, name: str) -> str:
 def set_up_instructor(room: Classroom, log: Path) -> None:
     """The course folder in the instructor's home, released to the exchange; the Formgrader for them."""
     user, home, course = room.instructor, room.home(room.instructor), room.course
-    shutil.copytree(REPO, course, ignore=shutil.ignore_patterns(*COURSE_IGNORE), symlinks=True)
+    shutil.copytree(REPO, course, ignore=_not_copied, symlinks=True)
     jupyter = home / ".jupyter"
     (jupyter / "labconfig").mkdir(parents=True)
     (jupyter / "nbgrader_config.py").write_text(
