@@ -23,7 +23,7 @@ import verdicts
 from hostile import AlwaysEqual
 from implementations import SOURCE, grade, graded_cells, implementations, notebook_cells
 
-from whole_transformer import checks, exercise_checks, grading, task
+from whole_transformer import checks, exercise_cases, grading, task
 from whole_transformer.course.answers import hidden_tests as hidden
 from whole_transformer.course.answers import reference
 from whole_transformer.course.cells import HIDDEN_REGION
@@ -42,8 +42,8 @@ def test_reference_next_token_and_greedy_decode():
     h, W, b = np.array([2.0, 0.5]), np.array([[0.5, 1.0, -1.0, 0.25], [1.0, 1.5, 2.0, -0.5]]), np.zeros(4)
     assert reference.next_token(h, W, b) == 1
     assert reference.next_token(np.array([1.0]), np.array([[0.0, 2.0, 2.0]]), np.zeros(3)) == 1  # first of a tie
-    stand_in = exercise_checks.stand_in_model
-    assert reference.greedy_decode(stand_in, exercise_checks.STAND_IN_PROMPT) == [3, 2, 3, 4, 5, 6, 5, 1]
+    stand_in = exercise_cases.stand_in_model
+    assert reference.greedy_decode(stand_in, exercise_cases.STAND_IN_PROMPT) == [3, 2, 3, 4, 5, 6, 5, 1]
     assert reference.greedy_decode(stand_in, [3, 2, 3, 4], max_new=2) == [3, 2, 3, 4, 5, 6]
     prompt = [3, 2, 3, 4]
     reference.greedy_decode(stand_in, prompt)
@@ -89,11 +89,11 @@ def test_the_notebook_stand_in_is_the_reference_stand_in():
     src = next("".join(c["source"]) for c in cells if "def stand_in(ids)" in "".join(c["source"]))
     ns = {"np": np}
     exec(src, ns)
-    assert np.array_equal(ns["TOKEN"], exercise_checks.STAND_IN_TOKEN)
-    assert np.array_equal(ns["POSITION"], exercise_checks.STAND_IN_POSITION)
-    assert ns["STAND_IN_VOCAB"] == exercise_checks.STAND_IN_VOCAB
+    assert np.array_equal(ns["TOKEN"], exercise_cases.STAND_IN_TOKEN)
+    assert np.array_equal(ns["POSITION"], exercise_cases.STAND_IN_POSITION)
+    assert ns["STAND_IN_VOCAB"] == exercise_cases.STAND_IN_VOCAB
     ids = [3, 2, 3, 4, 5, 6, 5]
-    assert np.array_equal(ns["stand_in"](ids), exercise_checks.stand_in_model(ids))
+    assert np.array_equal(ns["stand_in"](ids), exercise_cases.stand_in_model(ids))
 
 
 # ------------------------------------------------------------------------------------------ implementations

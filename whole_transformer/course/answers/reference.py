@@ -6,7 +6,7 @@ nor the package students receive holds this module or its results.
 
     >>> next_token(np.array([1.0, -1.0]), np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 1.0]]), np.zeros(3))
     0
-    >>> from whole_transformer.exercise_checks import STAND_IN_PROMPT, stand_in_model
+    >>> from whole_transformer.exercise_cases import STAND_IN_PROMPT, stand_in_model
     >>> greedy_decode(stand_in_model, STAND_IN_PROMPT)   # "2 0 2 =" → "two hundred two <eos>"
     [3, 2, 3, 4, 5, 6, 5, 1]
     >>> make_xy([6, 4, 9, 12, 17, 41, 33, 20, 1])      # 4 2 7 = four hundred twenty seven <eos>
