@@ -166,6 +166,8 @@ def run_study(settings=SETTINGS, seeds=SEEDS, epochs: int = EPOCHS, progress: bo
         "epochs": epochs,
         "seeds": list(seeds),
         "torch_version": str(torch.__version__),
+        # the kernels torch chose for this CPU: training is the same to the bit only with the same ones
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "total_seconds": round(time.perf_counter() - start, 1),
         "runs": runs,
     }
