@@ -156,6 +156,23 @@ def test_a_solution_the_student_wrote_is_theirs(course):
     assert f.exists()
 
 
+def test_a_solution_the_student_wrote_is_theirs_on_their_page_too(course):
+    """The page per student (feedback-pages/<student>.html) is the student's as their feedback files are;
+    another student's page with the same line is not."""
+    from whole_transformer.course.reports.student_page import FOLDER
+
+    _, _, line = planted(course)[4]
+    cell = nbf.new_code_cell(f"def masked_loss(logits, targets, pad=0):\n    {line}\n")
+    hand_in(course, "paged", [cell])
+    shown = write_feedback(course, "paged", [*honest_cells(course), cell]).read_text()
+    pages = {who: course.root / FOLDER / f"{who}.html" for who in ("paged", "other")}
+    for page in pages.values():
+        page.parent.mkdir(exist_ok=True)
+        page.write_text(shown)
+    assert remove_leaks(course, list(pages.values()), lambda *a: None) == [pages["other"]]
+    assert pages["paged"].exists()
+
+
 def test_an_honest_feedback_file_is_kept(course):
     f = write_feedback(course, "honest", honest_cells(course))
     assert remove_leaks(course, [f], lambda *a: None) == []

@@ -82,10 +82,17 @@ def leaks(path: Path, lines, own: str = "") -> list[str]:
             and not (kind == SOLUTION and ln in own)]
 
 
+def student_of(course: Course, feedback_file: Path) -> str:
+    """Whose file this is: ``feedback/<student>/<assignment>/<notebook>.html`` (nbgrader's), or the page per
+    student ``feedback-pages/<student>.html``."""
+    parts = feedback_file.relative_to(course.root).parts
+    return parts[1] if parts[0] == course.feedback.name else feedback_file.stem
+
+
 def own_submission(course: Course, feedback_file: Path) -> str:
     """The text of every notebook the student of this feedback file handed in ('' when none): under
     whatever name they handed a notebook in, what they wrote is theirs."""
-    folder = course.submitted / feedback_file.parts[-3]
+    folder = course.submitted / student_of(course, feedback_file)
     return "\n".join(_notebook_text(p) for p in sorted(folder.rglob("*.ipynb")) if p.is_file() and not p.is_symlink())
 
 
@@ -129,7 +136,7 @@ def feedback(course: Course, log=print) -> list[Path]:
         log(f"nbgrader generate_feedback reported errors:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     files = sorted(course.feedback.glob(f"*/{ASSIGNMENT}/*.html"))
     _check_leaks(course, files, "feedback file(s)", log)
-    log(f"feedback: {len(files)} files for {len({f.parts[-3] for f in files})} students in "
+    log(f"feedback: {len(files)} files for {len({student_of(course, f) for f in files})} students in "
         f"{course.feedback.relative_to(course.root)}/")
     write_student_pages(course, log)
     return files
