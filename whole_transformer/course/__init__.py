@@ -5,8 +5,8 @@ Makefile's targets call them). One subpackage per subsystem:
 
 - ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
 - ``answers/``    everything that knows the answers: ``reference`` solutions, the ``mistakes`` catalogue
-  (``mistakes.toml``), ``hidden_tests`` (source/'s hidden tests, generated from the reference),
-  ``check_data`` (the visible checks' hashes);
+  (``mistakes.toml``), ``hidden_tests`` (source/'s hidden tests, generated from the reference;
+  ``hidden_parts`` their cells' text and digest), ``check_data`` (the visible checks' hashes);
 - ``build/``      ``release`` (release/), ``lecture`` (notebooks/ and their HTML), ``handout`` (the
   students' repository), ``notebook`` (running a notebook top to bottom: the one ``run_notebook``),
   their ``templates/`` and ``vendor/``;

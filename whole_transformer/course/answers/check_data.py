@@ -97,7 +97,7 @@ def question_keys(source: Path) -> dict[str, tuple[str, object]]:
     import nbformat
 
     from ..cells import cell_source, grade_id, is_test
-    from .hidden_tests import solution_value
+    from .hidden_parts import solution_value
 
     out = {}
     for path in sorted(Path(source).glob("*.ipynb")):

@@ -42,14 +42,15 @@ def cases_digest(cases: list[dict]) -> str:
 
 
 def _environment() -> dict:
-    """The names the hidden tests' arguments use (``hidden_tests.SETUP``), for evaluating them here."""
+    """The names the hidden tests' arguments use (``hidden_parts.SETUP``), for evaluating them here."""
     import numpy as np
 
     from whole_transformer import grading as g
     from whole_transformer import task
     from whole_transformer.train import load_model
 
-    from .hidden_tests import BATCH_Y, NS
+    from .hidden_parts import BATCH_Y
+    from .hidden_tests import NS
 
     env = {**NS, "read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints}
     env["batch_y"] = eval(BATCH_Y, {"np": np, "task": task})  # noqa: S307 - the course's own expression
@@ -64,7 +65,8 @@ def build() -> dict:
 
     from whole_transformer import grading as g
 
-    from .hidden_tests import CASES, SETUP
+    from .hidden_parts import SETUP
+    from .hidden_tests import CASES
     from .mistakes import CATALOGUE
 
     env = _environment()

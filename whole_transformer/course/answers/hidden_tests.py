@@ -1,28 +1,22 @@
-"""The hidden tests: their cases, the code the kernel runs, and the expected values only the grader reads.
+"""The hidden tests: every exercise's cases, worked out with the reference, and source/ kept in step.
 
-For each graded test cell of ``source/`` this module writes the hidden part (see ``verdict.py``):
-the kernel's part calls ``grading.hand_out`` with the student's function and the inputs of every
-case (literals, or made from seeds by ``grading``'s private functions), and the EXPECTED part
-holds, for every case, its kind and the right result worked out here with the reference
-solutions (``reference.py``). The answers of the questions are read from the source notebooks'
-own solution cells. The only cases that use a trained model read numbers with the 60-epoch
-model, whose right answers do not depend on its exact weights (it reads all 1,000 numbers right).
+An exercise's cases live here (``<exercise>_cases``): the inputs as Python source (literals, or made
+from seeds by ``grading``'s private functions) and the right result worked out with the reference
+solutions (``reference.py``); a question's answer lives in its solution cell of the source notebook.
+``hidden_parts.py`` writes them as a test cell's hidden part (the code the kernel runs, the expected
+values only the grader reads), stamped with a digest. The only cases that use a trained model read
+numbers with the 60-epoch model, whose right answers do not depend on its exact weights (it reads
+all 1,000 numbers right).
 
     python -m whole_transformer.course hidden-tests           # are the notebooks' hidden tests in sync?
     python -m whole_transformer.course hidden-tests --write   # rewrite them (only the hidden parts)
 
-One home for every test: the cases of an exercise live here (``<exercise>_cases``), the answer of a
-question in its solution cell of the source notebook. Each generated test cell says so in its first
-hidden line, with a digest of the generated text (``[#…]``): a cell whose text no longer matches its
-digest was edited by hand, and ``write`` (``make release``) refuses to overwrite it, naming the place
-to make the change instead (``HandEdited``).
+A generated cell edited by hand is not overwritten: ``write`` (``make release``) refuses, naming the
+place to make the change instead (``HandEdited``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -33,65 +27,30 @@ from whole_transformer import task
 from whole_transformer.questions import QUESTIONS
 
 from ..cells import cell_source, grade_id, is_test
-from ..nbgrader.verdict import expected_region
 from . import reference as ref
-
-BATCH_Y = "task.make_batch(range(64))[1].numpy().reshape(-1)"  # (320,) the targets of the batch 0…63
+from .hidden_parts import (
+    BATCH_Y,
+    Case,
+    HandEdited,
+    exercise_hidden,
+    is_hand_edited,
+    json_data,
+    question_hidden,
+    solution_value,
+    stamped,
+)
 
 NS = {"g": g, "np": np, "task": task}
-
-#: What a question's failed test says (its answer is never in the message).
-QUESTION_WHAT = {
-    "tokens_905": "the count of tokens in the sequence of 905",
-    "logits_shape": "the shape of the logits",
-    "heads_4_to_8": "the letter chosen",
-    "ffn_params": "the parameter count of one FFN",
-    "attention_scores_shape": "the shape of the scores",
-    "std1_no_factor": "the letter chosen",
-    "changes_during_inference": "the letter chosen",
-    "rows_742": "the number of rows",
-    "counted_427": "the number of targets that count",
-    "flat_shape": "the flattened shape",
-    "no_causal_mask": "the letter chosen",
-    "learns_nothing": "the letter chosen",
-}
-_COMPARE_OF_KIND = {"int": "same", "shape": "shape", "choice": "choice"}
 
 
 def _ev(expr, extra=None):
     return eval(expr, {**NS, **(extra or {})})
 
 
-def _json(value):
-    """value as JSON data: NumPy numbers become Python ones, tuples lists."""
-    plain = g.plain(value)
-    return g._listify(plain)
-
-
-@dataclass
-class Case:
-    kind: str  # what the case is, as the feedback names it
-    args: str  # the arguments, as Python source of a tuple
-    kwargs: str  # the keyword arguments, as Python source of a dict
-    want: object  # the right result (JSON data)
-    rel: float | None = None
-    watch: int | None = None  # the argument (a list) the function must not change
-    before: object = None  # that argument before the call (JSON data)
-    changed: str | None = None  # the kind reported when the function changed it
-
-    def expected(self) -> dict:
-        out = {"kind": self.kind, "want": self.want}
-        if self.rel is not None:
-            out["rel"] = self.rel
-        if self.watch is not None:
-            out["before"], out["changed"] = self.before, self.changed
-        return out
-
-
 def _case(reference, kind, args, kwargs="{}", extra=None, *, watch=None, changed=None, rel=None) -> Case:
     a, kw = _ev(args, extra), _ev(kwargs, extra)
-    before = _json(list(a[watch])) if watch is not None else None
-    want = _json(reference(*[list(x) if i == watch else x for i, x in enumerate(a)], **kw))
+    before = json_data(list(a[watch])) if watch is not None else None
+    want = json_data(reference(*[list(x) if i == watch else x for i, x in enumerate(a)], **kw))
     return Case(kind, args, kwargs, want, rel, watch, before, changed)
 
 
@@ -259,83 +218,8 @@ def masked_loss_cases():
 
 
 # ---------------------------------------------------------------- the cells
-#: per exercise: (lines that set up the names the cases use, how results compare, the model's position)
-SETUP = {
-    "next_token": (["np = g.np"], "id", None),
-    "greedy_decode": (["from whole_transformer import task", "from whole_transformer.train import load_model",
-                       "M, ints = g.score_model, g.numpy_ints", 'read_60 = g.model_rows(load_model("60"))'],
-                      "ids", 0),
-    "make_xy": (["from whole_transformer import task", "ints = g.numpy_ints"], "pair", None),
-    "masked_loss": (["from whole_transformer import task", "np = g.np", f"batch_y = {BATCH_Y}  # (320,)"],
-                    "close", None),
-}
 CASES = {"next_token": next_token_cases, "greedy_decode": greedy_cases, "make_xy": make_xy_cases,
          "masked_loss": masked_loss_cases}
-
-
-def exercise_hidden(exercise: str) -> str:
-    """The hidden part of an exercise's test cell."""
-    setup, compare, model_at = SETUP[exercise]
-    cases = CASES[exercise]()
-    watch = {c.watch for c in cases}
-    (watch,) = watch
-    lines = "\n".join(f"        ({c.args}, {c.kwargs}),  # {c.kind}" for c in cases)
-    options = f", watch={watch}" if watch is not None else ""
-    options += f", models={model_at}" if model_at is not None else ""
-    expected = {"name": exercise, "compare": compare, "cases": [c.expected() for c in cases]}
-    setup_lines = "\n".join(f"    {s}" for s in setup)
-    return f"""### BEGIN HIDDEN TESTS
-def _hidden_{exercise}():
-    from whole_transformer import grading as g
-{setup_lines}
-    # (arguments, keyword arguments) of every case; the grader alone knows the right results
-    g.hand_out("{exercise}", {exercise}, [
-{lines}
-    ]{options})
-
-
-_hidden_{exercise}()
-del _hidden_{exercise}
-{expected_region(expected)}
-### END HIDDEN TESTS"""
-
-
-def question_hidden(qid: str, answer) -> str:
-    """The hidden part of a question's test cell; ``answer`` is the value of its solution cell."""
-    kind = QUESTIONS[qid].kind
-    want = _json(answer)
-    if kind == "choice":
-        want = want.strip().upper()
-    expected = {"name": qid, "question": True, "compare": _COMPARE_OF_KIND[kind],
-                "what": QUESTION_WHAT[qid], "cases": [{"kind": "the answer", "want": want}]}
-    return f"""### BEGIN HIDDEN TESTS
-grading.hand_out_answer("{qid}", {qid})
-{expected_region(expected)}
-### END HIDDEN TESTS"""
-
-
-def solution_value(source: str, name: str):
-    """The value a question's solution cell gives ``name`` (its code between the solution markers)."""
-    ns: dict = {}
-    exec(compile(source, f"<solution {name}>", "exec"), ns)  # noqa: S102 - the instructor's own source cell
-    return ns[name]
-
-
-HEADER = re.compile(r"^# generated from (?P<home>.*?); edit (?:it|them) there, then make release "
-                    r"\[#(?P<sha>[0-9a-f]{12})\]\n", re.M)
-BEGIN = "### BEGIN HIDDEN TESTS\n"
-
-
-class HandEdited(ValueError):
-    """Generated test cells were edited by hand; ``make release`` will not overwrite them."""
-
-    def __init__(self, cells: list[tuple[str, str, str]]):
-        self.cells = cells  # (notebook file, grade_id, where to make the change)
-        lines = [f"  {gid} in {nb}: edit {home} instead" for nb, gid, home in cells]
-        super().__init__(
-            "refused: these test cells of source/ were edited by hand, and are generated; a release would "
-            "overwrite the edit:\n" + "\n".join(lines) + "\nmake the change there and run make release again; "
-            "to throw the hand edits away: python -m whole_transformer.course hidden-tests --write --discard")
 
 
 def home_of(test_id: str, notebook: str = "") -> str:
@@ -346,32 +230,14 @@ def home_of(test_id: str, notebook: str = "") -> str:
     return f"the solution cell {name} of source/whole-transformer/{notebook or 'its notebook'}"
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def _stamped(body: str, home: str) -> str:
-    """``body`` (a generated cell) with its header: where it is generated from, and its digest."""
-    visible, begin, hidden = body.partition(BEGIN)
-    them = "them" if "hidden_tests.py" in home else "it"
-    return f"{visible}{begin}# generated from {home}; edit {them} there, then make release [#{_sha(body)}]\n{hidden}"
-
-
-def is_hand_edited(source: str) -> bool:
-    """The cell carries a generator's digest that its text no longer matches (cells without one:
-    written before digests, taken as generated)."""
-    m = HEADER.search(source)
-    return bool(m) and _sha(source[:m.start()] + source[m.end():]) != m.group("sha")
-
-
 def test_cell_source(test_id: str, solutions: dict[str, str], notebook: str = "") -> str:
     """The whole source of a graded test cell: the visible check, then the hidden part."""
     name = test_id.removeprefix("test_")
     if name in CASES:
-        body = f'check("{name}")\n' + exercise_hidden(name)
+        body = f'check("{name}")\n' + exercise_hidden(name, CASES[name]())
     else:
         body = f'check("{name}")\n' + question_hidden(name, solution_value(solutions[name], name))
-    return _stamped(body, home_of(test_id, notebook))
+    return stamped(body, home_of(test_id, notebook))
 
 
 def _generated(test_id: str) -> bool:
