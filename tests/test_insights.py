@@ -30,7 +30,7 @@ from whole_transformer.course.answers import diagnose
 from whole_transformer.course.answers.mistakes import CATALOGUE
 from whole_transformer.course.cells import grade_id, is_test
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF, Course
-from whole_transformer.course.nbgrader import verdict
+from whole_transformer.course.nbgrader import verdict, verdict_text
 from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests
 from whole_transformer.questions import QUESTIONS
 
@@ -156,7 +156,7 @@ def test_the_instructors_summary_names_input_returned_and_expected_wrapped():
     cell.source = kernel_part
     outputs, _ = verdict.assess(cell, expected, None, 3.0)
     tb = outputs[-1].traceback
-    assert all(len(line) <= verdict.WRAP for line in tb), max(tb, key=len)
+    assert all(len(line) <= verdict_text.WRAP for line in tb), max(tb, key=len)
     assert any(line.startswith("input    ((M(") for line in tb)
     assert any(line.startswith("returned [") for line in tb) and any(line.startswith("expected [") for line in tb)
     assert "expected" not in outputs[-1].evalue and "[" not in outputs[-1].evalue  # the student's text: no values

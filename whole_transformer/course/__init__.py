@@ -11,7 +11,8 @@ Makefile's targets call them). One subpackage per subsystem:
   students' repository), ``notebook`` (running a notebook top to bottom: the one ``run_notebook``),
   their ``templates/`` and ``vendor/``;
 - ``nbgrader/``   what nbgrader runs: ``app`` (nbgrader started light), ``execute`` (the sandboxed,
-  crash-proof Execute step), ``verdict`` (expected values held outside the kernel), ``hide_tests``
+  crash-proof Execute step), ``verdict`` (expected values held outside the kernel; ``compare`` a
+  result with them, ``verdict_text`` what a verdict says), ``hide_tests``
   (the feedback filter);
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in), ``forkserver`` (warm kernels); it
   knows nothing of grades;

@@ -115,7 +115,7 @@ def mistake_table() -> dict:
 # ---------------------------------------------------------------- naming a wrong answer
 def _agrees(compare: str, case: dict, mine, theirs) -> bool:
     """The student's result is the mistake's result on this case (same value, or same exception)."""
-    from ..nbgrader.verdict import case_passes
+    from ..nbgrader.compare import case_passes
 
     if type(mine) is not dict or type(theirs) is not dict:
         return False

@@ -26,7 +26,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
 from ..cells import HIDDEN_TESTS, SOLUTION, is_test, split_region
-from .verdict import FAILED, GRADER_ERROR, NOT_ANSWERED, split_expected
+from .verdict import split_expected
+from .verdict_text import FAILED, GRADER_ERROR, NOT_ANSWERED
 
 NOT_SHOWN = "# (hidden tests: not shown)"
 GRADER_ERRORS = {"CellTimeoutError", "DeadKernelError", "NotRun"}

@@ -1,0 +1,105 @@
+"""The verdict's words: the errors only the grader writes, and what a failed test cell says.
+
+``failure_message`` is what the student reads (the kinds of case that failed, never an expected
+value); ``question_detail`` the wrong answer given and its hint; ``instructor_summary`` the failed
+cases' inputs, returned and expected values, for the graded notebook and the Formgrader only.
+"""
+
+from __future__ import annotations
+
+import json
+
+from nbformat import NotebookNode
+
+#: The names of the errors only the grader writes (feedback shows their messages as they are): a
+#: test cell keeps no output of the kernel's, so student code cannot forge one.
+FAILED, GRADER_ERROR = "TestFailed", "GraderError"
+
+
+def error(ename: str, text: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[f"{ename}: {text}"])
+
+
+#: The error the grader writes for an answer not written yet (the stub still raising
+#: NotImplementedError, or the answer cell left as released): unanswered, not wrong.
+NOT_ANSWERED = "NotAnswered"
+WRAP = 96  # the width the instructor's summary of failed cases is wrapped to
+
+
+def failure_message(expected: dict, failed: list[str]) -> str:
+    name = expected["name"]
+    if expected.get("question"):
+        return f"{name}: {expected.get('what', 'the answer')} is not right"
+    return f"{name} is not right yet for: " + "; ".join(failed)
+
+
+def question_detail(expected: dict, results) -> dict:
+    """The wrong answer given (short) and the hint the course gives for it."""
+    from ...questions import QUESTIONS, NoAnswer
+
+    r = results[0] if type(results) is list and results else None
+    if type(r) is not dict or "value" not in r:
+        return {"answer": f"(raised {r.get('error')})" if type(r) is dict else "(none)", "hint": ""}
+    value = r["value"]
+    q = QUESTIONS.get(expected["name"])
+    hint = ""
+    if q is not None:
+        try:
+            normal = q.normal(tuple(value) if type(value) is list else value)
+            hint = q.hints.get(normal, q.fallback)
+        except NoAnswer:
+            hint = "Write your answer in the cell above first (replace the None)."
+        except (ValueError, TypeError) as e:
+            hint = f"Cannot read that answer: {e}."
+    return {"answer": short(value), "hint": hint}
+
+
+def short(value, width: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _case_inputs(source: str) -> list[str]:
+    """The source of each case's arguments in the kernel's part of a hidden test (``hand_out``'s list)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "hand_out" \
+                and len(node.args) >= 3 and isinstance(node.args[2], ast.List):
+            return [" ".join((ast.get_source_segment(source, e) or "?").split()) for e in node.args[2].elts]
+    return []
+
+
+def instructor_summary(cell, expected: dict, results, passed: list[bool], message: str) -> list[str]:
+    """The traceback of a failed verdict, for the graded notebook and the Formgrader (never the
+    feedback, which shows the message alone): each failed case's input, returned and expected
+    value, short and wrapped to ``WRAP`` columns."""
+    import textwrap
+
+    lines = textwrap.wrap(f"{FAILED}: {message}", WRAP, subsequent_indent="    ")
+    inputs = _case_inputs(cell.get("source", ""))
+    shown = 0
+    for i, (case, ok) in enumerate(zip(expected["cases"], passed, strict=True)):
+        if ok:
+            continue
+        shown += 1
+        if shown > 12:
+            lines.append(f"… and {len(passed) - sum(passed) - 12} more failed case(s)")
+            break
+        r = results[i] if type(results) is list and i < len(results) else None
+        got = ("raised " + str(r["error"])) if type(r) is dict and "error" in r else \
+            short(r.get("value")) if type(r) is dict else "nothing readable"
+        if type(r) is dict and "before" in case and r.get("after") != case["before"]:
+            got += " (and changed its argument)"
+        lines.append("")
+        lines += textwrap.wrap(f"case {i + 1}, {case.get('kind', 'the answer')}:", WRAP)
+        if i < len(inputs):
+            given = inputs[i] if len(inputs[i]) <= 160 else inputs[i][:159] + "…"
+            lines += textwrap.wrap(f"input    {given}", WRAP, subsequent_indent="         ")
+        lines += textwrap.wrap(f"returned {got}", WRAP, subsequent_indent="         ")
+        lines += textwrap.wrap(f"expected {short(case.get('want'))}", WRAP, subsequent_indent="         ")
+    return lines
