@@ -14,8 +14,8 @@ Makefile's targets call them). One subpackage per subsystem:
   crash-proof Execute step), ``verdict`` (expected values held outside the kernel; ``compare`` a
   result with them, ``verdict_text`` what a verdict says), ``hide_tests``
   (the feedback filter);
-- ``sandbox/``    ``bubblewrap`` (the student's kernel locked in), ``forkserver`` (warm kernels); it
-  knows nothing of grades;
+- ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
+  arguments), ``forkserver`` (warm kernels); it knows nothing of grades;
 - ``grading/``    one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
   ``scan``, ``student`` (the stages in order in a private course), ``merge``, ``record``; a class:
   ``autograde``, ``graders`` (local or Dask), ``claims``, ``gradebook``, ``cluster``;
