@@ -16,6 +16,8 @@
     in-step                     is everything release brings in step (points, hidden tests, checks' data) so?
     roster FILE                 import the class list (id, first_name, last_name, email, lms_user_id) into the gradebook
     collect-zip FILE            sort a Canvas or Moodle submissions zip into submitted/; report what it could not place
+    serve [--exchange DIR] [--port N] [--scheduler ADDRESS] [--once]   grade each submission to nbgrader's
+                                exchange at once and release its feedback (course.toml [service])
     term                        the term as course.toml has it: due date, late policy, each student's hand-in
     mistake-table [--write]     is what each catalogued mistake returns on the hidden inputs up to date?
 
@@ -181,6 +183,18 @@ def cmd_term(course: Course, args) -> int:
     return 0
 
 
+def cmd_serve(course: Course, args) -> int:
+    from .sandbox.bubblewrap import SandboxMissing
+    from .service.serve import serve
+
+    try:
+        return serve(course, args.exchange, port=args.port, jobs=args.jobs, scheduler=args.scheduler, once=args.once,
+                     poll=args.poll, no_sandbox=args.no_sandbox)
+    except SandboxMissing as e:
+        print(f"serve refused to run.\n{e}", file=sys.stderr)
+        return 2
+
+
 def _one_arg(*names: str, **options):
     """What adds one argument to a command's parser (a COMMANDS row's third field)."""
 
@@ -219,6 +233,22 @@ def _workers_args(p: argparse.ArgumentParser) -> None:
                    help="address to listen on (default 127.0.0.1; 0.0.0.0 to let other machines' workers in)")
 
 
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--exchange", default=os.environ.get("EXCHANGE") or None, metavar="DIR",
+                   help="nbgrader's exchange folder (default: c.Exchange.root of nbgrader_config.py, else "
+                        "/srv/nbgrader/exchange; also EXCHANGE=...)")
+    p.add_argument("--port", type=int, default=int(os.environ["SERVE_PORT"]) if os.environ.get("SERVE_PORT") else None,
+                   help="serve the status page on 127.0.0.1:PORT (0: any free port; also SERVE_PORT=...)")
+    p.add_argument("--once", action="store_true", help="grade what is waiting, then stop (else: until Ctrl-C)")
+    p.add_argument("--poll", type=float, default=2.0, help="seconds between looks at the exchange (default 2)")
+    p.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "1") or 1),
+                   help="submissions graded at once (default 1)")
+    p.add_argument("--scheduler", default=os.environ.get("SCHEDULER") or None, metavar="ADDRESS",
+                   help="grade on the workers of this Dask scheduler, e.g. tcp://HOST:8786 (also SCHEDULER=...)")
+    p.add_argument("--no-sandbox", action="store_true", default=flag("NO_SANDBOX"),
+                   help="run student code WITHOUT the sandbox (explicit opt-out; also NO_SANDBOX=1)")
+
+
 def _write_arg(what: str):
     return _one_arg("--write", action="store_true", help=what)
 
@@ -246,6 +276,8 @@ COMMANDS = {
                _file_arg("CSV with id, first_name, last_name, email, lms_user_id")),
     "collect-zip": (cmd_collect_zip, "sort a Canvas or Moodle submissions zip into submitted/",
                     _file_arg("the zip downloaded from Canvas or Moodle")),
+    "serve": (cmd_serve, "grade each submission to nbgrader's exchange at once and release its feedback",
+              _serve_args),
     "term": (cmd_term, "show the due date, late policy and each student's hand-in", None),
     "mistake-table": (cmd_mistake_table, "check (or --write) what each catalogued mistake returns on the hidden "
                       "inputs", _write_arg("work it out again")),

@@ -23,7 +23,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 FILE = "course.toml"
 POLICIES = ("none", "per_day", "per_hour")
-_SECTIONS = {"assignment", "late", "extensions", "points", "partial_credit"}  # partial_credit: read by reports
+# partial_credit: read by reports; service: grading on submission (service/)
+_SECTIONS = {"assignment", "late", "extensions", "points", "partial_credit", "service"}
 _SHIFT = re.compile(r"^\+\s*(\d+(?:\.\d+)?)\s*([dhm])$")
 _UNIT = {"d": "days", "h": "hours", "m": "minutes"}
 
@@ -59,6 +60,24 @@ class LatePolicy:
         return ", ".join(parts)
 
 
+FEEDBACK_KINDS = ("pass_fail", "full")
+_SERVICE_KEYS = ("enabled", "attempts", "cooldown", "counts", "grade_after_due", "feedback_before_due",
+                 "feedback_after_due")
+
+
+@dataclass(frozen=True)
+class ServicePolicy:
+    """[service]: grading on submission (``python -m whole_transformer.course serve``)."""
+
+    enabled: bool = False
+    attempts: int = 0  # graded attempts per student (0: no limit)
+    cooldown: timedelta = timedelta(0)  # at least this long between two graded attempts of a student
+    counts: str = "last"  # the attempt that counts: "last" or "best"
+    grade_after_due: bool = True  # after the due date, still graded on submission (marked late)
+    feedback_before_due: str = "pass_fail"  # before the due date: "pass_fail" per test, or "full"
+    feedback_after_due: str = "full"
+
+
 @dataclass(frozen=True)
 class Settings:
     path: Path | None  # the file read (None: there is none)
@@ -68,6 +87,7 @@ class Settings:
     extensions: dict[str, datetime] = field(default_factory=dict)  # student id → their own due date
     points: dict[str, float] = field(default_factory=dict)  # grade_id of a graded cell → its points
     raw: dict = field(default_factory=dict)  # the whole file as read (other sections, e.g. partial_credit)
+    service: ServicePolicy = field(default_factory=ServicePolicy)
 
     @property
     def zone(self) -> ZoneInfo:
@@ -159,7 +179,47 @@ def parse(text: str, path: Path | None = None) -> Settings:
                       _number(lt["cap"], path, "[late] cap", 0, 100) if "cap" in lt else None)
     ext = {str(s): _date(v, path, f"[extensions] {s}", zone, due) for s, v in data.get("extensions", {}).items()}
     points = {str(g): _number(v, path, f"[points] {g}") for g, v in data.get("points", {}).items()}
-    return Settings(path, due, str(tz), late, ext, points, data)
+    return Settings(path, due, str(tz), late, ext, points, data, service=_service(data.get("service", {}), path))
+
+
+def _choice(sv: dict, key: str, path, options: tuple[str, ...], default: str) -> str:
+    value = sv.get(key, default)
+    if value not in options:
+        raise SettingsError(f"{_where(path, f'[service] {key}')}: {value!r} is not one of "
+                            f"{', '.join(map(repr, options))}; pick one of them")
+    return value
+
+
+def _flag(sv: dict, key: str, path, default: bool) -> bool:
+    value = sv.get(key, default)
+    if not isinstance(value, bool):
+        raise SettingsError(f"{_where(path, f'[service] {key}')}: expected true or false, got {value!r}")
+    return value
+
+
+def _service(sv: dict, path) -> ServicePolicy:
+    """[service]: see ``ServicePolicy`` and the comment at the top of course.toml."""
+    if not isinstance(sv, dict):
+        raise SettingsError(f"{_where(path, 'service')}: expected a table [service] with its keys, got {sv!r}")
+    extra = sorted(set(sv) - set(_SERVICE_KEYS))
+    if extra:
+        raise SettingsError(f"{_where(path, '[service]')}: unknown key(s) {', '.join(extra)}; "
+                            f"the keys are {', '.join(_SERVICE_KEYS)}")
+    attempts = sv.get("attempts", 0)
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
+        raise SettingsError(f"{_where(path, '[service] attempts')}: expected a whole number of graded attempts "
+                            f"per student (0 for no limit), got {attempts!r}")
+    cooldown = sv.get("cooldown", "0m")
+    m = _SHIFT.match("+" + cooldown.strip()) if isinstance(cooldown, str) else None
+    if m is None:
+        raise SettingsError(f"{_where(path, '[service] cooldown')}: cannot read {cooldown!r} as a time; write "
+                            "it as \"30m\", \"2h\" or \"1d\" (\"0m\" for none)")
+    return ServicePolicy(_flag(sv, "enabled", path, False), attempts,
+                         timedelta(**{_UNIT[m.group(2)]: float(m.group(1))}),
+                         _choice(sv, "counts", path, ("last", "best"), "last"),
+                         _flag(sv, "grade_after_due", path, True),
+                         _choice(sv, "feedback_before_due", path, FEEDBACK_KINDS, "pass_fail"),
+                         _choice(sv, "feedback_after_due", path, FEEDBACK_KINDS, "full"))
 
 
 def load(course) -> Settings:

@@ -1,0 +1,196 @@
+"""The grading service (``python -m whole_transformer.course serve``): feedback the moment a student submits.
+
+The small course (tests/simclass/minicourse.py), a real local nbgrader exchange and the real sandbox:
+a student submits with nbgrader's own ``submit`` and fetches their feedback with its
+``fetch_feedback``; the attempt limit refuses a third attempt; the service is killed (SIGKILL) in
+the middle of a grading and started again, and grades every attempt exactly once, a malformed
+one reported beside the others. The policy's settings and decisions are checked without grading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import nbformat
+import pytest
+from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
+from simclass.notebooks import set_answer
+from test_course_exchange import nbgrader
+
+from whole_transformer.course.build.release import release
+from whole_transformer.course.grading.autograde import autograde
+from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env
+from whole_transformer.course.service.policy import decide
+from whole_transformer.course.service.serve import serve
+from whole_transformer.course.service.watch import Store
+from whole_transformer.course.term.settings import SettingsError, parse
+
+SERVICE = "[service]\nenabled = true\nattempts = 2\ncounts = \"last\"\n"
+
+
+def course_with_exchange(tmp_path: Path, toml: str = SERVICE) -> tuple[Course, Path]:
+    """The small course released, with course.toml's [service], and a local exchange it is released to."""
+    root = make_course(tmp_path / "course")
+    (root / "course.toml").write_text(toml)
+    course = Course(root)
+    release(course, log=lambda *a: None)
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    nbgrader(["release_assignment", ASSIGNMENT, "--force"], root, exchange)
+    return course, exchange
+
+
+def answered(double: str = "def double(x):\n    return 2 * x"):
+    nb = mini_notebook()
+    set_answer(nb, "answer_q", "answer_q = 8")
+    return set_answer(nb, "double", double)
+
+
+def hand_in(exchange: Path, student: str, files: dict[str, str], when: datetime, name: str | None = None) -> Path:
+    """An attempt in the exchange's inbound folder, laid out as nbgrader submit writes it."""
+    stamp = when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    folder = exchange / COURSE_ID / "inbound" / (name or f"{student}+{ASSIGNMENT}+{stamp}+r{os.urandom(3).hex()}")
+    folder.mkdir(parents=True)
+    for fname, text in {"timestamp.txt": stamp, "submission_secret.txt": os.urandom(16).hex(), **files}.items():
+        (folder / fname).write_text(text)
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_feedback_is_fetched_at_once_and_the_limit_refuses_a_third_attempt(tmp_path):
+    require_sandbox()
+    course, exchange = course_with_exchange(tmp_path)
+    home = tmp_path / "ada"
+    home.mkdir()
+    nbgrader(["fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    path = home / ASSIGNMENT / f"{NAME}.ipynb"
+    for double in ("def double(x):\n    return 2 * x", "def double(x):\n    return 2 * abs(x)", "def double(x):\n"
+                   "    return x + x"):
+        nb = nbformat.read(path, as_version=4)
+        nbformat.write(set_answer(set_answer(nb, "answer_q", "answer_q = 8"), "double", double), path)
+        nbgrader(["submit", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+        time.sleep(0.01)
+    lines = []
+    t0 = time.monotonic()
+    assert serve(course, str(exchange), once=True, echo=lines.append) == 0
+    seconds = time.monotonic() - t0
+    nbgrader(["fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
+    pages = sorted((home / ASSIGNMENT / "feedback").glob(f"*/{NAME}.html"))  # one folder per attempt, by time
+    assert len(pages) == 3, (sorted(p.relative_to(home) for p in (home / ASSIGNMENT).rglob("*")), lines)
+    first, second, third = (p.read_text() for p in pages)
+    assert "3 of 3 graded test(s) passed" in first and "Graded attempt 1 of 2" in first
+    assert "2 of 3 graded test(s) passed" in second and "not right yet for: a negative number" in second
+    assert "over the limit of 2 graded attempt(s)" in third and "stays your attempt 2" in third
+    assert "-6" not in second and "EXPECTED" not in second  # pass/fail before the due date: no expected value
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url) as gb:  # the last graded attempt counts: the second
+        assert gb.find_submission(ASSIGNMENT, "ada").score == 2.0
+    assert "abs(x)" in (course.submitted / "ada" / ASSIGNMENT / f"{NAME}.ipynb").read_text()
+    run = autograde(course, log=lambda *a: None, progress=False)  # the instructor's own run grades nobody again
+    assert run.graded == [] and run.skipped == ["ada"]
+    print(f"service: 3 attempts (2 graded, 1 refused) in {seconds:.1f} s")
+
+
+def _status(url: str) -> dict:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        log = path.read_text() if path.exists() else ""
+        if text in log:
+            return log
+        assert proc.poll() is None, f"the service exited ({proc.returncode}):\n{log}"
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} not in the service's log within {timeout} s")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
+    require_sandbox()
+    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\n")
+    now = datetime.now(UTC)
+    hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered())}, now - timedelta(minutes=3))
+    cy = hand_in(exchange, "cy", {f"{NAME}.ipynb": '{"cells": [ oops'}, now - timedelta(minutes=2))
+    hand_in(exchange, "", {f"{NAME}.ipynb": "{}"}, now, name="not-a-submission")
+    log = course.state / "service" / "serve.log"
+    cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(course.root), "serve",
+           f"--exchange={exchange}", "--poll=0.5"]
+    proc = subprocess.Popen([*cmd, "--port=0"], env=checkout_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT)
+    try:
+        text = _wait_for(log, "grading bob", proc)
+        url = text.split("status page ", 1)[1].split()[0]
+        time.sleep(2)  # nbgrader is running bob's notebook in the sandbox now
+        busy = _status(url.replace("/?", "/status.json?"))
+        assert (busy["running"], busy["queue"], busy["failed"]) == (1, 1, 1), busy  # the malformed one: failed
+        assert busy["running_now"][0].startswith("bob") and "running_now" not in _status(url.split("?")[0]
+                                                                                         + "status.json")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    store = Store(course)
+    assert [r["status"] for r in store.all()] == ["malformed"], "killed before bob's grading was finished"
+    done = subprocess.run([*cmd, "--once"], env=checkout_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    text = log.read_text()
+    assert text.count("grading bob") == 2 and text.count("GRADED bob") == 1, text
+    assert text.count("FAILED cy") == 1 and text.count("MALFORMED ? not-a-submission") == 1, text
+    records = {r["name"].split("+")[0]: r for r in store.all()}
+    assert sorted(records) == ["bob", "cy", "not-a-submission"]
+    assert records["bob"]["status"] == "graded" and records["bob"]["score"] == 3.0
+    assert "not valid JSON" in records["cy"]["reason"]
+    from nbgrader.utils import notebook_hash
+
+    cy_page = exchange / COURSE_ID / "feedback" / (
+        notebook_hash(secret=(cy / "submission_secret.txt").read_text(), notebook_id=NAME) + ".html")
+    assert "could not be graded" in cy_page.read_text() and "not valid JSON" in cy_page.read_text()
+
+
+def test_the_service_policy_is_read_with_clear_errors():
+    s = parse('[assignment]\ndue = "2026-10-16 23:59"\n[service]\nenabled = true\nattempts = 3\n'
+              'cooldown = "30m"\ncounts = "best"\ngrade_after_due = false\nfeedback_before_due = "full"\n')
+    p = s.service
+    assert (p.enabled, p.attempts, p.cooldown, p.counts, p.grade_after_due) == (True, 3, timedelta(minutes=30),
+                                                                               "best", False)
+    assert parse("").service.enabled is False
+    for bad, words in [("attempts = -1", "whole number"), ('cooldown = "soon"', '"30m"'),
+                       ('counts = "first"', "'last', 'best'"), ('enabled = "yes"', "true or false"),
+                       ("colour = 1", "unknown key"), ('feedback_after_due = "all"', "'pass_fail', 'full'")]:
+        with pytest.raises(SettingsError, match="service") as e:
+            parse(f"[service]\n{bad}\n")
+        assert words in str(e.value), str(e.value)
+
+
+def test_the_policy_decides_attempt_by_attempt():
+    s = parse('[assignment]\ndue = "2026-10-16 23:59"\n[service]\nenabled = true\nattempts = 2\ncooldown = "1h"\n'
+              "grade_after_due = false\n")
+    due = s.due
+    first = {"status": "graded", "when": (due - timedelta(hours=5)).isoformat(), "number": 1, "counts": True}
+    assert decide(s, "ada", due - timedelta(hours=6), []).grade
+    soon = decide(s, "ada", due - timedelta(hours=4, minutes=30), [first])
+    assert not soon.grade and "next attempt counts from 2026-10-16 19:59 UTC (1 of 2 left)" in soon.why
+    assert decide(s, "ada", due - timedelta(hours=3), [first]).grade
+    second = {**first, "when": (due - timedelta(hours=3)).isoformat(), "number": 2}
+    over = decide(s, "ada", due - timedelta(hours=1), [first, second])
+    assert not over.grade and "over the limit of 2" in over.why and "stays your attempt 2" in over.why
+    late = decide(s, "ada", due + timedelta(minutes=1), [])
+    assert not late.grade and late.late and "after the due date" in late.why

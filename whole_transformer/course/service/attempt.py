@@ -1,0 +1,136 @@
+"""What the service does with one attempt once it is decided: refused, malformed, or graded.
+
+A graded attempt that counts (``policy.counts``) goes into the course as ``make autograde`` would
+have put it: its files become ``submitted/<student>/whole-transformer/`` (as nbgrader collect
+writes them), and its result is merged (``grading.merge``: gradebook, ``autograde/``, the
+student's record), so that ``make autograde`` finds the student graded and leaves them. Then its
+feedback is released, and last the attempt's record is written (``watch.Store``): an attempt is
+done exactly when its record exists.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..grading.locate import Job, odd_files, submission_digest
+from ..grading.record import GRADED, MISSING, Finding
+from ..layout import Course
+from . import feedback as fb
+from .policy import Decision, counts, feedback_kind, when_text
+from .watch import FAILED, MALFORMED, REFUSED, Submission, attempt_files
+
+
+def record(sub: Submission, status: str, reason: str = "", **more) -> dict:
+    return {"name": sub.name, "student": sub.student, "when": sub.when.isoformat() if sub.when else "",
+            "status": status, "reason": reason, "done_at": datetime.now(UTC).isoformat(), **more}
+
+
+def make_job(sub: Submission, template, stage: Path) -> Job:
+    """The attempt as a grading job; its digest is that of the same files in submitted/<student>/."""
+    files = attempt_files(sub)
+    folder = stage / sub.student
+    shutil.rmtree(folder, ignore_errors=True)
+    for rel, data in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+    digest = submission_digest(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    findings = [Finding("files", odd, "submission") for odd in odd_files(sub.folder)]
+    return Job(sub.student, digest, template.fingerprint, files, findings)
+
+
+def install(course: Course, student: str, files: dict[str, bytes]) -> None:
+    """The attempt's files become submitted/<student>/ (replaced whole, by renames)."""
+    dest = course.submitted / student
+    new, old = course.submitted / f".service-{student}.new", course.submitted / f".service-{student}.old"
+    for d in (new, old):
+        shutil.rmtree(d, ignore_errors=True)
+    for rel, data in files.items():
+        (new / rel).parent.mkdir(parents=True, exist_ok=True)
+        (new / rel).write_bytes(data)
+    if dest.exists():
+        os.replace(dest, old)
+    os.replace(new, dest)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def refuse(svc, sub: Submission, decision: Decision) -> dict:
+    """Not graded under the policy: the student's feedback says why and when the next attempt counts."""
+    lines = [f"Handed in {when_text(sub.when, svc.settings.zone)}.", decision.why]
+    pages = {nid: fb.page(f"{nid}: not graded", lines) for nid in fb.notebook_ids(sub)}
+    fb.release(svc.exchange, sub, pages)
+    return record(sub, REFUSED, decision.why, number=decision.number, late=decision.late)
+
+
+def malformed(svc, sub: Submission) -> dict:
+    """Cannot be graded at all (see ``watch.read_submission``): reported, and said to the student if possible."""
+    if sub.secret and sub.folder.is_dir():
+        why = f"This attempt could not be graded: {sub.problem}. It does not count; your instructor has been told."
+        fb.release(svc.exchange, sub, {nid: fb.page(f"{nid}: not graded", [why]) for nid in fb.notebook_ids(sub)})
+    return record(sub, MALFORMED, sub.problem)
+
+
+def failed(svc, sub: Submission, why: str) -> dict:
+    """The grader itself failed on this attempt: it does not count; said to the student and reported."""
+    line = f"This attempt could not be graded ({why}). It does not count; your instructor has been told."
+    fb.release(svc.exchange, sub, {nid: fb.page(f"{nid}: not graded", [line]) for nid in fb.notebook_ids(sub)})
+    return record(sub, FAILED, why)
+
+
+def score_of(result, grade_cells: dict) -> tuple[float, float]:
+    total = sum(ms for cells in grade_cells.values() for _, ms in cells)
+    got = 0.0
+    for name, data in ((result.scores or {}).get("notebooks") or {}).items():
+        res = result.notebooks.get(name)
+        if res is not None and res.status == GRADED:
+            got += sum(float(auto or 0.0) + float(extra or 0.0) for auto, extra in data["grades"].values())
+    return round(got, 3), total
+
+
+def _header(svc, sub: Submission, decision: Decision, score, total, counting: bool, kind: str) -> list[str]:
+    policy, zone = svc.settings.service, svc.settings.zone
+    of = f" of {policy.attempts}" if policy.attempts else ""
+    lines = [f"Graded attempt {decision.number}{of}, handed in {when_text(sub.when, zone)}"
+             + (" (after the due date: marked late)." if decision.late else ".")]
+    if kind == "full":
+        lines.append(f"Score of this attempt: {score:g} / {total:g}.")
+    if policy.counts == "last":
+        lines.append("Your last graded attempt counts: this one, until you hand in another.")
+    else:
+        lines.append("Your best graded attempt counts: " + ("this one, so far." if counting
+                                                            else "an earlier one, which scored more."))
+    return lines
+
+
+def graded(svc, sub: Submission, decision: Decision, job: Job, result) -> dict:
+    """A graded attempt: into the course if it counts, its feedback released, its record returned."""
+    from ..grading.merge import merge
+
+    t0 = time.monotonic()
+    handed = [r for r in result.notebooks.values() if r.status != MISSING]
+    if not any(r.status == GRADED for r in handed):
+        reasons = "; ".join(sorted({r.reason for r in handed})) or "no notebook of the assignment was handed in"
+        pages = fb.pass_fail_pages(result, svc.template.grade_cells, [f"This attempt could not be graded and does "
+                                                                       f"not count: {reasons}"])
+        fb.release(svc.exchange, sub, fb.pages_by_id(sub, result, pages, [reasons]))
+        return record(sub, FAILED, reasons, seconds=round(result.seconds, 1))
+    score, total = score_of(result, svc.template.grade_cells)
+    counting = counts(svc.settings.service, score, svc.store.history(sub.student))
+    if counting:
+        install(svc.course, sub.student, job.files)
+        merge(svc.course, result, svc.template)
+    kind = feedback_kind(svc.settings, sub.student, sub.when)
+    header = _header(svc, sub, decision, score, total, counting, kind)
+    pages = fb.pass_fail_pages(result, svc.template.grade_cells, header)
+    if kind == "full":
+        pages.update(fb.full_pages(svc.course, result, svc.template, svc.work, svc.secrets,
+                                   fb.own_text(job.files), header, svc.status.log))
+    released = fb.release(svc.exchange, sub, fb.pages_by_id(sub, result, pages, header))
+    bad = [f"{n}: {r.reason}" for n, r in result.notebooks.items() if r.status != GRADED and r.status != MISSING]
+    return record(sub, GRADED, "; ".join(bad), number=decision.number, late=decision.late, score=score,
+                  max_score=total, counts=counting, feedback=kind, released=len(released),
+                  findings=len(result.findings), seconds=round(result.seconds + time.monotonic() - t0, 1))

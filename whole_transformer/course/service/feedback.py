@@ -1,0 +1,168 @@
+"""One attempt's feedback, made at once and released through nbgrader's exchange.
+
+Two kinds (course.toml [service]): ``pass_fail``, a short page per notebook that says for each
+graded test whether it passed and, if not, which kinds of case failed (from the grader's verdict,
+never the tests themselves); and ``full``, nbgrader's own feedback (``generate_feedback`` with the
+course's HideHiddenTests), made in a private course folder from this attempt alone, so that the
+instructor's feedback/ is never touched. A full page that shows anything a student must not see
+(``reports.feedback.leaks``) is not released: the pass/fail page goes instead.
+
+``release`` writes each page where nbgrader's ``fetch_feedback`` looks for it:
+``<exchange>/<course_id>/feedback/<notebook_hash(secret, notebook_id)>.html``, the notebook id
+being the name of a notebook at the top of the attempt's folder, as in the student's own copy.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
+from ..reports.feedback import leaks
+from .watch import Submission
+
+_STYLE = ("body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;line-height:1.5}"
+          "td,th{padding:.3em .8em;border-bottom:1px solid #ccc;text-align:left}.ok{color:#176b1f}.no{color:#a31515}")
+
+
+def page(title: str, lines: list[str], rows: list[tuple[str, str, bool]] | None = None) -> str:
+    """A small standalone HTML page: a title, paragraphs, and a table of (test, what happened, passed)."""
+    body = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
+    if rows:
+        body += "<table><tr><th>test</th><th>result</th></tr>" + "".join(
+            f"<tr><td>{html.escape(t)}</td><td class=\"{'ok' if ok else 'no'}\">{html.escape(r)}</td></tr>"
+            for t, r, ok in rows) + "</table>"
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>")
+
+
+def _cell_line(cell) -> tuple[str, bool]:
+    """What happened to one graded test, in a line a student may read, and whether it passed."""
+    from ..grading.record import GRADED
+
+    if cell is None:
+        return "not graded", False
+    if cell.status != GRADED:
+        return f"could not run to the end: {cell.reason}", False
+    v = cell.verdict or {}
+    outcome = v.get("outcome")
+    if outcome == "right":
+        return "passed", True
+    if outcome == "unanswered":
+        return f"not answered yet ({v.get('why', '')})", False
+    if outcome == "raised":
+        errs = v.get("errors") or {}
+        return "raised an error: " + "; ".join(f"{e} for {k}" for k, e in errs.items()), False
+    if v.get("failed"):
+        return "not right yet for: " + "; ".join(v["failed"]), False
+    return ("not right yet", False) if outcome else ("passed", True)
+
+
+def pass_fail_pages(result, grade_cells: dict, header: list[str]) -> dict[str, str]:
+    """{notebook name: page}: pass or fail per graded test of each notebook handed in."""
+    from ..grading.record import GRADED, MISSING
+
+    pages = {}
+    for name, res in result.notebooks.items():
+        if res.status == MISSING:
+            continue
+        if res.status != GRADED:
+            pages[name] = page(f"{name}: feedback", header + [f"This notebook could not be graded: {res.reason}"])
+            continue
+        rows = [(gid, *_cell_line(res.cells.get(gid))) for gid, _ in grade_cells.get(name, [])]
+        passed = sum(ok for _, _, ok in rows)
+        pages[name] = page(f"{name}: feedback", header + [f"{passed} of {len(rows)} graded test(s) passed."], rows)
+    return pages
+
+
+def full_pages(course: Course, result, template, work: Path, secrets: dict, own: str, header: list[str],
+               log) -> dict[str, str]:
+    """{notebook name: page}: nbgrader's feedback of this attempt alone, made in a private course;
+    a page that shows a secret (``reports.feedback.secrets``) is left out, and said."""
+    from nbgrader.api import Gradebook
+
+    from ..grading.gradebook import private_course_config
+    from ..grading.merge import merge
+
+    private = work / f"feedback-{uuid.uuid4().hex[:8]}"
+    private.mkdir(parents=True)
+    try:
+        shutil.copy2(template.db, private / "gradebook.db")
+        private_course_config(private, course.root / "nbgrader_config.py")
+        with Gradebook(sqlite_url(private / "gradebook.db")) as gb:
+            merge(Course(private), result, template, gb, private / "staging")
+        done = run_nbgrader(["generate_feedback", ASSIGNMENT, "--force", f"--student={result.student}"], private,
+                            log=private / "nbgrader.log", timeout=300)
+        if done.returncode != 0:
+            log(f"{result.student}: nbgrader generate_feedback failed (see its log); pass/fail feedback instead")
+        banner = "".join(f"<p>{html.escape(line)}</p>" for line in header)
+        banner = f"<div style=\"border:2px solid #888;padding:.5em 1em;margin:1em\">{banner}</div>"
+        pages = {}
+        for f in sorted((private / "feedback" / result.student / ASSIGNMENT).glob("*.html")):
+            found = leaks(f, secrets, own)
+            if found:
+                log(f"{result.student}: NOT RELEASED {f.name}: it showed {secrets[found[0]]} text; pass/fail instead")
+                continue
+            text = f.read_text(errors="replace")
+            at = text.find(">", text.find("<body")) + 1 if "<body" in text else 0
+            pages[f.stem] = text[:at] + banner + text[at:]
+        return pages
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def own_text(files: dict[str, bytes]) -> str:
+    """What the student wrote in this attempt (raw and cell by cell): a solution line found there is theirs."""
+    import nbformat
+
+    from ..cells import cell_source
+
+    out = []
+    for rel, data in files.items():
+        if rel.endswith(".ipynb"):
+            text = data.decode("utf-8", errors="replace")
+            out.append(text)
+            try:
+                out += [cell_source(c) for c in nbformat.reads(text, as_version=4).cells]
+            except Exception:  # noqa: BLE001 - an unreadable notebook: its raw text is all there is
+                pass
+    return "\n".join(out)
+
+
+def notebook_ids(sub: Submission) -> list[str]:
+    """The notebook ids fetch_feedback asks for: the notebooks at the top of the attempt's folder."""
+    return sorted(p.stem for p in sub.folder.glob("*.ipynb"))
+
+
+def pages_by_id(sub: Submission, result, pages: dict[str, str], header: list[str]) -> dict[str, str]:
+    """Each notebook id of the attempt → its page: a notebook handed in under another name gets the page
+    of the notebook it was graded as; any other a page that says it was not graded."""
+    out = {}
+    located = {Path(r.file).stem: n for n, r in (result.notebooks.items() if result else [])
+               if r.file and Path(r.file).parent == Path(ASSIGNMENT)}
+    for nid in notebook_ids(sub):
+        name = located.get(nid, nid)
+        out[nid] = pages.get(name) or page(f"{nid}: feedback", header + [
+            f"{nid}.ipynb was not graded: it is not one of the assignment's notebooks"])
+    return out
+
+
+def release(exchange: Path, sub: Submission, pages: dict[str, str]) -> list[str]:
+    """Put each page where ``nbgrader fetch_feedback`` finds it (see the module doc); the files written."""
+    from nbgrader.utils import notebook_hash
+
+    folder = Path(exchange) / COURSE_ID / "feedback"
+    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+    secret = sub.secret
+    written = []
+    for nid, text in pages.items():
+        dest = folder / f"{notebook_hash(secret=secret, notebook_id=nid)}.html"
+        tmp = folder / f".{dest.stem}-{os.getpid()}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.chmod(0o644)
+        os.replace(tmp, dest)
+        written.append(dest.name)
+    return written

@@ -1,0 +1,105 @@
+"""The service's log and its status page for the instructor (HTTP, on loopback only).
+
+``/`` is a short HTML page and ``/status.json`` the same as data: whether the service is on, the
+queue (attempts waiting), what is being graded, the last gradings and the last failures. Anyone
+who reaches the port (through JupyterHub's proxy too) sees only the counts; the student ids and
+scores need the token the service prints at start (``?token=…``), kept in
+``autograde/.wt/service/status-token`` (readable by the instructor alone).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import secrets
+import threading
+import time
+from collections import deque
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+
+class Status:
+    """What the service is doing, shared by its loop and the page; also its log (file and stdout)."""
+
+    def __init__(self, folder: Path, echo=print):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.log_file, self.echo = folder / "serve.log", echo
+        token = folder / "status-token"
+        if not token.is_file():
+            token.write_text(secrets.token_urlsafe(18))
+            token.chmod(0o600)
+        self.token = token.read_text().strip()
+        self.lock = threading.Lock()
+        self.state, self.queue, self.running = "starting", 0, []
+        self.last: deque = deque(maxlen=20)
+        self.failures: deque = deque(maxlen=20)
+        self.counts = {"graded": 0, "refused": 0, "failed": 0}
+        self.started = datetime.now(UTC)
+
+    def log(self, line: str) -> None:
+        stamped = f"{datetime.now(UTC):%Y-%m-%d %H:%M:%S} {line}"
+        with self.lock, open(self.log_file, "a") as f:
+            f.write(stamped + "\n")
+        self.echo(stamped)
+
+    def done(self, record: dict) -> None:
+        with self.lock:
+            kind = record["status"] if record["status"] in self.counts else "failed"
+            self.counts[kind] += 1
+            self.last.appendleft(record)
+            if kind == "failed":
+                self.failures.appendleft(record)
+
+    def snapshot(self, full: bool) -> dict:
+        with self.lock:
+            out = {"state": self.state, "queue": self.queue, "running": len(self.running),
+                   "since": f"{self.started:%Y-%m-%d %H:%M} UTC", **self.counts}
+            if full:
+                keys = ("student", "when", "status", "score", "max_score", "late", "reason", "seconds", "counts")
+                out["running_now"] = list(self.running)
+                out["last"] = [{k: r.get(k) for k in keys} for r in self.last]
+                out["failures"] = [{k: r.get(k) for k in keys} for r in self.failures]
+            return out
+
+
+def _html(snap: dict) -> str:
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+                   for k, v in snap.items() if not isinstance(v, list))
+    parts = [f"<table>{rows}</table>"]
+    for key, title in (("last", "Last gradings"), ("failures", "Failures")):
+        if key in snap:
+            items = "".join(f"<li>{html.escape(json.dumps(r))}</li>" for r in snap[key]) or "<li>none</li>"
+            parts.append(f"<h2>{title}</h2><ul>{items}</ul>")
+    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"10\">"
+            "<title>Grading service</title></head><body><h1>Grading service: The whole Transformer</h1>"
+            + "".join(parts) + "</body></html>")
+
+
+def serve_status(status: Status, port: int) -> ThreadingHTTPServer:
+    """The status page on 127.0.0.1:``port`` (0: any free port), in a thread; ``.server_port`` says which."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the name http.server calls
+            url = urlparse(self.path)
+            given = parse_qs(url.query).get("token", [""])[0]
+            snap = status.snapshot(full=secrets.compare_digest(given, status.token))
+            as_json = url.path.endswith("status.json")
+            body = (json.dumps(snap, indent=1) if as_json else _html(snap)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json" if as_json else "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):  # the service's own log says what matters
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="status-page", daemon=True).start()
+    time.sleep(0)
+    return server

@@ -1,0 +1,141 @@
+"""The service's queue: nbgrader's exchange inbound folder, and the durable record of what was done.
+
+nbgrader's ``submit`` puts each attempt in ``<exchange>/<course_id>/inbound/`` as a folder named
+``<student>+<assignment>+<timestamp>+<random>`` holding the notebooks, ``timestamp.txt`` and
+``submission_secret.txt``. Every such folder of the course's assignment is one attempt
+(``Submission``). An attempt is done once its record, ``autograde/.wt/service/attempts/<key>.json``,
+is written (``Store``): that is written last, after the grades are merged and the feedback is
+released, so a service killed at any moment grades again, on restart, exactly the attempts that
+have no record, and no other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..layout import ASSIGNMENT, COURSE_ID, Course, write_json
+
+GRADED, REFUSED, FAILED, MALFORMED = "graded", "refused", "failed", "malformed"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One attempt handed in through the exchange."""
+
+    name: str  # the inbound folder's name
+    folder: Path
+    student: str
+    when: datetime | None  # aware (UTC); None when the name holds no readable time
+    problem: str = ""  # why it cannot be graded at all ("" when it can)
+
+    @property
+    def secret(self) -> str:
+        """The attempt's submission_secret.txt: with it, nbgrader names the feedback file the student fetches."""
+        try:
+            return (self.folder / "submission_secret.txt").read_text()  # as nbgrader reads it
+        except OSError:
+            return ""
+
+
+def inbound(exchange: Path) -> Path:
+    return Path(exchange) / COURSE_ID / "inbound"
+
+
+def parse_time(text: str) -> datetime | None:
+    """A time as nbgrader writes it (``2026-12-02 07:19:48.123456 UTC``), aware; None if unreadable."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        value = parse_utc(text.strip()[:100])
+    except Exception:  # noqa: BLE001 - nbgrader raises several kinds
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def read_submission(folder: Path) -> Submission | None:
+    """The attempt in one inbound folder; None for another assignment's (not this course's to grade)."""
+    parts = folder.name.split("+")
+    if len(parts) in (3, 4) and parts[1] != ASSIGNMENT:
+        return None
+    student = parts[0] if len(parts) in (3, 4) else ""
+    when = parse_time(parts[2]) if len(parts) in (3, 4) else None
+    problem = ""
+    if not student or len(parts) not in (3, 4):
+        problem = "the folder's name is not <student>+<assignment>+<time>+<random> as nbgrader submit writes it"
+    elif when is None:
+        problem = f"the time in the folder's name ({parts[2]!r}) cannot be read"
+    elif not folder.is_dir() or folder.is_symlink():
+        problem = "it is not a folder"
+    elif not (folder / "submission_secret.txt").is_file():
+        problem = ("it has no submission_secret.txt (not handed in with nbgrader submit): its feedback cannot be "
+                   "released")
+    return Submission(folder.name, folder, student, when, problem)
+
+
+def scan(exchange: Path) -> list[Submission]:
+    """Every attempt of the assignment in the exchange, oldest first (unreadable times last)."""
+    where = inbound(exchange)
+    try:
+        entries = sorted(os.scandir(where), key=lambda e: e.name)
+    except OSError:
+        return []
+    subs = [s for s in (read_submission(Path(e.path)) for e in entries) if s is not None]
+    far = datetime.max.replace(tzinfo=UTC)
+    return sorted(subs, key=lambda s: (s.when or far, s.name))
+
+
+def attempt_files(sub: Submission) -> dict[str, bytes]:
+    """The attempt's regular files, as the course's submitted/<student>/ holds them (path → bytes)."""
+    from ..grading.locate import MAX_NOTEBOOK_BYTES, submission_files
+
+    files = {}
+    for p in submission_files(sub.folder):
+        if p.suffix == ".ipynb" and p.stat().st_size > MAX_NOTEBOOK_BYTES:
+            continue
+        files[f"{ASSIGNMENT}/{p.relative_to(sub.folder)}"] = p.read_bytes()
+    return files
+
+
+class Store:
+    """The durable record of the attempts done: one JSON file per attempt, written atomically."""
+
+    def __init__(self, course: Course):
+        self.folder = course.state / "service" / "attempts"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._cache: dict[str, dict] = {}
+
+    def _path(self, name: str) -> Path:
+        return self.folder / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.json"
+
+    def get(self, name: str) -> dict | None:
+        if name not in self._cache:
+            try:
+                self._cache[name] = json.loads(self._path(name).read_text())
+            except (OSError, json.JSONDecodeError):
+                return None
+        return self._cache[name]
+
+    def done(self, name: str) -> bool:
+        return self.get(name) is not None
+
+    def write(self, record: dict) -> None:
+        write_json(self._path(record["name"]), record)
+        self._cache[record["name"]] = record
+
+    def all(self) -> list[dict]:
+        out = []
+        for p in sorted(self.folder.glob("*.json")):
+            try:
+                out.append(json.loads(p.read_text()))
+            except (OSError, json.JSONDecodeError):
+                continue
+        return out
+
+    def history(self, student: str) -> list[dict]:
+        """The student's attempts done so far, oldest first."""
+        return sorted((r for r in self.all() if r.get("student") == student), key=lambda r: (r["when"], r["name"]))
