@@ -97,17 +97,22 @@ def images_and_alt(scope):
 
 
 # ------------------------------------------------------------------------------------------------- keyboard
-_FOCUSED = """root => {
-    const el = document.activeElement;
-    if (!el || !root.contains(el)) return null;
+# how the walk knows a control: a key it keeps while its element lives, its kind and its name as a screen reader says it
+_DESCRIBE = """function describe(el) {
     const kind = el.getAttribute('role') === 'slider' ? 'slider' : el.tagName === 'SELECT' ? 'select'
         : el.tagName === 'BUTTON' ? 'button' : el.tagName === 'INPUT' ? (el.type === 'checkbox' ? 'checkbox' : 'text')
         : el.isContentEditable ? 'text' : el.getAttribute('tabindex') === '0' ? 'region' : el.tagName.toLowerCase();
     if (!el.dataset.wtKey) el.dataset.wtKey = String(Math.random()).slice(2);
     const name = el.getAttribute('aria-label') || (el.labels && el.labels[0] && el.labels[0].textContent)
         || el.textContent || el.title || '';
+    return {key: el.dataset.wtKey, kind, name: name.trim().slice(0, 60)};
+}"""
+
+_FOCUSED = "root => { " + _DESCRIBE + """
+    const el = document.activeElement;
+    if (!el || !root.contains(el)) return null;
     const style = getComputedStyle(el);
-    return {key: el.dataset.wtKey, kind, name: name.trim().slice(0, 60),
+    return {...describe(el),
             outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0 || style.boxShadow !== 'none'};
 }"""
 
@@ -116,17 +121,21 @@ _LIVE = """root => {
     return live ? {text: live.textContent.trim(), polite: live.getAttribute('aria-live')} : null;
 }"""
 
-_CONTROLS = """root => Array.from(root.querySelectorAll('button, select, input, [role=slider], [contenteditable=true]'))
-    .filter(el => !el.disabled && el.offsetParent !== null && el.closest('.wt-style') === null).length"""
+# the controls on screen now (a disabled control, Next step after <eos>, is none)
+_CONTROLS = "root => { " + _DESCRIBE + """
+    return Array.from(root.querySelectorAll('button, select, input, [role=slider], [contenteditable=true]'))
+        .filter(el => !el.disabled && el.offsetParent !== null && el.closest('.wt-style') === null).map(describe);
+}"""
 
 
 def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
     """From the lab's first control, Tab through it; at each control press `keys_for(kind, name)`'s keys (only arrows,
     Space, Enter) and see whether the lab's text and its live line change. Returns
-    {reached: [(kind, name)], unchanged: [(kind, name, keys)], live_changes: n,
-    controls: count on screen at the start, outlines}."""
+    {reached: [(kind, name)], unchanged: [(kind, name, keys)], live_changes: n, outlines,
+    missed: controls Tab never reached that were on screen when the walk ended (a control that a key press hid,
+    such as the scale lab's Show button once the lab shows the runs, is not missed)}."""
     page = root.page
-    controls = root.evaluate(_CONTROLS)  # as the walk finds them: a disabled control (Next step after <eos>) is not one
+    at_start = root.evaluate(_CONTROLS)
     first = root.locator("button, select, input, [role=slider]").first
     first.focus()
     seen, reached, unchanged, outlines = set(), [], [], []
@@ -156,8 +165,11 @@ def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
                     live_changes += 1
         page.keyboard.press("Tab")
         page.wait_for_timeout(60)
-    return {"reached": reached, "unchanged": unchanged, "live_changes": live_changes,
-            "controls": controls, "outlines": outlines}
+    at_end = root.evaluate(_CONTROLS)
+    # a lab may draw a control again (the machine lab redraws its stack): one of the same kind and name was reached
+    missed = [(c["kind"], c["name"]) for c in at_end if c["key"] not in seen and (c["kind"], c["name"]) not in reached]
+    return {"reached": reached, "unchanged": unchanged, "live_changes": live_changes, "outlines": outlines,
+            "missed": missed, "controls": len(at_start)}
 
 
 def default_keys(kind, name):

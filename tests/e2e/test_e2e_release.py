@@ -330,8 +330,7 @@ def check_keyboard(lab, nb, kind, keys_for=default_keys, typed=()):
     walk = keyboard_walk(root, keys_for)
     print(kind, walk)
     controls = [r for r in walk["reached"] if r[0] != "region"]
-    assert len(controls) >= walk["controls"], (
-        f"{kind}: Tab reached {len(controls)} of the {walk['controls']} controls on screen: {walk['reached']}")
+    assert not walk["missed"], f"{kind}: Tab never reached these controls on screen: {walk['missed']}"
     assert not walk["unchanged"], f"{kind}: these keys changed nothing on screen: {walk['unchanged']}"
     changed = sum(1 for r in walk["reached"] if keys_for(*r)) - len(walk["unchanged"])
     live_changes = walk["live_changes"]
@@ -385,9 +384,15 @@ def test_release_01_machine_lab(lab):
     exercise_machine(lab, run(lab, N01).nb, "01-release")
 
 
+def machine_keys(kind, name):
+    """Enter on every part of the stack but the last two, so that a block is chosen when Tab reaches the
+    block's "inside" buttons (choosing the output layer hides them); of those, Enter on the two not chosen."""
+    return [] if name in ("final LayerNorm", "output layer", "whole block") else default_keys(kind, name)
+
+
 def test_release_01_keyboard_colour_vision_and_axe_widest(lab, artifacts):
     nb = run(lab, N01).nb
-    check_keyboard(lab, nb, "machine")
+    check_keyboard(lab, nb, "machine", machine_keys)
     check_figures(nb, N01)
     check_colour_vision(lab, nb, N01)
     check_axe(lab, artifacts, N01, "widest")
