@@ -124,9 +124,9 @@ def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 12
 @pytest.mark.xdist_group("course-mini")
 def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\n")
+    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\nfeedback_before_due = \"full\"\n")
     now = datetime.now(UTC)
-    hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered())}, now - timedelta(minutes=3))
+    bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered())}, now - timedelta(minutes=3))
     cy = hand_in(exchange, "cy", {f"{NAME}.ipynb": '{"cells": [ oops'}, now - timedelta(minutes=2))
     hand_in(exchange, "", {f"{NAME}.ipynb": "{}"}, now, name="not-a-submission")
     log = course.state / "service" / "serve.log"
@@ -158,11 +158,19 @@ def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
     assert sorted(records) == ["bob", "cy", "not-a-submission"]
     assert records["bob"]["status"] == "graded" and records["bob"]["score"] == 3.0
     assert "not valid JSON" in records["cy"]["reason"]
+    cy_page = released(exchange, cy).read_text()
+    assert "could not be graded" in cy_page and "not valid JSON" in cy_page
+    bob_page = released(exchange, bob).read_text()  # the full feedback: nbgrader's, hidden tests left out
+    assert "Score of this attempt: 3 / 3" in bob_page and "3.0 / 3.0" in bob_page and "test_double_neg" in bob_page
+    assert "hand_out" not in bob_page and "END HIDDEN TESTS" not in bob_page
+
+
+def released(exchange: Path, attempt: Path) -> Path:
+    """Where the attempt's feedback must be for nbgrader fetch_feedback (its exchange/default/fetch_feedback.py)."""
     from nbgrader.utils import notebook_hash
 
-    cy_page = exchange / COURSE_ID / "feedback" / (
-        notebook_hash(secret=(cy / "submission_secret.txt").read_text(), notebook_id=NAME) + ".html")
-    assert "could not be graded" in cy_page.read_text() and "not valid JSON" in cy_page.read_text()
+    secret = (attempt / "submission_secret.txt").read_text()
+    return exchange / COURSE_ID / "feedback" / f"{notebook_hash(secret=secret, notebook_id=NAME)}.html"
 
 
 def test_the_service_policy_is_read_with_clear_errors():
