@@ -17,8 +17,9 @@ Makefile's targets call them). One subpackage per subsystem:
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
   arguments), ``forkserver`` (warm kernels); it knows nothing of grades;
 - ``grading/``    one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
-  ``scan``, ``student`` (the stages in order in a private course), ``merge``, ``record``; a class:
-  ``autograde``, ``graders`` (local or Dask), ``claims``, ``gradebook``, ``cluster``;
+  ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course),
+  ``merge``, ``record``; a class: ``autograde``, ``graders`` (local or Dask), ``claims``, ``gradebook``,
+  ``cluster``;
 - ``reports/``    ``feedback`` and ``grades``;
 - ``classroom/``  JupyterHub on this machine: ``hub`` and the students' ``env``.
 
