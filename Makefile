@@ -18,7 +18,7 @@ AXE_VERSION := 4.14.1
 AXE := .a11y/axe-core-$(AXE_VERSION).installed
 
 .PHONY: help lab test quick e2e lint release lecture handout autograde workers feedback grades insights bench checkpoints \
-        roster collect-zip term \
+        roster collect-zip term serve \
         venv a11y-tools clean classroom classroom-stop classroom-test classroom-proxy
 
 help:
@@ -33,6 +33,8 @@ help:
 	@echo "                 SCHEDULER=tcp://HOST:8786 on a Dask cluster; DB_URL=postgresql://... gradebook)"
 	@echo "make workers     a local Dask scheduler and WORKERS=N worker processes (Ctrl-C stops them)"
 	@echo "                 FORCE=1 grades everyone again; STUDENT=id (or STUDENT=\"a b\") only them"
+	@echo "make serve       grade each submission to nbgrader's exchange at once, feedback released at once"
+	@echo "                 (course.toml [service]; EXCHANGE=DIR, SERVE_PORT=N status page; Ctrl-C stops it)"
 	@echo "make feedback    write feedback HTML for every graded student, and one page each in feedback-pages/"
 	@echo "make grades      write grades.csv, grades-detail.csv, canvas-grades.csv and moodle-grades.csv"
 	@echo "make insights    write insights.html and insights.csv: what the class got wrong"
@@ -97,6 +99,9 @@ workers: $(STAMP)
 
 feedback: $(STAMP)
 	$(PY) -m whole_transformer.course feedback
+
+serve: $(STAMP)
+	$(PY) -m whole_transformer.course serve --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 grades: $(STAMP)
 	$(PY) -m whole_transformer.course grades

@@ -21,6 +21,7 @@ Makefile's targets call them). One subpackage per subsystem:
   ``merge``, ``record``; a class: ``autograde``, ``graders`` (local or Dask), ``claims``, ``gradebook``,
   ``cluster``;
 - ``reports/``    ``feedback`` and ``grades``;
+- ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
 - ``classroom/``  JupyterHub on this machine: ``hub`` and the students' ``env``.
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.

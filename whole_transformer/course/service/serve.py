@@ -99,10 +99,14 @@ class Service:
 
         self._settings()
         if not self.settings.service.enabled:
-            self.status.state = "off: course.toml [service] enabled = false"
+            if self.status.state != "off":
+                self.status.log("serve: off (course.toml [service] enabled = false); waiting for it to be turned on")
+            self.status.state = "off"
             return not self.running and not self._collect()
         self.status.state = "on: " + describe(self.settings.service)
-        if not self.running and source_digest(self.course) != self.built_from:
+        if self.graders is None:
+            self.start()  # only once it is on: nothing of the course is touched while it is off
+        elif not self.running and source_digest(self.course) != self.built_from:
             self.status.log("serve: source/ changed: preparing the assignment again")
             self._prepare()
         busy = {sub.student for sub, _, _ in self.running.values()}
@@ -209,7 +213,6 @@ def serve(course: Course, exchange: str | None = None, *, port: int | None = Non
     if page is not None:
         status.log(f"serve: status page http://127.0.0.1:{page.server_port}/?token={status.token}")
     try:
-        svc.start()
         while True:
             idle = svc.step()
             if once and idle:
