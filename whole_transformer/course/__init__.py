@@ -20,7 +20,7 @@ Makefile's targets call them). One subpackage per subsystem:
   ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course),
   ``merge``, ``record``; a class: ``autograde``, ``graders`` (local or Dask), ``claims``, ``gradebook``,
   ``cluster``;
-- ``reports/``    ``feedback`` and ``grades``;
+- ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
 - ``classroom/``  JupyterHub on this machine: ``hub`` and the students' ``env``.
 
