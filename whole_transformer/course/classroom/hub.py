@@ -159,6 +159,7 @@ def set_up_instructor(room: Classroom, log: Path) -> None:
 def write_hub_config(room: Classroom, proxy: Path) -> Path:
     hub = room.dir / "hub"
     config = hub / "jupyterhub_config.py"
+    service_port = _free_port()
     config.write_text(f"""\
 # JupyterHub of the classroom made by `make classroom` (whole_transformer/course/classroom/hub.py)
 c = get_config()  # noqa: F821
@@ -184,6 +185,21 @@ c.Spawner.environment = {{"PATH": {f"{room.env / 'bin'}:/usr/local/bin:/usr/bin:
 c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 180
+# the grading service (whole_transformer/course/service/): each submission graded at once, its feedback
+# released at once; run as the instructor in their course folder (once it is copied there), idle until
+# course.toml [service] is on. Its status page: {room.url}/services/grading/ (the counts; with
+# ?token=… from the course's autograde/.wt/service/status-token, names and scores too)
+c.JupyterHub.services = [{{
+    "name": "grading",
+    "user": {room.instructor!r},
+    "cwd": {str(room.home(room.instructor))!r},
+    "command": ["/bin/sh", "-c", "until [ -O {COURSE_FOLDER}/nbgrader_config.py ]; do sleep 1; done; "
+                "cd {COURSE_FOLDER} && exec {room.env / 'bin' / 'python'} -m whole_transformer.course serve "
+                "--exchange {room.exchange} --port {service_port}"],
+    "url": "http://127.0.0.1:{service_port}",
+    "timeout": 300,
+    "environment": {{"PATH": {f"{room.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"!r}}},
+}}]
 """)
     config.chmod(0o600)
     return config
