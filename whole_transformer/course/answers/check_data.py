@@ -25,6 +25,7 @@ from pathlib import Path
 from whole_transformer import exercise_checks as ec
 from whole_transformer import questions as qs
 
+from ..nbgrader.compare import floats
 from . import reference as ref
 from .mistakes import MISTAKES
 
@@ -39,18 +40,10 @@ def _hashes(ex: ec.Exercise, fn) -> list[str]:
     return [ec.digest(ex.name, i, ec.run_case(fn, c).canonical(), SALT) for i, c in enumerate(cases)]
 
 
-def _floats(value):
-    if type(value) is float:
-        yield value
-    elif type(value) is tuple:
-        for v in value:
-            yield from _floats(v)
-
-
 def _assert_stable(ex: ec.Exercise) -> None:
     """A right float must not lie at a rounding boundary of its hash (a right answer could miss it)."""
     for c in ex.cases():
-        for x in _floats(ec.run_case(REFERENCE[ex.name], c).value):
+        for x in floats(ec.run_case(REFERENCE[ex.name], c).value):
             if not math.isfinite(x) or x == 0:
                 continue
             near = {f"{y:.{ec.FLOAT_DIGITS - 1}e}" for y in (x * (1 - 1e-9), x, x * (1 + 1e-9))}

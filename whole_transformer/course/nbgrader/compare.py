@@ -82,3 +82,12 @@ def judge(expected: dict, results: list) -> list[str]:
             if kind not in failed:
                 failed.append(kind)
     return failed
+
+
+def floats(value):
+    """Every float in a plain value, lists and tuples walked (JSON data, or ``grading.plain``'s)."""
+    if type(value) is float:
+        yield value
+    elif type(value) in (list, tuple):
+        for v in value:
+            yield from floats(v)

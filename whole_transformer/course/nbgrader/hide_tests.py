@@ -26,6 +26,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
 from ..cells import HIDDEN_TESTS, SOLUTION, is_test, split_region
+from .compare import floats
 from .verdict import split_expected
 from .verdict_text import FAILED, GRADER_ERROR, NOT_ANSWERED
 
@@ -95,14 +96,6 @@ def _significant_digits(text: str) -> int:
     return len(mantissa.lstrip("0"))
 
 
-def _floats(value):
-    if type(value) is float:
-        yield value
-    elif type(value) is list:
-        for v in value:
-            yield from _floats(v)
-
-
 def expected_values(hidden: str, min_len: int = 16) -> set[str]:
     """The expected values of a hidden test's EXPECTED part, as a feedback file would quote them.
 
@@ -122,7 +115,7 @@ def expected_values(hidden: str, min_len: int = 16) -> set[str]:
         out.add(f'"want": {want}')
         if len(want) >= min_len:
             out.add(want)
-        out |= {repr(x) for x in _floats(case["want"]) if _significant_digits(repr(x)) >= 10}
+        out |= {repr(x) for x in floats(case["want"]) if _significant_digits(repr(x)) >= 10}
     return out
 
 
