@@ -24,7 +24,7 @@ from ..layout import Course
 from . import attempt
 from .policy import decide, describe
 from .status import Status, serve_status
-from .watch import FAILED, Store, scan
+from .watch import FAILED, Store, inbound, scan
 
 RETRIES = 3
 
@@ -71,6 +71,9 @@ class Service:
                         else LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout))
         self.status.log(f"serve: grading {self.graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
                         f"exchange {self.exchange}")
+        if not inbound(self.exchange).is_dir():
+            self.status.log(f"serve: WARNING: there is no {inbound(self.exchange)} yet: is the assignment released "
+                            "to this exchange (nbgrader release_assignment), and is --exchange right?")
 
     def _prepare(self) -> None:
         """The assignment as source/ has it now (again, after make release changed it)."""
@@ -179,7 +182,9 @@ class Service:
         self.status.done(rec)
         what = {"graded": f"graded {rec.get('score', 0):g} / {rec.get('max_score', 0):g}"
                           + (" (counts)" if rec.get("counts") else " (does not count)")
-                          + (" late" if rec.get("late") else "") + f", {rec.get('feedback')} feedback released"}
+                          + (" late" if rec.get("late") else "") + f", {rec.get('feedback')} feedback released"
+                          + (f"; to look at: {rec['reason']}" if rec.get("reason") else "")
+                          + (f"; {rec['findings']} finding(s)" if rec.get("findings") else "")}
         self.status.log(f"{rec['status'].upper()} {sub.student or '?'} {sub.name}: "
                         + what.get(rec["status"], rec.get("reason", "")))
 
