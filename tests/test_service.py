@@ -28,9 +28,9 @@ from test_course_exchange import nbgrader
 from whole_transformer.course.build.release import release
 from whole_transformer.course.grading.autograde import autograde
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env
-from whole_transformer.course.service.policy import decide
+from whole_transformer.course.service.policy import counts, decide, feedback_kind
 from whole_transformer.course.service.serve import serve
-from whole_transformer.course.service.watch import Store
+from whole_transformer.course.service.watch import Store, read_submission
 from whole_transformer.course.term.settings import SettingsError, parse
 
 SERVICE = "[service]\nenabled = true\nattempts = 2\ncounts = \"last\"\n"
@@ -202,3 +202,24 @@ def test_the_policy_decides_attempt_by_attempt():
     assert not over.grade and "over the limit of 2" in over.why and "stays your attempt 2" in over.why
     late = decide(s, "ada", due + timedelta(minutes=1), [])
     assert not late.grade and late.late and "after the due date" in late.why
+    assert (feedback_kind(s, "ada", due), feedback_kind(s, "ada", due + timedelta(seconds=1))) == ("pass_fail", "full")
+    best = parse('[service]\nenabled = true\ncounts = "best"\n').service
+    history = [{"status": "graded", "score": 2.0}, {"status": "refused"}]
+    assert [counts(best, x, history) for x in (1.0, 2.0, 3.0)] == [False, True, True]
+    assert counts(s.service, 0.0, history)  # "last": the newest graded attempt counts, whatever its score
+
+
+def test_an_attempt_in_another_accounts_folder_is_not_graded(tmp_path):
+    import pwd
+
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    me = pwd.getpwuid(os.getuid()).pw_name
+    other = next(p.pw_name for p in pwd.getpwall() if p.pw_uid != os.getuid() and "+" not in p.pw_name)
+    for name, wrong in ((me, False), (other, True), ("no-such-account-here", False)):
+        folder = tmp_path / f"{name}+{ASSIGNMENT}+{stamp}+abc"
+        folder.mkdir()
+        (folder / "submission_secret.txt").write_text("s")
+        sub = read_submission(folder)
+        assert (sub.student, bool(sub.problem)) == (name, wrong), sub.problem
+        assert not wrong or "belongs to another account" in sub.problem
+    assert read_submission(tmp_path / f"{me}+another-assignment+{stamp}+abc") is None

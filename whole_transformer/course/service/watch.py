@@ -71,10 +71,25 @@ def read_submission(folder: Path) -> Submission | None:
         problem = f"the time in the folder's name ({parts[2]!r}) cannot be read"
     elif not folder.is_dir() or folder.is_symlink():
         problem = "it is not a folder"
+    elif _handed_in_by_another(folder, student):
+        problem = (f"the folder belongs to another account (uid {folder.stat().st_uid}) than {student}'s: one student "
+                   "cannot hand in for another")
     elif not (folder / "submission_secret.txt").is_file():
         problem = ("it has no submission_secret.txt (not handed in with nbgrader submit): its feedback cannot be "
                    "released")
     return Submission(folder.name, folder, student, when, problem)
+
+
+def _handed_in_by_another(folder: Path, student: str) -> bool:
+    """On a hub whose students are accounts of this machine (``make classroom``), nbgrader submit runs as
+    the student, so the folder is theirs; anyone else's folder under their name is not their attempt.
+    Where the student has no account here (containers, tests), the name is all there is."""
+    import pwd
+
+    try:
+        return folder.stat().st_uid != pwd.getpwnam(student).pw_uid
+    except (KeyError, OSError):
+        return False
 
 
 def scan(exchange: Path) -> list[Submission]:
