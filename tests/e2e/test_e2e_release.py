@@ -372,106 +372,80 @@ def check_colour_vision(lab, nb, name):
 
 
 # ---------------------------------------------------------------------------------------------- tests
-def test_release_01_runs(lab):
-    check_release_run(lab, N01)
-
-
-def test_release_01_axe_default(lab, artifacts):
-    check_axe(lab, artifacts, N01, "default")
-
-
-def test_release_01_machine_lab(lab):
-    exercise_machine(lab, run(lab, N01).nb, "01-release")
-
-
 def machine_keys(kind, name):
     """Enter on every part of the stack but the last two, so that a block is chosen when Tab reaches the
     block's "inside" buttons (choosing the output layer hides them); of those, Enter on the two not chosen."""
     return [] if name in ("final LayerNorm", "output layer", "whole block") else default_keys(kind, name)
 
 
-def test_release_01_keyboard_colour_vision_and_axe_widest(lab, artifacts):
-    nb = run(lab, N01).nb
-    check_keyboard(lab, nb, "machine", machine_keys)
-    check_figures(nb, N01)
-    check_colour_vision(lab, nb, N01)
-    check_axe(lab, artifacts, N01, "widest")
+def exercise_block_and_scale(lab, nb, prefix):
+    exercise_block(lab, nb, prefix)
+    exercise_scale(lab, nb, prefix)
 
 
-def test_release_02_runs(lab):
-    check_release_run(lab, N02)
+def pytest_generate_tests(metafunc):
+    """A notebook's ``test_lab``: one test per entry of its class's ``labs``, in that order."""
+    if metafunc.function.__name__ == "test_lab":
+        labs = metafunc.cls.labs
+        metafunc.parametrize("exercise", labs, ids=[f.__name__.removeprefix("exercise_") for f in labs])
 
 
-def test_release_02_axe_default(lab, artifacts):
-    check_axe(lab, artifacts, N02, "default")
+class ReleaseNotebook:
+    """What every release notebook is checked for; a class per notebook adds its labs. pytest runs a class's
+    tests in order, these first, so the tests of one notebook follow each other and share one run of it."""
+
+    name = ""
+    labs = ()  # exercise_*(lab, nb, prefix) functions: what a student does with the notebook's labs
+
+    def test_runs(self, lab):
+        check_release_run(lab, self.name)
+
+    def test_axe_default(self, lab, artifacts):
+        check_axe(lab, artifacts, self.name, "default")
+
+    def test_lab(self, lab, exercise):
+        exercise(lab, run(lab, self.name).nb, f"{self.name[:2]}-release")
+
+    def keyboard_colour_vision_and_axe_widest(self, lab, artifacts, *walks):
+        """The keyboard walk of each lab (kind, then check_keyboard's options), the figures' alt text, the colour
+        vision shots and axe at the labs' widest; returns the figures found."""
+        nb = run(lab, self.name).nb
+        for kind, *options in walks:
+            check_keyboard(lab, nb, kind, *options)
+        found = check_figures(nb, self.name)
+        check_colour_vision(lab, nb, self.name)
+        check_axe(lab, artifacts, self.name, "widest")
+        return found
 
 
-def test_release_02_microscope_lab(lab):
-    exercise_microscope(lab, run(lab, N02).nb, "02-release")
+class TestRelease01(ReleaseNotebook):
+    name, labs = N01, (exercise_machine,)
+
+    def test_keyboard_colour_vision_and_axe_widest(self, lab, artifacts):
+        self.keyboard_colour_vision_and_axe_widest(lab, artifacts, ("machine", machine_keys))
 
 
-def test_release_02_every_microscope_step_fits(lab):
-    microscope_every_step_fits(lab, run(lab, N02).nb, "02-release")
+class TestRelease02(ReleaseNotebook):
+    name, labs = N02, (exercise_microscope, microscope_every_step_fits, exercise_block_and_scale)
+
+    def test_keyboard_colour_vision_and_axe_widest(self, lab, artifacts):
+        found = self.keyboard_colour_vision_and_axe_widest(lab, artifacts, ("microscope",), ("scale",))
+        assert any("decoder block" in f["alt"] for f in found), f"the block picture has no alt text: {found}"
 
 
-def test_release_02_block_and_scale_labs(lab):
-    nb = run(lab, N02).nb
-    exercise_block(lab, nb, "02-release")
-    exercise_scale(lab, nb, "02-release")
+class TestRelease03(ReleaseNotebook):
+    name, labs = N03, (exercise_decode,)
+
+    def test_keyboard_colour_vision_and_axe_widest(self, lab, artifacts):
+        self.keyboard_colour_vision_and_axe_widest(lab, artifacts, ("decode",))
 
 
-def test_release_03_runs(lab):
-    check_release_run(lab, N03)
+class TestRelease04(ReleaseNotebook):
+    name, labs = N04, (exercise_batch, exercise_training)
 
-
-def test_release_02_keyboard_colour_vision_and_axe_widest(lab, artifacts):
-    nb = run(lab, N02).nb
-    for kind in ("microscope", "scale"):
-        check_keyboard(lab, nb, kind)
-    found = check_figures(nb, N02)
-    assert any("decoder block" in f["alt"] for f in found), f"the block picture has no alt text: {found}"
-    check_colour_vision(lab, nb, N02)
-    check_axe(lab, artifacts, N02, "widest")
-
-
-def test_release_03_axe_default(lab, artifacts):
-    check_axe(lab, artifacts, N03, "default")
-
-
-def test_release_03_decode_lab(lab):
-    exercise_decode(lab, run(lab, N03).nb, "03-release")
-
-
-def test_release_03_keyboard_colour_vision_and_axe_widest(lab, artifacts):
-    nb = run(lab, N03).nb
-    check_keyboard(lab, nb, "decode")
-    check_figures(nb, N03)
-    check_colour_vision(lab, nb, N03)
-    check_axe(lab, artifacts, N03, "widest")
-
-
-def test_release_04_runs(lab):
-    check_release_run(lab, N04)
-
-
-def test_release_04_axe_default(lab, artifacts):
-    check_axe(lab, artifacts, N04, "default")
-
-
-def test_release_04_batch_lab(lab):
-    exercise_batch(lab, run(lab, N04).nb, "04-release")
-
-
-def test_release_04_training_lab(lab):
-    exercise_training(lab, run(lab, N04).nb, "04-release")
-
-
-def test_release_04_keyboard_colour_vision_and_axe_widest(lab, artifacts):
-    nb = run(lab, N04).nb
-    check_keyboard(lab, nb, "batch", typed={"numbers": "5, 14, 427"})
-    # Train with 59 epochs would take a minute: the keyboard test moves the run and the epochs, not Train
-    check_keyboard(lab, nb, "training", lambda kind, name: [] if name == "Train" else default_keys(kind, name))
-    figures = check_figures(nb, N04)
-    assert any("Chart of training loss" in f["alt"] for f in figures), f"the training chart has no alt text: {figures}"
-    check_colour_vision(lab, nb, N04)
-    check_axe(lab, artifacts, N04, "widest")
+    def test_keyboard_colour_vision_and_axe_widest(self, lab, artifacts):
+        # Train with 59 epochs would take a minute: the keyboard test moves the run and the epochs, not Train
+        found = self.keyboard_colour_vision_and_axe_widest(
+            lab, artifacts, ("batch", default_keys, {"numbers": "5, 14, 427"}),
+            ("training", lambda kind, name: [] if name == "Train" else default_keys(kind, name)))
+        assert any("Chart of training loss" in f["alt"] for f in found), f"the training chart has no alt text: {found}"
