@@ -48,15 +48,20 @@ def fingerprints(text: str) -> set[str]:
     return {hashlib.sha256(" ".join(w[i:i + 10]).encode()).hexdigest()[:16] for i in range(len(w) - 9)}
 
 
-def controls(root):
+def widgets_in(root, keep):
+    """The widgets inside root (every Box opened, down to its leaves) for which keep(widget) is true."""
     out, todo = [], [root]
     while todo:
         w = todo.pop()
         if isinstance(w, widgets.Box):
             todo.extend(w.children)
-        elif isinstance(w, (*NAMED, widgets.Button)) and w.layout.display != "none":
+        elif keep(w):
             out.append(w)
     return out
+
+
+def controls(root):
+    return widgets_in(root, lambda w: isinstance(w, (*NAMED, widgets.Button)) and w.layout.display != "none")
 
 
 @pytest.fixture(scope="module")
@@ -128,14 +133,7 @@ def test_text_colours_keep_4_5_to_1_on_white(labs):
 
 
 def _html_widgets(root):
-    out, todo = [], [root]
-    while todo:
-        w = todo.pop()
-        if isinstance(w, widgets.Box):
-            todo.extend(w.children)
-        elif isinstance(w, widgets.HTML):
-            out.append(w)
-    return out
+    return widgets_in(root, lambda w: isinstance(w, widgets.HTML))
 
 
 @pytest.mark.parametrize("mode", ["diverging", "sequential"])
