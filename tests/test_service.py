@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
+from simclass.minicourse import NAME, make_course, require_sandbox
 from simclass.notebooks import set_answer
 from test_course_exchange import nbgrader
 
@@ -49,8 +49,9 @@ def course_with_exchange(tmp_path: Path, toml: str = SERVICE) -> tuple[Course, P
     return course, exchange
 
 
-def answered(double: str = "def double(x):\n    return 2 * x"):
-    nb = mini_notebook()
+def answered(course: Course, double: str = "def double(x):\n    return 2 * x"):
+    """The released notebook, answered."""
+    nb = nbformat.read(course.release / f"{NAME}.ipynb", as_version=4)
     set_answer(nb, "answer_q", "answer_q = 8")
     return set_answer(nb, "double", double)
 
@@ -126,7 +127,9 @@ def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
     require_sandbox()
     course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\nfeedback_before_due = \"full\"\n")
     now = datetime.now(UTC)
-    bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered())}, now - timedelta(minutes=3))
+    bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered(course))}, now - timedelta(minutes=3))
+    crash = answered(course, "def double(x):\n    import os\n    os._exit(1)")  # the student's kernel dies
+    dee = hand_in(exchange, "dee", {f"{NAME}.ipynb": nbformat.writes(crash)}, now - timedelta(minutes=2, seconds=30))
     cy = hand_in(exchange, "cy", {f"{NAME}.ipynb": '{"cells": [ oops'}, now - timedelta(minutes=2))
     hand_in(exchange, "", {f"{NAME}.ipynb": "{}"}, now, name="not-a-submission")
     log = course.state / "service" / "serve.log"
@@ -139,7 +142,7 @@ def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
         url = text.split("status page ", 1)[1].split()[0]
         time.sleep(2)  # nbgrader is running bob's notebook in the sandbox now
         busy = _status(url.replace("/?", "/status.json?"))
-        assert (busy["running"], busy["queue"], busy["failed"]) == (1, 1, 1), busy  # the malformed one: failed
+        assert (busy["running"], busy["queue"], busy["failed"]) == (1, 2, 1), busy  # the malformed one: failed
         assert busy["running_now"][0].startswith("bob") and "running_now" not in _status(url.split("?")[0]
                                                                                          + "status.json")
         proc.send_signal(signal.SIGKILL)
@@ -155,8 +158,13 @@ def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
     assert text.count("grading bob") == 2 and text.count("GRADED bob") == 1, text
     assert text.count("FAILED cy") == 1 and text.count("MALFORMED ? not-a-submission") == 1, text
     records = {r["name"].split("+")[0]: r for r in store.all()}
-    assert sorted(records) == ["bob", "cy", "not-a-submission"]
+    assert sorted(records) == ["bob", "cy", "dee", "not-a-submission"]
     assert records["bob"]["status"] == "graded" and records["bob"]["score"] == 3.0
+    assert records["dee"]["status"] == "graded" and records["dee"]["score"] == 1.0  # answer_q still counts
+    assert "could not run to the end" in records["dee"]["reason"] and records["bob"]["reason"] == ""
+    assert "to look at: 01-mini: 2 test cell(s) could not run to the end" in text
+    dee_page = released(exchange, dee).read_text()
+    assert "Score of this attempt: 1 / 3" in dee_page and "test_double_small" in dee_page
     assert "not valid JSON" in records["cy"]["reason"]
     cy_page = released(exchange, cy).read_text()
     assert "could not be graded" in cy_page and "not valid JSON" in cy_page

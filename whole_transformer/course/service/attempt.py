@@ -130,7 +130,7 @@ def graded(svc, sub: Submission, decision: Decision, job: Job, result) -> dict:
         pages.update(fb.full_pages(svc.course, result, svc.template, svc.work, svc.secrets,
                                    fb.own_text(job.files), header, svc.status.log))
     released = fb.release(svc.exchange, sub, fb.pages_by_id(sub, result, pages, header))
-    bad = [f"{n}: {r.reason}" for n, r in result.notebooks.items() if r.status != GRADED and r.status != MISSING]
+    bad = [f"{n}: {r.reason}" for n, r in result.notebooks.items() if r.reason and r.status != MISSING]
     return record(sub, GRADED, "; ".join(bad), number=decision.number, late=decision.late, score=score,
                   max_score=total, counts=counting, feedback=kind, released=len(released),
                   findings=len(result.findings), seconds=round(result.seconds + time.monotonic() - t0, 1))
