@@ -190,3 +190,21 @@ def test_hide_hidden_tests_drops_an_output_quoting_the_expected_line():
     out, _ = HideHiddenTests().preprocess(nb, {})
     assert "quoted the hidden tests" in out.cells[1].outputs[0]["text"]
     assert out.cells[2].outputs[0]["text"] == "the end\n"
+
+
+def test_no_hint_students_are_given_holds_a_line_of_a_solution(course):
+    """What the visible checks and the graded feedback say of a mistake (the hints of the students' package and of
+    the mistake catalogue) never hands out a line of a reference solution: a feedback file naming the mistake would
+    be removed as a leak, and the hint would have given the answer."""
+    from whole_transformer.course.answers.mistakes import CATALOGUE
+    from whole_transformer.course.nbgrader.hide_tests import solution_fragments
+
+    package = Path(__import__("whole_transformer").__file__).parent / "data"
+    said = [p.read_text() for p in sorted(package.glob("*.json"))]
+    said += [f"{m.hint}\n{m.check_says}" for mistakes in CATALOGUE.values() for m in mistakes]
+    lines = {line for name in ("01-whole-machine", "02-microscope", "03-one-word-at-a-time", NB)
+             for c in source_cells(course, name) if nbgrader_meta(c).get("solution")
+             for line in solution_fragments(c.source)}
+    assert lines
+    shown = [(line, text[:80]) for line in lines for text in said if line in text]
+    assert not shown, shown

@@ -129,7 +129,8 @@ def _gd_diagnose(cases, got) -> str | None:
                     "(np.argmax), an int.")
     for o in got:
         if o.error is None and o.changed:
-            return "It changes the caller's prompt: start from a copy, ids = list(prompt)."
+            return ("It changes the caller's prompt: append to a new list that starts as a copy of it, and leave "
+                    "the prompt you were given as it was.")
     for o in got:
         if o.error is None and not isinstance(o.value, tuple):
             return f"It should return the list of ids, but returned {o.describe()}."
