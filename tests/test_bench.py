@@ -34,8 +34,9 @@ def load_bench():
 
 
 def table_rows(text: str) -> list[list[str]]:
+    """The rows of the results table (the first table; the scale study's and the machine's come after it)."""
     rows = []
-    for line in text.split("## Machine")[0].splitlines():
+    for line in text.split("## Scale study")[0].split("## Machine")[0].splitlines():
         if line.startswith("| ") and not line.startswith("| group") and not line.startswith("|---"):
             cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
             rows.append(cells)
