@@ -26,6 +26,19 @@ def execute(nb, *, timeout=180, allow_errors=False, store_widget_state=False, **
                                store_widget_state=store_widget_state)
 
 
+def run_fresh(name, mode, record_property, **options):
+    """Source notebook `name` run in a fresh kernel as a student runs it (mode "interactive") or as the grader does
+    ("autograde"), with execute's `options`; the seconds it took go to the test's record. Asserts that no cell
+    raised; returns (the notebook run, the seconds)."""
+    nb = load(name)
+    extra = {"NBGRADER_EXECUTION": "autograde"} if mode == "autograde" else {}
+    seconds = execute(nb, **options, **extra)
+    record_property("seconds", round(seconds, 1))
+    print(f"{name} ({mode}): {seconds:.1f} s")
+    assert not errors(nb), errors(nb)
+    return nb, seconds
+
+
 def stream_text(cell):
     """What a cell printed, with errors as 'Name: message'."""
     out = []

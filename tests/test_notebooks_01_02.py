@@ -21,7 +21,7 @@ import sys
 import nbformat
 import pytest
 from implementations import run_test_cell
-from notebook_helpers import SOURCE, errors, load
+from notebook_helpers import SOURCE, errors, load, run_fresh
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as outputs
 
@@ -122,12 +122,7 @@ def test_notebook_02_states_what_the_stored_runs_show():
 @pytest.mark.parametrize("mode", ["interactive", "autograde"])
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_notebook_runs_top_to_bottom_in_a_fresh_kernel(name, mode, record_property):
-    nb = load(name)
-    extra = {"NBGRADER_EXECUTION": "autograde"} if mode == "autograde" else {}
-    seconds = execute(nb, **extra)
-    record_property("seconds", round(seconds, 1))
-    print(f"{name} ({mode}): {seconds:.1f} s")
-    assert not errors(nb), errors(nb)
+    nb, seconds = run_fresh(name, mode, record_property, timeout=120)
     for qid in NOTEBOOKS[name]:
         tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{qid}")
         assert outputs(tst).strip() == "✓ Right.", (qid, outputs(tst))

@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from implementations import implementations, run_test_cell
-from notebook_helpers import SOURCE, errors, load, widget_text
+from notebook_helpers import SOURCE, errors, load, run_fresh, widget_text
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as text_of
 
@@ -148,12 +148,7 @@ def test_the_prose_matches_the_shipped_models():
 @pytest.mark.parametrize("mode", ["interactive", "autograde"])
 @pytest.mark.parametrize("name", [N03, N04])
 def test_notebook_runs_top_to_bottom_in_a_fresh_kernel(name, mode, record_property):
-    nb = load(name)
-    extra = {"NBGRADER_EXECUTION": "autograde"} if mode == "autograde" else {}
-    seconds = execute(nb, **extra)
-    record_property("seconds", round(seconds, 1))
-    print(f"{name} ({mode}): {seconds:.1f} s")
-    assert not errors(nb), errors(nb)
+    nb, seconds = run_fresh(name, mode, record_property, allow_errors=True, store_widget_state=True)
     for gid in [*QUESTIONS[name], *EXERCISES[name]]:
         assert text_of(cell_of(nb, f"test_{gid}")).startswith("✓ Right."), (gid, text_of(cell_of(nb, f"test_{gid}")))
     for c in nb.cells:
