@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,11 +36,12 @@ from pathlib import Path
 from ..layout import ASSIGNMENT, Course, redact
 from ..sandbox.bubblewrap import SandboxMissing, check_sandbox
 from .claims import Claims
-from .gradebook import Template, build_template, changed_notebooks, make_pack, open_gradebook
+from .class_log import Progress, Tally, lateness_note, log_summary, summary_line
+from .gradebook import Pack, Template, build_template, changed_notebooks, make_pack, open_gradebook
 from .graders import DaskGraders, LocalGraders
 from .locate import Job, make_job, submission_digest, submission_files
 from .merge import merge
-from .record import FAILED, GRADED, MISSING, NotebookResult, Record, StudentResult, load_record, write_integrity_report
+from .record import FAILED, GRADED, MISSING, NotebookResult, StudentResult, load_record, write_integrity_report
 
 
 @dataclass
@@ -53,45 +53,6 @@ class ClassRun:
     elsewhere: list[str] = field(default_factory=list)  # being graded by another run at the time
     left: list[str] = field(default_factory=list)  # not graded (stopped, or the grading infrastructure failed)
     workers: list[str] = field(default_factory=list)  # where each graded student was graded, in order
-
-
-class Progress:
-    """Students done, running and left, with the rate: a tqdm bar on a terminal, else a plain line
-    on stderr every 15 s."""
-
-    def __init__(self, total: int, enabled: bool = True):
-        from tqdm import tqdm
-
-        self.t0 = time.monotonic()
-        self.tty = sys.stderr.isatty()
-        self.enabled = enabled and total > 0
-        self.last = 0.0
-        self.bar = tqdm(total=total, unit="student", file=sys.stderr, disable=not (self.enabled and self.tty),
-                        bar_format="autograde {bar:20} {desc}", dynamic_ncols=True)
-        self.total = total
-
-    def update(self, done: int, running: int, force: bool = False) -> None:
-        now = time.monotonic()
-        if not self.enabled or not (force or self.tty or now - self.last >= 15):
-            return
-        self.last = now
-        minutes = (now - self.t0) / 60
-        rate = done / minutes if minutes > 0 and done else 0.0
-        left = self.total - done - running
-        eta = f", about {(self.total - done) / rate:.0f} min to go" if rate and done < self.total else ""
-        text = f"{done}/{self.total} done · {running} running · {left} left · {rate:.1f} students/min{eta}"
-        if self.tty:
-            self.bar.n = done
-            self.bar.set_description_str(text)
-        else:
-            print(f"autograde: {text}", file=sys.stderr, flush=True)
-
-    def clear(self) -> None:
-        if self.tty:
-            self.bar.clear()
-
-    def close(self) -> None:
-        self.bar.close()
 
 
 def _work_root(course: Course) -> Path:
@@ -142,51 +103,8 @@ def _failed_result(job: Job, template: Template, e: BaseException) -> StudentRes
     return result
 
 
-def lateness_note(course: Course, student: str, settings=None) -> str:
-    """On time, late by how much (and the penalty), or an extension, as course.toml has it."""
-    from whole_transformer.course.term.late import student_lateness
-    from whole_transformer.course.term.settings import load
-
-    try:
-        return student_lateness(course, settings or load(course), student).describe()
-    except ValueError as e:  # an unreadable timestamp.txt: said on the student's line, grading goes on
-        return f"hand-in time unreadable: {e}"
-
-
-def summary_line(student: str, rec: Record, gb, template: Template, when: str = "") -> str:
-    """One line for the log: the student's score, notebooks graded, failed and missing, findings,
-    and when it was handed in (``when``: ``lateness_note``)."""
-    from nbgrader.api import MissingEntry
-
-    score = 0.0
-    try:
-        sub = gb.find_submission(ASSIGNMENT, student)
-        score, maximum = sub.score, sub.max_score
-    except MissingEntry:
-        maximum = sum(ms for c in template.grade_cells.values() for _, ms in c)
-    gb.db.commit()  # end the read transaction
-    counts = {k: rec.count(k) for k in (GRADED, FAILED, MISSING)}
-    parts = [f"{counts[GRADED]} graded"]
-    if counts[FAILED]:
-        parts.append(f"{counts[FAILED]} failed")
-    if counts[MISSING]:
-        parts.append(f"{counts[MISSING]} missing")
-    bad_cells = sum(1 for v in rec.notebooks.values() if v.status == GRADED
-                    for c in v.cells.values() if c.status != GRADED)
-    if bad_cells:
-        parts.append(f"{bad_cells} test cell(s) failed to run")
-    return (f"{student:<24} {score:6.1f} / {maximum:<5.1f} notebooks: {', '.join(parts):<34} "
-            f"findings: {len(rec.findings)}  ({rec.seconds:.0f} s)" + (f"  {when}" if when else ""))
-
-
-def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: list[str] | None = None,
-              no_sandbox: bool = False, cell_timeout: int | None = None, scheduler: str | None = None,
-              progress: bool | None = None, log=print) -> ClassRun:
-    """Grade every student of submitted/ (or those given) who is not graded yet; see module doc.
-
-    ``scheduler``: the address of a Dask scheduler (``tcp://host:8786``) to grade on its workers;
-    else ``jobs`` students at once here. Ctrl-C stops cleanly: students merged so far stay graded."""
-    t0 = time.monotonic()
+def _start(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, object]:
+    """(whether the kernels are sandboxed, course.toml's settings): what must hold before anyone is graded."""
     if jobs < 1:
         raise ValueError(f"--jobs must be 1 or more, got {jobs}")
     sandbox = check_sandbox(no_sandbox)
@@ -204,94 +122,146 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     if stale:
         raise ValueError("course.toml [points] differs from source/ (" + ", ".join(
             f"{gid} {old:g} → {new:g}" for _, gid, old, new in stale) + "): run make release first, then autograde")
+    return sandbox, settings
+
+
+def _chosen(course: Course, students: list[str] | None) -> list[str]:
+    """The students to grade: everyone in submitted/, or those given (each must have a folder there)."""
     everyone = course.students()
     if students:
         unknown = [s for s in students if s not in everyone]
         if unknown:
             raise ValueError(f"no submission folder for {', '.join(unknown)} in {course.submitted}")
         everyone = [s for s in everyone if s in students]
+    return everyone
+
+
+def _fresh_work(course: Course) -> Path:
     course.state.mkdir(parents=True, exist_ok=True)
     work = _work_root(course)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    return work
+
+
+def _assignment(course: Course, claims: Claims, work: Path, log) -> tuple[Template, Pack]:
+    """The gradebook and the assignment prepared (by one run at a time), and the pack graders get."""
+    t_prep = time.monotonic()
+    claims.lock("assignment")  # one run at a time prepares the gradebook and the assignment
+    try:
+        template = build_template(course, work, log)
+    finally:
+        claims.unlock("assignment")
+    pack = make_pack(course, template)
+    where_db = "gradebook.db" if course.sqlite else redact(course.db_url)
+    log(f"autograde: assignment ready in {time.monotonic() - t_prep:.1f} s; gradebook {where_db}")
+    return template, pack
+
+
+@dataclass
+class _Grading:
+    """The scheduling loop of one run: students handed to the graders as they have room, results merged
+    into the course as they come back, one student at a time."""
+
+    course: Course
+    template: Template
+    pack: Pack
+    graders: LocalGraders | DaskGraders
+    claims: Claims
+    settings: object
+    force: bool
+    tally: Tally
+    bar: Progress
+    log: object
+
+    def run(self, todo: list[str], gb, staging: Path) -> None:
+        queue = list(todo)  # the biggest submissions first, so that the last ones to finish are short
+        running: dict[object, Job] = {}
+        while queue or running:
+            self.fill(queue, running)
+            finished = [f for f in running if f.done()]
+            if not finished:
+                self.bar.update(len(self.tally.graded), len(running))
+                time.sleep(0.2)
+                continue
+            for fut in finished:
+                self.take(fut, running.pop(fut), gb, staging)
+            self.bar.update(len(self.tally.graded), len(running), force=not running)
+
+    def fill(self, queue: list[str], running: dict) -> None:
+        """Hand students to the graders while they have room: each claimed, and not graded meanwhile."""
+        while queue and len(running) < self.graders.capacity():
+            s = queue.pop(0)
+            if not self.claims.claim(s):
+                self.tally.elsewhere.append(s)  # another run is grading this student now
+                continue
+            if not self.force and is_done(self.course, s, self.template):
+                self.claims.release(s)  # graded by another run since this one started
+                self.tally.skipped.append(s)
+                continue
+            job = make_job(self.course, s, self.template)
+            running[self.graders.submit(job, self.pack)] = job
+
+    def take(self, fut, job: Job, gb, staging: Path) -> None:
+        """Merge one finished student: a grader's failure is the student's failed result; a failure of the
+        grading infrastructure leaves the student for the next run."""
+        try:
+            result = self.graders.result(fut)
+        except SandboxMissing:
+            raise
+        except BaseException as e:  # noqa: BLE001 - sorted below
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            if self.graders.infrastructure_error(e):
+                self.log(f"{job.student}: not graded ({type(e).__name__}: {e}); left for the next run")
+                self.tally.left.append(job.student)
+                self.claims.release(job.student)
+                return
+            result = _failed_result(job, self.template, e)  # a grader bug must not stop the class
+        merge(self.course, result, self.template, gb, staging)
+        self.claims.release(job.student)
+        self.tally.graded.append(job.student)
+        self.tally.where.append(result.worker)
+        self.bar.clear()
+        self.log(summary_line(job.student, result, gb, self.template,
+                              lateness_note(self.course, job.student, self.settings)))
+
+
+def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: list[str] | None = None,
+              no_sandbox: bool = False, cell_timeout: int | None = None, scheduler: str | None = None,
+              progress: bool | None = None, log=print) -> ClassRun:
+    """Grade every student of submitted/ (or those given) who is not graded yet; see module doc.
+
+    ``scheduler``: the address of a Dask scheduler (``tcp://host:8786``) to grade on its workers;
+    else ``jobs`` students at once here. Ctrl-C stops cleanly: students merged so far stay graded."""
+    t0 = time.monotonic()
+    sandbox, settings = _start(course, jobs, no_sandbox, log)
+    everyone = _chosen(course, students)
+    work = _fresh_work(course)
     claims = Claims(course)
     graders = None
-    bar = None
-    graded: list[str] = []
-    where: list[str] = []
-    elsewhere: list[str] = []
-    left: list[str] = []
+    tally = Tally()
     try:
-        t_prep = time.monotonic()
-        claims.lock("assignment")  # one run at a time prepares the gradebook and the assignment
-        try:
-            template = build_template(course, work, log)
-        finally:
-            claims.unlock("assignment")
-        pack = make_pack(course, template)
-        where_db = "gradebook.db" if course.sqlite else redact(course.db_url)
-        log(f"autograde: assignment ready in {time.monotonic() - t_prep:.1f} s; gradebook {where_db}")
-
-        todo, skipped = [], []
+        template, pack = _assignment(course, claims, work, log)
+        todo = []
         for s in sorted(everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s)
                                                        if p.suffix == ".ipynb"])):
-            (skipped if is_done(course, s, template) and not force else todo).append(s)
+            (tally.skipped if is_done(course, s, template) and not force else todo).append(s)
         graders = (DaskGraders(scheduler, sandbox, cell_timeout, log) if scheduler
                    else LocalGraders(jobs, work, sandbox, cell_timeout))
-        log(f"autograde: {len(todo)} to grade, {len(skipped)} already graded, {graders.describe()} "
+        log(f"autograde: {len(todo)} to grade, {len(tally.skipped)} already graded, {graders.describe()} "
             f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})")
         bar = Progress(len(todo), enabled=progress if progress is not None else True)
         gb = open_gradebook(course)
-        staging = work / "staging"
-        queue = list(todo)  # the biggest submissions first, so that the last ones to finish are short
-        running: dict[object, Job] = {}
         try:
-            while queue or running:
-                while queue and len(running) < graders.capacity():
-                    s = queue.pop(0)
-                    if not claims.claim(s):
-                        elsewhere.append(s)  # another run is grading this student now
-                        continue
-                    if not force and is_done(course, s, template):
-                        claims.release(s)  # graded by another run since this one started
-                        skipped.append(s)
-                        continue
-                    job = make_job(course, s, template)
-                    running[graders.submit(job, pack)] = job
-                finished = [f for f in running if f.done()]
-                if not finished:
-                    bar.update(len(graded), len(running))
-                    time.sleep(0.2)
-                    continue
-                for fut in finished:
-                    job = running.pop(fut)
-                    try:
-                        result = graders.result(fut)
-                    except SandboxMissing:
-                        raise
-                    except BaseException as e:  # noqa: BLE001 - sorted below
-                        if isinstance(e, KeyboardInterrupt):
-                            raise
-                        if graders.infrastructure_error(e):
-                            log(f"{job.student}: not graded ({type(e).__name__}: {e}); left for the next run")
-                            left.append(job.student)
-                            claims.release(job.student)
-                            continue
-                        result = _failed_result(job, template, e)  # a grader bug must not stop the class
-                    merge(course, result, template, gb, staging)
-                    claims.release(job.student)
-                    graded.append(job.student)
-                    where.append(result.worker)
-                    bar.clear()
-                    log(summary_line(job.student, result, gb, template, lateness_note(course, job.student,
-                                                                                       settings)))
-                bar.update(len(graded), len(running), force=not running)
+            _Grading(course, template, pack, graders, claims, settings, force, tally, bar, log).run(
+                todo, gb, work / "staging")
         except BaseException:
             # Ctrl-C or an error: stop the graders now; students merged so far stay graded
             bar.close()
-            left = [s for s in todo if s not in set(graded) | set(elsewhere) | set(skipped)]
-            log(f"autograde: stopping: {len(graded)} graded in this run, {len(left)} left (run it again to "
-                "grade who is left)")
+            tally.left = [s for s in todo if s not in set(tally.graded) | set(tally.elsewhere) | set(tally.skipped)]
+            log(f"autograde: stopping: {len(tally.graded)} graded in this run, {len(tally.left)} left (run it "
+                "again to grade who is left)")
             graders.stop()
             graders = None
             raise
@@ -306,19 +276,5 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     records = {s: load_record(course, s) for s in course.students()}
     report = write_integrity_report(course, records)
     seconds = time.monotonic() - t0
-    total_findings = sum(len(r.findings) for r in records.values() if r)
-    log(f"autograde: graded {len(graded)}, skipped {len(skipped)} already graded, in {seconds:.1f} s "
-        f"({60 * len(graded) / max(seconds, 1e-9):.1f} students/min); {total_findings} finding(s) in {report.name}")
-    if elsewhere:
-        log(f"autograde: {len(elsewhere)} student(s) were being graded by another run: {', '.join(elsewhere)}")
-    if left:
-        log(f"autograde: {len(left)} student(s) left for the next run: {', '.join(left)}")
-    look = []
-    for s, r in records.items():
-        bad = [f"{n[:2]} {v.status}" for n, v in (r.notebooks.items() if r else []) if v.status == FAILED]
-        nf = len(r.findings) if r else 0
-        if bad or nf:
-            look.append(f"{s} ({', '.join(bad + ([f'{nf} finding(s)'] if nf else []))})")
-    if look:
-        log(f"to look at ({len(look)}): " + "; ".join(look))
-    return ClassRun(graded, skipped, seconds, report, elsewhere, left, where)
+    log_summary(tally, records, report, seconds, log)
+    return ClassRun(tally.graded, tally.skipped, seconds, report, tally.elsewhere, tally.left, tally.where)
