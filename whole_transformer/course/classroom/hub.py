@@ -55,12 +55,15 @@ COURSE_IGNORE_TOP = {".git", ".venv", ".classroom", ".a11y", "node_modules", "ar
                      "feedback-pages", "submitted", "downloaded", "gradebook.db", "build", "handout", "grades.csv",
                      "grades-detail.csv", "integrity-report.csv", "canvas-grades.csv", "moodle-grades.csv", "runs"}
 # ... and caches at any depth
-COURSE_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ruff_cache", "*.egg-info", ".ipynb_checkpoints")
+COURSE_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ruff_cache", "*.egg-info",
+                                       ".ipynb_checkpoints")
 
 
 def _not_copied(folder: str, names: list[str]) -> set[str]:
     top = COURSE_IGNORE_TOP if Path(folder) == REPO else set()
     return top | set(COURSE_IGNORE(folder, names))
+
+
 NEED_ROOT = (
     "make classroom needs root: it creates Linux accounts (students log in to JupyterHub with their\n"
     "password through PAM) and JupyterHub starts each user's server as that user.\n"
