@@ -17,9 +17,10 @@ Makefile's targets call them). One subpackage per subsystem:
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
   arguments), ``forkserver`` (warm kernels); it knows nothing of grades;
 - ``grading/``    one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
-  ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course),
-  ``merge``, ``record``; a class: ``autograde`` (what it tells as it goes: ``class_log``), ``graders``
-  (local or Dask), ``claims``, ``gradebook``, ``cluster``;
+  ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
+  ``graded`` what its nbgrader run left, read back), ``merge``, ``record``; a class: ``autograde``
+  (what it tells as it goes: ``class_log``), ``graders`` (local or Dask), ``claims``, ``gradebook``,
+  ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
 - ``classroom/``  JupyterHub on this machine: ``hub`` and the students' ``env``.

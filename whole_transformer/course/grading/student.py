@@ -11,7 +11,7 @@ autograde process or on a Dask worker alike:
    SQLite gradebook, the kernel in the sandbox (``execute.py``); if nbgrader fails on the student
    as a whole, each notebook is graded on its own, so one bad notebook does not sink the others;
 5. **verdict** (``verdict.py``, inside nbgrader): the hidden tests' results judged outside the
-   kernel; here, each test cell's status is read from the sandboxed run's report.
+   kernel; here, each test cell's status is read from the sandboxed run's report (``graded.py``).
 
 Merging into the course (``merge.py``) and the record (``record.py``) come after, in the
 autograde process.
@@ -36,10 +36,11 @@ from pathlib import Path
 import nbformat
 
 from ..cells import grade_ids
-from ..layout import ASSIGNMENT, nbgrader_env, sqlite_url
+from ..layout import ASSIGNMENT, nbgrader_env
 from .gradebook import Pack, private_course_config
+from .graded import cell_statuses, scores_of
 from .locate import MAX_NOTEBOOK_BYTES, Job, locate, read_notebook, submission_files, unpack
-from .record import FAILED, GRADED, MISSING, CellStatus, Finding, NotebookResult, StudentResult
+from .record import FAILED, GRADED, MISSING, Finding, NotebookResult, StudentResult
 from .restore import restore, started_from
 from .scan import scan_notebook
 
@@ -271,64 +272,6 @@ class _Grading:
     def _cell_statuses(self, name: str, cells) -> None:
         """Each test cell's status from the sandboxed run's report; what happened while grading
         (timeouts, dead kernels) becomes a finding."""
-        res = self.result.notebooks[name]
-        report = self.reports / f"{name}.json"
-        rep = json.loads(report.read_text()) if report.exists() else {"events": [], "cells": {}}
-        details = {}
-        for ev in rep.get("events", []):
-            if ev["kind"] == "restarted":
-                continue
-            where = ev.get("grade_id") or f"cell {ev['cell'] + 1}"
-            self._finding(name, where, f"while grading: {ev['detail']}")
-            details.setdefault(ev["cell"], ev["detail"])
-        verdicts = _verdicts(self.graded_dir / f"{name}.ipynb")
-        for gid, _ in cells:
-            info = rep.get("cells", {}).get(gid, {"status": "ok"})
-            st = info.get("status", "ok")
-            if st in {"ok", "not-code"}:
-                res.cells[gid] = CellStatus(GRADED, "", verdicts.get(gid, {}))
-            else:
-                res.cells[gid] = CellStatus(FAILED, details.get(info.get("index"), st))
-        bad = [g for g, c in res.cells.items() if c.status != GRADED]
-        if bad:
-            res.reason = f"{len(bad)} test cell(s) could not run to the end: {', '.join(bad)}"
-
-
-def _verdicts(graded: Path) -> dict[str, dict]:
-    """grade_id → the grader's details of each test cell's verdict, from the graded notebook."""
-    from ..nbgrader.verdict import DETAIL_KEY
-
-    try:
-        nb = nbformat.read(graded, as_version=4)
-    except Exception:  # noqa: BLE001 - no details is no loss: the scores are in the gradebook
-        return {}
-    out = {}
-    for c in nb.cells:
-        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid and isinstance(c.metadata.get(DETAIL_KEY), dict):
-            out[gid] = dict(c.metadata[DETAIL_KEY])
-    return out
-
-
-def scores_of(db: Path, student: str) -> dict | None:
-    """What nbgrader autograde wrote into the private gradebook for the student, as plain data."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    if not db.exists():
-        return None
-    with Gradebook(sqlite_url(db)) as tgb:
-        try:
-            tsub = tgb.find_submission(ASSIGNMENT, student)
-        except MissingEntry:
-            return None
-        return {
-            "timestamp": tsub.timestamp,
-            "notebooks": {
-                nb.name: {
-                    "late": nb.late_submission_penalty,
-                    "grades": {g.name: (g.auto_score, g.extra_credit) for g in nb.grades},
-                    "comments": {c.name: c.auto_comment for c in nb.comments},
-                }
-                for nb in tsub.notebooks
-            },
-        }
+        for where, text in cell_statuses(self.result.notebooks[name], self.reports / f"{name}.json",
+                                         self.graded_dir / f"{name}.ipynb", cells):
+            self._finding(name, where, text)

@@ -1,0 +1,82 @@
+"""What a private course's ``nbgrader autograde`` left behind, read back as data (``student.py`` runs it).
+
+Each test cell's status from the sandboxed run's report (``execute.py`` writes it) with the grader's
+verdict details kept in the graded notebook (``verdict.DETAIL_KEY``), and the scores nbgrader wrote
+into the private gradebook.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+
+from ..layout import ASSIGNMENT, sqlite_url
+from .record import FAILED, GRADED, CellStatus, NotebookResult
+
+
+def cell_statuses(res: NotebookResult, report: Path, graded: Path, cells) -> list[tuple[str, str]]:
+    """Each test cell's status (``cells``: its (grade_id, points)) into ``res``, from the sandboxed run's
+    report and the graded notebook; returns what happened while grading (timeouts, dead kernels) as
+    (where, what) findings."""
+    rep = json.loads(report.read_text()) if report.exists() else {"events": [], "cells": {}}
+    details, findings = {}, []
+    for ev in rep.get("events", []):
+        if ev["kind"] == "restarted":
+            continue
+        where = ev.get("grade_id") or f"cell {ev['cell'] + 1}"
+        findings.append((where, f"while grading: {ev['detail']}"))
+        details.setdefault(ev["cell"], ev["detail"])
+    verdicts = _verdicts(graded)
+    for gid, _ in cells:
+        info = rep.get("cells", {}).get(gid, {"status": "ok"})
+        st = info.get("status", "ok")
+        if st in {"ok", "not-code"}:
+            res.cells[gid] = CellStatus(GRADED, "", verdicts.get(gid, {}))
+        else:
+            res.cells[gid] = CellStatus(FAILED, details.get(info.get("index"), st))
+    bad = [g for g, c in res.cells.items() if c.status != GRADED]
+    if bad:
+        res.reason = f"{len(bad)} test cell(s) could not run to the end: {', '.join(bad)}"
+    return findings
+
+
+def _verdicts(graded: Path) -> dict[str, dict]:
+    """grade_id → the grader's details of each test cell's verdict, from the graded notebook."""
+    from ..nbgrader.verdict import DETAIL_KEY
+
+    try:
+        nb = nbformat.read(graded, as_version=4)
+    except Exception:  # noqa: BLE001 - no details is no loss: the scores are in the gradebook
+        return {}
+    out = {}
+    for c in nb.cells:
+        gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid and isinstance(c.metadata.get(DETAIL_KEY), dict):
+            out[gid] = dict(c.metadata[DETAIL_KEY])
+    return out
+
+
+def scores_of(db: Path, student: str) -> dict | None:
+    """What nbgrader autograde wrote into the private gradebook for the student, as plain data."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not db.exists():
+        return None
+    with Gradebook(sqlite_url(db)) as tgb:
+        try:
+            tsub = tgb.find_submission(ASSIGNMENT, student)
+        except MissingEntry:
+            return None
+        return {
+            "timestamp": tsub.timestamp,
+            "notebooks": {
+                nb.name: {
+                    "late": nb.late_submission_penalty,
+                    "grades": {g.name: (g.auto_score, g.extra_credit) for g in nb.grades},
+                    "comments": {c.name: c.auto_comment for c in nb.comments},
+                }
+                for nb in tsub.notebooks
+            },
+        }
