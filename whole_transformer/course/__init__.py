@@ -23,7 +23,8 @@ Makefile's targets call them). One subpackage per subsystem:
   ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
-- ``classroom/``  JupyterHub on this machine: ``hub`` and the students' ``env``.
+- ``classroom/``  JupyterHub on this machine: ``hub`` (``up``; what it made: ``room``; ``down``: ``teardown``)
+  and the students' ``env``.
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.
 """

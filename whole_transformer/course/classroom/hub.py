@@ -20,7 +20,8 @@ recorded, as it is made, in ``DIR/classroom.json``; ``down`` stops the hub and r
                             and the ~/.jupyter settings that turn the Formgrader on for them alone.
 
 No student has a path into the instructor's folder: the environment holds no editable install pointing
-at a course checkout, and the instructor's home is closed to others.
+at a course checkout, and the instructor's home is closed to others. What ``up`` made is a ``Classroom``
+(``room.py``); ``down`` is in ``teardown.py``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import os
 import pwd
 import secrets
 import shutil
-import signal
 import socket
 import stat
 import subprocess
@@ -39,16 +39,14 @@ import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..layout import ASSIGNMENT, COURSE_ID, REPO, python_first_on_path, write_json
+from ..layout import ASSIGNMENT, COURSE_ID, REPO, python_first_on_path
 from .env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS, ClassroomError, build_env, run
+from .room import COURSE_FOLDER, DEFAULT_DIR, NEED_ROOT, RECORD, Classroom
+from .teardown import down
 
-DEFAULT_DIR = Path("/srv/wt-classroom")
 DEFAULT_PROXY = REPO / ".classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
-COURSE_FOLDER = "whole-transformer"
-RECORD = "classroom.json"
 # what is not copied into the instructor's course folder: the checkout's own work and tools at its top
 # (a package folder may share a name with one of them: whole_transformer/course/build/ is copied) ...
 COURSE_IGNORE_TOP = {".git", ".venv", ".classroom", ".a11y", "node_modules", "artifacts", "autograde", "feedback",
@@ -62,55 +60,6 @@ COURSE_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ruff_ca
 def _not_copied(folder: str, names: list[str]) -> set[str]:
     top = COURSE_IGNORE_TOP if Path(folder) == REPO else set()
     return top | set(COURSE_IGNORE(folder, names))
-
-
-NEED_ROOT = (
-    "make classroom needs root: it creates Linux accounts (students log in to JupyterHub with their\n"
-    "password through PAM) and JupyterHub starts each user's server as that user.\n"
-    "Run it as root, e.g.  sudo make classroom  (make classroom-stop removes everything it made).\n"
-    "To try the course alone, without accounts, use  make lab."
-)
-
-
-@dataclass
-class Classroom:
-    """What ``up`` made (kept in DIR/classroom.json), the passwords (never written to disk), and the
-    seconds each part of ``up`` took."""
-
-    dir: Path
-    port: int = 0
-    instructor: str = ""
-    students: list[str] = field(default_factory=list)
-    accounts: list[str] = field(default_factory=list)  # the Linux accounts this classroom created
-    hub_pid: int = 0
-    passwords: dict[str, str] = field(default_factory=dict)
-    times: dict[str, float] = field(default_factory=dict)
-
-    def __post_init__(self):
-        self.env, self.exchange = self.dir / "env", self.dir / "exchange"
-
-    url = property(lambda self: f"http://127.0.0.1:{self.port}")
-    course = property(lambda self: self.home(self.instructor) / COURSE_FOLDER)
-
-    def home(self, user: str) -> Path:
-        return self.dir / "home" / user
-
-    def run_as(self, user: str, *cmd, log: Path, cwd: Path | None = None):
-        """``cmd`` as ``user`` types it in a terminal of their server: their account, the students' environment
-        on PATH, in the instructor's course folder unless ``cwd`` says otherwise."""
-        return run(cmd, user=user, cwd=cwd or self.course, env={"PATH": f"{self.env / 'bin'}:/usr/bin:/bin"}, log=log)
-
-    def save(self) -> None:
-        write_json(self.dir / RECORD, {k: getattr(self, k) for k in RECORD_KEYS} | {"dir": str(self.dir)})
-        (self.dir / RECORD).chmod(0o600)
-
-    @classmethod
-    def load(cls, folder: Path) -> Classroom:
-        data = json.loads((folder / RECORD).read_text())
-        return cls(Path(data["dir"]), **{k: data[k] for k in RECORD_KEYS})
-
-
-RECORD_KEYS = ("port", "instructor", "students", "accounts", "hub_pid")
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -295,71 +244,6 @@ def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = Non
         raise
     log(f"classroom: up in {time.monotonic() - t0[0]:.0f} s")
     return room
-
-
-def _stop(pids: list[int], grace: float = 10) -> None:
-    """SIGTERM to ``pids``, then SIGKILL to whatever of them is still there after ``grace`` seconds."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + grace
-        while sig == signal.SIGTERM and time.monotonic() < deadline and any(map(_alive, pids)):
-            time.sleep(0.2)
-
-
-def _alive(pid: int) -> bool:
-    """True while ``pid`` runs: gone, or a zombie its parent has not reaped yet (the hub, when the process
-    that ran ``up`` is still there, as in the tests), counts as stopped."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _uid(path: str) -> int | None:
-    try:
-        return os.stat(path).st_uid
-    except OSError:
-        return None
-
-
-def down(folder: Path = DEFAULT_DIR, log=print) -> None:
-    """Stop the classroom's hub and servers; remove its accounts and its folder, nothing else."""
-    folder = Path(folder).resolve()
-    if not (folder / RECORD).exists():
-        log(f"classroom: nothing to stop in {folder} (no {RECORD})")
-        return
-    if os.geteuid() != 0:
-        raise ClassroomError(NEED_ROOT)
-    room, t0 = Classroom.load(folder), time.monotonic()
-    uids = {p.pw_uid for p in pwd.getpwall() if p.pw_name in room.accounts}
-
-    def accounts_processes() -> None:  # whatever the accounts run: servers, kernels, terminals
-        _stop([int(p) for p in os.listdir("/proc") if p.isdigit() and _uid(f"/proc/{p}") in uids])
-
-    accounts_processes()  # first: then the hub, which would stop each server in turn, finds none left
-    if room.hub_pid and _uid(f"/proc/{room.hub_pid}") == 0:  # the hub stops the proxy it started
-        _stop([room.hub_pid], grace=20)
-        try:
-            os.killpg(room.hub_pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    try:
-        pid = int((folder / "hub" / "proxy.pid").read_text().strip())
-        if "configurable-http-proxy" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace"):
-            _stop([pid])
-    except (OSError, ValueError):
-        pass
-    accounts_processes()  # anything started meanwhile
-    for name in room.accounts:
-        if name in {p.pw_name for p in pwd.getpwall()}:
-            subprocess.run(["userdel", name], capture_output=True)
-    log(f"classroom: servers, hub and proxy stopped, accounts removed ({time.monotonic() - t0:.0f} s)")
-    shutil.rmtree(folder)
-    log(f"classroom: stopped; removed {len(room.accounts)} accounts and {folder} ({time.monotonic() - t0:.0f} s)")
 
 
 def main(argv: list[str] | None = None) -> int:
