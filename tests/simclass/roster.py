@@ -161,7 +161,8 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
                       "        pass")
     S.append(Student("swallow-interrupt", {NB3: nb}, zero("test_greedy_decode"),
                      findings=[(NB3, "greedy_decode", "kernel was killed"),
-                               (NB3, "greedy_decode", "catches KeyboardInterrupt")],
+                               (NB3, "greedy_decode", "catches KeyboardInterrupt"),
+                               (NB3, "greedy_decode", "ran over 30 s; the kernel was interrupted")],
                      note="ignores interrupts: the kernel is killed and restarted, later cells still graded"))
 
     nb = alt.solved(NB3)
@@ -224,7 +225,8 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     del c.metadata["nbgrader"]
     c.source = "print('all good')"
     S.append(Student("test-detagged", {NB3: nb}, zero("test_greedy_decode"),
-                     findings=[(NB3, "test_greedy_decode", "de-tagged")],
+                     findings=[(NB3, "test_greedy_decode", "de-tagged"),
+                               (NB3, "test_greedy_decode", "test cell edited; restored from the release")],
                      note="test cell stripped of its nbgrader metadata and emptied"))
 
     nb = alt.solved(NB3)
@@ -258,19 +260,24 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     set_answer(nb, "masked_loss", "abs = lambda x: 0.0\nisinstance = lambda *a: True\nfloat = lambda x=0: 0.0\n"
                                   "round = lambda *a, **k: 0\n\n\n" + wrong["masked_loss"])
     S.append(Student("shadowed-builtins", {NB4: nb}, zero("test_masked_loss"),
-                     findings=[(NB4, "masked_loss", "builtin 'abs'"), (NB4, "masked_loss", "builtin 'isinstance'")],
+                     findings=[(NB4, "masked_loss", f"builtin '{name}'")
+                               for name in ("abs", "isinstance", "float", "round")],
                      note="a wrong masked_loss behind replaced builtins"))
 
     nb = alt.solved(NB3)
     set_answer(nb, "next_token", ALWAYS_EQUAL)
     S.append(Student("always-equal", {NB3: nb}, zero("test_next_token"),
-                     findings=[(NB3, "next_token", "__eq__")], note="returns an object equal to anything"))
+                     findings=[(NB3, "next_token", "__eq__"), (NB3, "next_token", "__ne__"),
+                               (NB3, "next_token", "class Anything subclasses int")],
+                     note="returns an object equal to anything"))
 
     nb = alt.solved(NB3)
     set_answer(nb, "next_token", "np.isclose = lambda *a, **k: True\nnp.allclose = lambda *a, **k: True\n"
                                  "np.array_equal = lambda *a, **k: True\n\n\n" + wrong["next_token"])
     S.append(Student("isclose-replaced", {NB3: nb}, zero("test_next_token"),
-                     findings=[(NB3, "next_token", "np.isclose")], note="NumPy comparisons replaced"))
+                     findings=[(NB3, "next_token", f"replaces np.{name}")
+                               for name in ("isclose", "allclose", "array_equal")],
+                     note="NumPy comparisons replaced"))
 
     nb = alt.solved(NB4)
     set_answer(nb, "make_xy", "import os\n\nif os.environ.get('NBGRADER_EXECUTION'):\n"
@@ -278,7 +285,8 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
                               "    np.array_equal = lambda *a, **k: True\n    np.isclose = lambda *a, **k: True\n\n\n"
                               + wrong["make_xy"])
     S.append(Student("nbgrader-branch", {NB4: nb}, zero("test_make_xy"),
-                     findings=[(NB4, "make_xy", "NBGRADER_EXECUTION")],
+                     findings=[(NB4, "make_xy", "NBGRADER_EXECUTION"), (NB4, "make_xy", "replaces builtins.abs"),
+                               (NB4, "make_xy", "replaces np.array_equal"), (NB4, "make_xy", "replaces np.isclose")],
                      note="tampers with builtins and NumPy only when graded"))
 
     # ------------------------------------------------------------------ hostile: talking the kernel into points
@@ -288,12 +296,16 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     set_answer(nb, "masked_loss", PATCH_GRADING + "\n\n" + wrong["masked_loss"])
     S.append(Student("patches-grading", {NB4: nb},
                      zero("test_masked_loss", "test_no_causal_mask", "test_learns_nothing"),
+                     findings=[(NB4, "masked_loss", "setattr() on module whole_transformer.grading")],
                      note="replaces every function of whole_transformer.grading by one that returns True: the "
                           "test cells after it hand nothing out, so they fail too"))
 
     nb = alt.solved(NB3)
     set_answer(nb, "next_token", SWAP_MODULES + "\n\n" + wrong["next_token"])
     S.append(Student("swaps-modules", {NB3: nb}, zero("test_next_token", "test_greedy_decode"),
+                     findings=[(NB3, "next_token", words) for words in (
+                         "class Yes defines __getattr__", "replaces sys.modules", "replaces whole_transformer.grading",
+                         "uses sys.modules")],
                      note="puts a module whose every attribute returns True in sys.modules (grading, numpy): "
                           "the hidden tests after it hand nothing out, so they fail too"))
 
@@ -301,21 +313,29 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     set_answer(nb, "greedy_decode", "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n\n\n"
                                     + wrong["greedy_decode"])
     S.append(Student("custom-exc", {NB3: nb}, zero("test_greedy_decode"),
+                     findings=[(NB3, "greedy_decode", "IPython internals (set_custom_exc)"),
+                               (NB3, "greedy_decode", "IPython internals (get_ipython)")],
                      note="an IPython exception handler that swallows every error"))
 
     nb = alt.solved(NB4)
     set_answer(nb, "masked_loss", LYING_FLOAT)
     S.append(Student("lying-float", {NB4: nb}, zero("test_masked_loss"),
+                     findings=[(NB4, "masked_loss", words) for words in (
+                         "class Liar subclasses float", "class Liar defines __eq__", "class Liar defines __abs__")],
                      note="returns a float subclass whose ==, - and abs lie"))
 
     nb = alt.solved(NB4)
     set_answer(nb, "make_xy", NO_ASSERT + "\n\n" + wrong["make_xy"])
     S.append(Student("ast-no-assert", {NB4: nb}, zero("test_make_xy"),
+                     findings=[(NB4, "make_xy", "IPython internals (ast_transformers)"),
+                               (NB4, "make_xy", "IPython internals (get_ipython)")],
                      note="an AST transformer that rewrites every assert away"))
 
     nb = alt.solved(NB3)
     set_answer(nb, "next_token", FAKE_VERDICT + "\n\n" + wrong["next_token"])
     S.append(Student("fake-verdict", {NB3: nb}, zero("test_next_token"),
+                     findings=[(NB3, "next_token", "IPython internals (events)"),
+                               (NB3, "next_token", "IPython internals (get_ipython)")],
                      note="prints 'Tests passed.' and hands out a second, made-up set of results after every cell"))
 
     nb = alt.solved(NB3)
@@ -324,14 +344,14 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     _insert_after(nb, "next_token", SNOOP.format(source=str(src), gradebook=str(gb), other=str(other)))
     _insert_after(nb, "test_next_token", "print('HISTORY', In, _ih)")
     S.append(Student("reads-source", {NB3: nb}, {},
-                     findings=[(NB3, None, "outside the submission")],
+                     findings=[(NB3, None, "outside the submission"), (NB3, None, "names the gradebook")],
                      note="tries to read ../../source, the gradebook, another student's notebook, the home folder; "
                           "prints the input history after a test cell"))
 
     nb = alt.solved(NB3)
     _insert_after(nb, "next_token", VANDAL.format(root=str(course), port=port))
     S.append(Student("writes-outside", {NB3: nb}, {},
-                     findings=[(NB3, None, "outside the submission")],
+                     findings=[(NB3, None, "outside the submission"), (NB3, None, "names the gradebook")],
                      note="tries to write into the course, the gradebook, home and other students; and the network"))
     if alt.left():
         raise AssertionError(f"correct implementations graded nowhere: {alt.left()}")
