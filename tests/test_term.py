@@ -195,6 +195,23 @@ def test_the_repository_is_in_step():
     assert out_of_step(Course(REPO)) == []
 
 
+@pytest.mark.slow
+def test_a_fixed_hidden_case_brings_the_mistake_table_out_of_step(monkeypatch, tmp_path, request):
+    """A hidden case the instructor fixes changes what each catalogued mistake returns on the cases: make release
+    reports the mistake table out of step and works it out again, so grading still names the mistakes."""
+    from whole_transformer.course.answers import diagnose
+
+    table = tmp_path / diagnose.TABLE_FILE.name
+    shutil.copy(diagnose.TABLE_FILE, table)
+    monkeypatch.setattr(diagnose, "TABLE_FILE", table)
+    diagnose.mistake_table.cache_clear()
+    request.addfinalizer(diagnose.mistake_table.cache_clear)  # the package's table again after the test
+    _fix_one_make_xy_case(monkeypatch)
+    assert f"the mistake table {table.name} is out of date" in out_of_step(Course(REPO))
+    diagnose.write()
+    assert diagnose.is_current() and f"the mistake table {table.name} is out of date" not in out_of_step(Course(REPO))
+
+
 @pytest.fixture(scope="module")
 def source_copy(tmp_path_factory):
     root = make_course(tmp_path_factory.mktemp("term-source") / "course", real_source=True)

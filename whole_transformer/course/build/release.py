@@ -8,7 +8,9 @@
   solution cells (a question's answer); a generated cell edited by hand is refused, naming the
   place to edit (``hidden_tests.HandEdited``);
 - the visible checks' data: the exercises' hashes (``answers/check_data.py``) and the questions'
-  answer hashes (``whole_transformer/data/questions.json``, from the solution cells).
+  answer hashes (``whole_transformer/data/questions.json``, from the solution cells);
+- the mistake table (``answers/diagnose.py``): what each catalogued mistake returns on the hidden
+  cases, by which grading names a wrong answer.
 
 Then it runs ``nbgrader generate_assignment`` on ``source/whole-transformer/``: solutions become
 stubs, hidden tests are removed, protected cells are locked, and the gradebook learns the
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 
-from whole_transformer.course.answers import check_data, hidden_tests
+from whole_transformer.course.answers import check_data, diagnose, hidden_tests
 from whole_transformer.course.cells import grade_id, nbgrader_meta
 from whole_transformer.course.grading.gradebook import prepare_database, stamp_gradebook
 from whole_transformer.course.layout import ASSIGNMENT, Course, run_nbgrader
@@ -135,6 +137,8 @@ def out_of_step(course: Course, questions_data: Path | None = None) -> list[str]
             for q in check_data.questions_out_of_step(course.source, data)]
     if questions_data is None and not check_data.is_current():
         out.append(f"visible checks' data {check_data.DATA.name} is out of date")
+    if questions_data is None and not diagnose.is_current():
+        out.append(f"the mistake table {diagnose.TABLE_FILE.name} is out of date")
     released = course.release
     if not all((released / p.name).exists() for p in course.source.glob("*.ipynb")):
         out.append("release/ lacks a notebook of source/")
@@ -159,6 +163,9 @@ def bring_in_step(course: Course, log=print, questions_data: Path | None = None)
     if questions_data is None and not check_data.is_current():
         check_data.write()
         changes.append(f"visible checks' data rewritten ({check_data.DATA.name})")
+    if questions_data is None and not diagnose.is_current():  # what each catalogued mistake returns on the cases
+        diagnose.write()
+        changes.append(f"the mistake table rewritten ({diagnose.TABLE_FILE.name})")
     for line in changes:
         log(f"release: {line}")
     return changes
