@@ -563,6 +563,13 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     fay_raw = sum(expect["fay"].values())
     assert f"({_n(fay_raw)} from the tests, less {_n(fay_raw - total['fay'])} for lateness)" in pages["fay"]
     assert "Handed in: late by 1 d 12 h (-20 %)." in pages["fay"]
+
+    # the class report tells who was late by course.toml too (dee's extension makes her on time)
+    from whole_transformer.course.reports.insights import insights
+
+    insights(course, log=lambda *a: None)
+    late = [(r["item"], r["detail"]) for r in _csv(root / "insights.csv") if r["section"] == "late"]
+    assert late == [("fay", "late by 1 d 12 h (-20 %)")], late
     assert "Handed in: on time (extension to 2026-10-18 23:59 CEST)." in pages["dee"]
     assert "Count the &lt;eos&gt; again: the key changed to 7." in pages["ada"]
     assert "not handed in or not graded" in pages["eve"] and pages["eve"].count("class='wt-notebook'") == 1

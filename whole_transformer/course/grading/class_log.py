@@ -105,12 +105,19 @@ def summary_line(student: str, rec: Record, gb, template: Template, when: str = 
             f"findings: {len(rec.findings)}  ({rec.seconds:.0f} s)" + (f"  {when}" if when else ""))
 
 
+def _some(names, most: int = 10) -> str:
+    """Up to ``most`` names, and how many more."""
+    names = list(names)
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def log_summary(tally: Tally, records: dict[str, Record | None], report: Path, seconds: float, log) -> None:
     """The run's last lines: how many graded and skipped, how fast, the findings, who was graded elsewhere
     or left, and the students an instructor should look at (a notebook failed, or findings)."""
     graded = tally.graded
     total_findings = sum(len(r.findings) for r in records.values() if r)
-    log(f"autograde: graded {len(graded)}, skipped {len(tally.skipped)} already graded, in {seconds:.1f} s "
+    skipped = f" ({_some(tally.skipped)})" if tally.skipped else ""
+    log(f"autograde: graded {len(graded)}, skipped {len(tally.skipped)} already graded{skipped}, in {seconds:.1f} s "
         f"({60 * len(graded) / max(seconds, 1e-9):.1f} students/min); {total_findings} finding(s) in {report.name}")
     if tally.elsewhere:
         log(f"autograde: {len(tally.elsewhere)} student(s) were being graded by another run: "

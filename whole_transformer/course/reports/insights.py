@@ -7,7 +7,7 @@ graded here on SQLite or on a Dask cluster into PostgreSQL. For the class it giv
 - per exercise, how many students got full, partial, no points, or left it unanswered (failed
   and missing too), and each catalogued mistake (``answers/diagnose.py``) with its count and students;
 - per question, the answers given: right, and each wrong one with its count and the course's hint;
-- late submissions (by the gradebook's due date) and submissions that could not be graded;
+- late submissions (by course.toml's due date and extensions) and submissions that could not be graded;
 - "what to go over in the next lecture": the mistakes and wrong answers, most students first.
 
 ``insights.csv`` has one row per fact (``section, item, detail, count, students, hint``);
@@ -66,15 +66,23 @@ def _outcome(row: dict) -> str:
 
 
 def _late(course: Course) -> list[tuple[str, str]]:
-    """(student, how late) for every submission the gradebook has as late."""
+    """(student, how late) for every late submission: by course.toml's due date, extensions and late policy,
+    as make grades and the feedback take them; by the gradebook's due date where course.toml sets none."""
     from nbgrader.api import Gradebook
 
+    from ..term import settings as term_settings
+    from ..term.late import student_lateness
+
+    settings = term_settings.load(course)
     out = []
     with Gradebook(course.db_url) as gb:
         for sub in gb.find_assignment(ASSIGNMENT).submissions:
-            seconds = float(sub.total_seconds_late or 0)
-            if seconds > 0:
-                hours, minutes = divmod(int(round(seconds / 60)), 60)
+            if settings.due is not None:
+                lateness = student_lateness(course, settings, sub.student.id)
+                if lateness.is_late:
+                    out.append((sub.student.id, lateness.describe()))
+            elif float(sub.total_seconds_late or 0) > 0:
+                hours, minutes = divmod(int(round(float(sub.total_seconds_late) / 60)), 60)
                 out.append((sub.student.id, f"{hours} h {minutes:02d} min late"))
     return sorted(out)
 
