@@ -256,13 +256,18 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
                      note="a passing copy of the test cell with the same grade_id"))
 
     # ------------------------------------------------------------------ hostile: fooling the tests
-    nb = alt.solved(NB4)
-    set_answer(nb, "masked_loss", "abs = lambda x: 0.0\nisinstance = lambda *a: True\nfloat = lambda x=0: 0.0\n"
-                                  "round = lambda *a, **k: 0\n\n\n" + wrong["masked_loss"])
-    S.append(Student("shadowed-builtins", {NB4: nb}, zero("test_masked_loss"),
-                     findings=[(NB4, "masked_loss", f"builtin '{name}'")
-                               for name in ("abs", "isinstance", "float", "round")],
-                     note="a wrong masked_loss behind replaced builtins"))
+    def tampering(name, notebook, exercise, code, findings, note, zeroed=()):
+        """A wrong `exercise` handed in after `code`, which tampers with the kernel: zero points on its test (and on
+        `zeroed`), and a finding on that answer saying each of `findings`."""
+        nb = alt.solved(notebook)
+        set_answer(nb, exercise, code + "\n\n" + wrong[exercise])
+        S.append(Student(name, {notebook: nb}, zero(f"test_{exercise}", *zeroed),
+                         findings=[(notebook, exercise, words) for words in findings], note=note))
+
+    tampering("shadowed-builtins", NB4, "masked_loss", "abs = lambda x: 0.0\nisinstance = lambda *a: True\n"
+              "float = lambda x=0: 0.0\nround = lambda *a, **k: 0\n",
+              [f"builtin '{name}'" for name in ("abs", "isinstance", "float", "round")],
+              "a wrong masked_loss behind replaced builtins")
 
     nb = alt.solved(NB3)
     set_answer(nb, "next_token", ALWAYS_EQUAL)
@@ -271,51 +276,34 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
                                (NB3, "next_token", "class Anything subclasses int")],
                      note="returns an object equal to anything"))
 
-    nb = alt.solved(NB3)
-    set_answer(nb, "next_token", "np.isclose = lambda *a, **k: True\nnp.allclose = lambda *a, **k: True\n"
-                                 "np.array_equal = lambda *a, **k: True\n\n\n" + wrong["next_token"])
-    S.append(Student("isclose-replaced", {NB3: nb}, zero("test_next_token"),
-                     findings=[(NB3, "next_token", f"replaces np.{name}")
-                               for name in ("isclose", "allclose", "array_equal")],
-                     note="NumPy comparisons replaced"))
-
-    nb = alt.solved(NB4)
-    set_answer(nb, "make_xy", "import os\n\nif os.environ.get('NBGRADER_EXECUTION'):\n"
-                              "    import builtins\n    builtins.abs = lambda x: 0\n"
-                              "    np.array_equal = lambda *a, **k: True\n    np.isclose = lambda *a, **k: True\n\n\n"
-                              + wrong["make_xy"])
-    S.append(Student("nbgrader-branch", {NB4: nb}, zero("test_make_xy"),
-                     findings=[(NB4, "make_xy", "NBGRADER_EXECUTION"), (NB4, "make_xy", "replaces builtins.abs"),
-                               (NB4, "make_xy", "replaces np.array_equal"), (NB4, "make_xy", "replaces np.isclose")],
-                     note="tampers with builtins and NumPy only when graded"))
+    tampering("isclose-replaced", NB3, "next_token", "np.isclose = lambda *a, **k: True\n"
+              "np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n",
+              [f"replaces np.{name}" for name in ("isclose", "allclose", "array_equal")], "NumPy comparisons replaced")
+    tampering("nbgrader-branch", NB4, "make_xy", "import os\n\nif os.environ.get('NBGRADER_EXECUTION'):\n"
+              "    import builtins\n    builtins.abs = lambda x: 0\n"
+              "    np.array_equal = lambda *a, **k: True\n    np.isclose = lambda *a, **k: True\n",
+              ["NBGRADER_EXECUTION", "replaces builtins.abs", "replaces np.array_equal", "replaces np.isclose"],
+              "tampers with builtins and NumPy only when graded")
 
     # ------------------------------------------------------------------ hostile: talking the kernel into points
     # Each hands in a wrong answer and tampers with its own kernel; the verdict is reached outside the
     # kernel, so each loses that exercise's points.
-    nb = alt.solved(NB4)
-    set_answer(nb, "masked_loss", PATCH_GRADING + "\n\n" + wrong["masked_loss"])
-    S.append(Student("patches-grading", {NB4: nb},
-                     zero("test_masked_loss", "test_no_causal_mask", "test_learns_nothing"),
-                     findings=[(NB4, "masked_loss", "setattr() on module whole_transformer.grading")],
-                     note="replaces every function of whole_transformer.grading by one that returns True: the "
-                          "test cells after it hand nothing out, so they fail too"))
+    tampering("patches-grading", NB4, "masked_loss", PATCH_GRADING, ["setattr() on module whole_transformer.grading"],
+              "replaces every function of whole_transformer.grading by one that returns True: the test cells after "
+              "it hand nothing out, so they fail too", zeroed=("test_no_causal_mask", "test_learns_nothing"))
+    tampering("swaps-modules", NB3, "next_token", SWAP_MODULES,
+              ["class Yes defines __getattr__", "replaces sys.modules", "replaces whole_transformer.grading",
+               "uses sys.modules"],
+              "puts a module whose every attribute returns True in sys.modules (grading, numpy): the hidden tests "
+              "after it hand nothing out, so they fail too", zeroed=("test_greedy_decode",))
 
-    nb = alt.solved(NB3)
-    set_answer(nb, "next_token", SWAP_MODULES + "\n\n" + wrong["next_token"])
-    S.append(Student("swaps-modules", {NB3: nb}, zero("test_next_token", "test_greedy_decode"),
-                     findings=[(NB3, "next_token", words) for words in (
-                         "class Yes defines __getattr__", "replaces sys.modules", "replaces whole_transformer.grading",
-                         "uses sys.modules")],
-                     note="puts a module whose every attribute returns True in sys.modules (grading, numpy): "
-                          "the hidden tests after it hand nothing out, so they fail too"))
+    def hooks_ipython(name, notebook, exercise, code, hook, note):
+        tampering(name, notebook, exercise, code, [f"IPython internals ({hook})", "IPython internals (get_ipython)"],
+                  note)
 
-    nb = alt.solved(NB3)
-    set_answer(nb, "greedy_decode", "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n\n\n"
-                                    + wrong["greedy_decode"])
-    S.append(Student("custom-exc", {NB3: nb}, zero("test_greedy_decode"),
-                     findings=[(NB3, "greedy_decode", "IPython internals (set_custom_exc)"),
-                               (NB3, "greedy_decode", "IPython internals (get_ipython)")],
-                     note="an IPython exception handler that swallows every error"))
+    hooks_ipython("custom-exc", NB3, "greedy_decode",
+                  "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n", "set_custom_exc",
+                  "an IPython exception handler that swallows every error")
 
     nb = alt.solved(NB4)
     set_answer(nb, "masked_loss", LYING_FLOAT)
@@ -324,19 +312,10 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
                          "class Liar subclasses float", "class Liar defines __eq__", "class Liar defines __abs__")],
                      note="returns a float subclass whose ==, - and abs lie"))
 
-    nb = alt.solved(NB4)
-    set_answer(nb, "make_xy", NO_ASSERT + "\n\n" + wrong["make_xy"])
-    S.append(Student("ast-no-assert", {NB4: nb}, zero("test_make_xy"),
-                     findings=[(NB4, "make_xy", "IPython internals (ast_transformers)"),
-                               (NB4, "make_xy", "IPython internals (get_ipython)")],
-                     note="an AST transformer that rewrites every assert away"))
-
-    nb = alt.solved(NB3)
-    set_answer(nb, "next_token", FAKE_VERDICT + "\n\n" + wrong["next_token"])
-    S.append(Student("fake-verdict", {NB3: nb}, zero("test_next_token"),
-                     findings=[(NB3, "next_token", "IPython internals (events)"),
-                               (NB3, "next_token", "IPython internals (get_ipython)")],
-                     note="prints 'Tests passed.' and hands out a second, made-up set of results after every cell"))
+    hooks_ipython("ast-no-assert", NB4, "make_xy", NO_ASSERT, "ast_transformers",
+                  "an AST transformer that rewrites every assert away")
+    hooks_ipython("fake-verdict", NB3, "next_token", FAKE_VERDICT, "events",
+                  "prints 'Tests passed.' and hands out a second, made-up set of results after every cell")
 
     nb = alt.solved(NB3)
     src, gb = course / "source" / ASSIGNMENT / f"{NB3}.ipynb", course / "gradebook.db"
