@@ -132,8 +132,9 @@ def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
     """From the lab's first control, Tab through it; at each control press `keys_for(kind, name)`'s keys (only arrows,
     Space, Enter) and see whether the lab's text and its live line change. Returns
     {reached: [(kind, name)], unchanged: [(kind, name, keys)], live_changes: n, outlines,
-    missed: controls Tab never reached that were on screen when the walk ended (a control that a key press hid,
-    such as the scale lab's Show button once the lab shows the runs, is not missed)}."""
+    missed: controls on screen both when the walk started and when it ended that Tab never reached (a control a
+    key press hid, such as the scale lab's Show button once the lab shows the runs, or one a key press enabled
+    after Tab had passed it, such as Next step after Reset, is not missed)}."""
     page = root.page
     at_start = root.evaluate(_CONTROLS)
     first = root.locator("button, select, input, [role=slider]").first
@@ -166,8 +167,12 @@ def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
         page.keyboard.press("Tab")
         page.wait_for_timeout(60)
     at_end = root.evaluate(_CONTROLS)
-    # a lab may draw a control again (the machine lab redraws its stack): one of the same kind and name was reached
-    missed = [(c["kind"], c["name"]) for c in at_end if c["key"] not in seen and (c["kind"], c["name"]) not in reached]
+
+    def known(c, keys, names) -> bool:  # a lab may draw a control again (the machine lab redraws its stack)
+        return c["key"] in keys or (c["kind"], c["name"]) in names
+
+    start = ({c["key"] for c in at_start}, {(c["kind"], c["name"]) for c in at_start})
+    missed = [(c["kind"], c["name"]) for c in at_end if known(c, *start) and not known(c, seen, set(reached))]
     return {"reached": reached, "unchanged": unchanged, "live_changes": live_changes, "outlines": outlines,
             "missed": missed, "controls": len(at_start)}
 
