@@ -118,6 +118,9 @@ class Block(nn.Module):
 class Transformer(nn.Module):
     """The whole model. ``model(ids)`` gives logits (B, L, V)."""
 
+    pos: torch.Tensor  # buffers registered in __init__, typed here (register_buffer leaves them Tensor | Module)
+    causal: torch.Tensor
+
     def __init__(self, cfg: ModelConfig | None = None):
         super().__init__()
         self.cfg = cfg = cfg or ModelConfig()

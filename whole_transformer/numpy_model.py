@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["Intermediate", "NAMES", "BLOCK_NAMES", "trace", "forward", "find", "weights_of", "softmax_rows"]
 
@@ -136,7 +137,7 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
     return e / e.sum(-1, keepdims=True)
 
 
-def trace(model, ids: Sequence[int]) -> list[Intermediate]:
+def trace(model, ids: npt.ArrayLike) -> list[Intermediate]:
     """Every intermediate of the forward pass of one sequence, in order (see the module docstring)."""
     ids = _check_ids(model, ids)
     cfg = model.cfg

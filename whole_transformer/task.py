@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Sequence
+from typing import TypedDict
 
 import numpy as np
 
@@ -112,7 +113,7 @@ def encode(tokens: str | Sequence[str]) -> list[int]:
 
 def decode(ids: Iterable[int]) -> list[str]:
     """Ids to token strings. Accepts Python or NumPy ints and 1-D arrays or tensors."""
-    out = []
+    out: list[str] = []
     for i in ids:
         if hasattr(i, "item") and getattr(i, "ndim", 0) == 0:  # a NumPy or torch scalar
             i = i.item()
@@ -227,7 +228,19 @@ def make_batch(numbers_: Iterable[int], task: str = "read"):
     return torch.from_numpy(x), torch.from_numpy(y)
 
 
-def batch_counts(numbers_: Iterable[int], task: str = "read") -> dict[str, object]:
+class BatchCounts(TypedDict):
+    """batch_counts' dict: the shapes (tuples of ints) and the four counts of targets."""
+
+    x_shape: tuple[int, int]
+    logits_shape: tuple[int, int, int]
+    flat_shape: tuple[int, int]
+    targets: int
+    counted: int
+    prompt: int
+    padding: int
+
+
+def batch_counts(numbers_: Iterable[int], task: str = "read") -> BatchCounts:
     """What a batch holds: shapes and how many targets count, are prompt, are padding."""
     x, y, lengths = xy_arrays(list(numbers_), task)
     B, L = x.shape
