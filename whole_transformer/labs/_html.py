@@ -65,7 +65,8 @@ def number(x: float, digits: int = 2) -> str:
 def _mix(colour: tuple[int, int, int], t: float) -> tuple[int, int, int]:
     """White mixed with colour by t in [0, 1]."""
     t = min(max(t, 0.0), 1.0)
-    return tuple(round(255 + (c - 255) * t) for c in colour)
+    r, g, b = (round(255 + (c - 255) * t) for c in colour)
+    return r, g, b
 
 
 def luminance(rgb: tuple[int, int, int]) -> float:

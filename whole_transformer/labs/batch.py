@@ -32,7 +32,7 @@ import re
 
 import ipywidgets as widgets
 
-from ..task import EQ, PAD, VOCAB, VOCAB_SIZE, batch_counts, copy_sequence, sequence, xy_arrays
+from ..task import EQ, PAD, VOCAB, VOCAB_SIZE, BatchCounts, batch_counts, copy_sequence, sequence, xy_arrays
 from ._html import esc, sr, styled
 from ._widgets import LabBox
 
@@ -150,7 +150,7 @@ class BatchLab(LabBox):
     """A batch of numbers as x and y, what each target does in the loss, and the shapes."""
 
     def __init__(self, numbers: str = "0-63"):
-        self._counts: dict | None = None
+        self._counts: BatchCounts | None = None
         self._chosen: list[int] = []
         self._message = ""
         self.numbers = widgets.Text(value=str(numbers), description="numbers", continuous_update=False,
@@ -170,7 +170,7 @@ class BatchLab(LabBox):
         self._update()
 
     @property
-    def counts(self) -> dict | None:
+    def counts(self) -> BatchCounts | None:
         return self._counts
 
     @property
@@ -204,7 +204,7 @@ class BatchLab(LabBox):
         self.flat.value = self._flat_html(chosen, counts)
         self.say(self._message[0].upper() + self._message[1:] + ".")
 
-    def _summary_html(self, c: dict) -> str:
+    def _summary_html(self, c: BatchCounts) -> str:
         B, L = c["x_shape"]
         return (f'<div style="{FONT} padding: 0 12px;">'
                 f'<div>x {_shape("x", c["x_shape"])} · y {_shape("y", c["x_shape"])} · "·" is &lt;pad&gt;</div>'
@@ -247,7 +247,7 @@ class BatchLab(LabBox):
                        f"{len(chosen)} rows; the counts cover all of them</div>")
         return "".join(out)
 
-    def _flat_html(self, chosen: list[int], c: dict) -> str:
+    def _flat_html(self, chosen: list[int], c: BatchCounts) -> str:
         B, L = c["x_shape"]
         rows = []
         for r in range(min(2 * L, B * L)):

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import numpy as np
-import torch
 
 from ..decode import MAX_NEW, Trace, greedy_trace
+from ..model import Transformer
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
 from ._decode import rows_html, step_seconds, top_scores_html  # noqa: F401
@@ -49,10 +49,10 @@ from ._widgets import LIVE, LabBox
 from .heldout import HeldOutTable, held_out_table  # noqa: F401  (notebook 03 imported them from here)
 
 CHECKPOINTS = {"60": "after 60 epochs", "2": "after 2 epochs"}
-_MODELS: dict[str, torch.nn.Module] = {}
+_MODELS: dict[str, Transformer] = {}
 
 
-def model_for(name: str) -> torch.nn.Module:
+def model_for(name: str) -> Transformer:
     """The shipped model after 60 or after 2 epochs, loaded once per kernel."""
     if name not in CHECKPOINTS:
         raise ValueError(f"unknown checkpoint {name!r}: use one of {sorted(CHECKPOINTS)}")
@@ -146,9 +146,10 @@ class DecodeLab(LabBox):
     @property
     def right(self) -> bool | None:
         """True/False once the reading has ended; None before."""
-        if not self.done:
+        t, n = self._trace, self._n
+        if not self.done or t is None or n is None:  # done means a trace (and its n) is shown
             return None
-        return self._trace.finished and self._trace.answer == expected_answer(self._n)
+        return t.finished and t.answer == expected_answer(n)
 
     @property
     def message(self) -> str:
@@ -214,9 +215,9 @@ class DecodeLab(LabBox):
         return last.mean(axis=0) if self.head.value == "mean" else last[self.head.value - 1]
 
     def _render(self) -> None:
-        if self._trace is None:
-            return
         t, k, n = self._trace, self.step, self._n
+        if t is None or n is None:  # both are set together, by a number that reads
+            return
         self.next_button.disabled = self.done  # after <eos> (or the last new token) there is no next step
         model_name = CHECKPOINTS[self.checkpoint.value]
         if k == 0:

@@ -131,7 +131,7 @@ class MachineLab(LabBox):
         B, L, d = self.batch.value, self.length.value, self.d_model.value
         ids = ((B, L), ("B", "L"))
         rows = ((B, L, d), ("B", "L", "d_model"))
-        out = {"token table": (ids, rows), "+ positions": (rows, rows)}
+        out: dict[str, tuple[Shape, Shape]] = {"token table": (ids, rows), "+ positions": (rows, rows)}
         for i in range(1, self.blocks.value + 1):
             out[f"block {i}"] = (rows, rows)
         out["final LayerNorm"] = (rows, rows)
@@ -260,6 +260,7 @@ class MachineLab(LabBox):
         name = {id(self.d_model): "d_model", id(self.heads): "heads", id(self.blocks): "blocks",
                 id(self.d_ff): "d_ff", id(self.batch): "batch B", id(self.length): "length L"}[id(owner)]
         before = self._last_total
+        assert before is not None, "a change comes only after __init__'s _render(None) set _last_total"
         what = f"{name} {change['old']} → {change['new']}: total {before:,} → {total:,}"
         if total == before:
             why = {

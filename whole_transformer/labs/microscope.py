@@ -90,6 +90,7 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
     a, name = stage.array, stage.name
     last = tokens[-1]
     by = {s.label: s for s in stages}
+    in_block = "" if stage.block is None else f"block {stage.block + 1} · "  # the labels of this block's steps
     if name in SAID:
         return SAID[name].format(d=d_model, V=len(VOCAB), tokens=len(tokens), width=a.shape[-1], row_len=_row_len(a))
     if name == "scaled":
@@ -106,10 +107,10 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
         return (f"{name} = LayerNorm 1 @ W_{name}.T: {role}. With 1 head, the head's d_k is all {a.shape[-1]} "
                 "columns; with 4 heads each would get a quarter.")
     if name == "scores":
-        i, j = np.unravel_index(int(np.argmax(a[0])), a[0].shape)
-        d_k = by[f"block {stage.block + 1} · K"].array.shape[-1]
+        q, k = np.unravel_index(int(np.argmax(a[0])), a[0].shape)
+        d_k = by[f"{in_block}K"].array.shape[-1]
         return (f"Every query row meets every key column: Q @ Kᵀ / √{d_k}. "
-                f"The largest score, {a[0, i, j]:.2f}, is '{tokens[i]}' looking at '{tokens[j]}'.")
+                f"The largest score, {a[0, q, k]:.2f}, is '{tokens[q]}' looking at '{tokens[k]}'.")
     if name == "masked scores":
         hidden = int(np.isneginf(a).sum())
         return (f"{hidden} scores become −∞: a position may not look at a later one, since when the model "
@@ -123,7 +124,7 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
         zeros = int((a == 0).sum())
         return f"Every negative number becomes 0: {zeros} of the {a.size} are now 0."
     if name == "FFN out":
-        wide = by[f"block {stage.block + 1} · FFN hidden"].array.shape[-1]
+        wide = by[f"{in_block}FFN hidden"].array.shape[-1]
         return f"Linear {wide} → {a.shape[-1]} brings each row back to d_model = {a.shape[-1]} numbers."
     if name == "logits":
         row = a[-1]
