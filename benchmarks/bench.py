@@ -14,6 +14,8 @@ ratio, the baseline is measured in the same run, interleaved with the thing it i
                  --jobs 2 and on 2 Dask workers (in a temp copy)
     scale        merging one graded student (SQLite, PostgreSQL), Dask's per-task overhead, the scale study
     startup      a fresh kernel to the first lab of notebook 01 displayed, imports included
+    service      grading on submission (serve): idle submit → feedback; CPU per submission vs autograde
+                 --jobs 1; a burst of 30 in one minute on 2 local and 2 Dask workers (bench_service.py)
 
 An item this machine cannot run (PostgreSQL not installed) appears as a "not available: <why>" row.
 An item that crashes appears as "error: ..." (and the script exits 1 after writing the table).
@@ -981,6 +983,17 @@ def scale_study(f: dict, load: str = "?") -> list[str]:
         "- the Dask scheduler handles thousands of tasks a second; here at most one task per slot is in flight.",
     ]
     return lines
+
+
+# ------------------------------------------------------------------------------------ service
+@group("service", "grading on submission: idle latency; CPU per submission vs autograde; a burst (local, Dask)")
+def bench_service(b: Bench) -> None:
+    """--quick: one idle submission (one round against the baseline), a burst of 3 each way. See bench_service.py."""
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_service
+
+    bench_service.run(b, sys.modules[__name__])
 
 
 # ------------------------------------------------------------------------------------ machine

@@ -138,6 +138,25 @@ def test_quick_autograde_and_scale_really_run(quick_run):
     assert all(float(x) > 0 for x in sizes.groups()), sizes.groups()
 
 
+def test_quick_service_really_runs(quick_run):
+    """The service group runs in --quick (one idle submission against the baseline, a burst of 3 each way):
+    its rows are numbers, the CPU ratio is judged against its target."""
+    _, text = quick_run
+    rows = [r for r in table_rows(text) if r[0] == "service"]
+    items = {r[1]: r for r in rows}
+    assert not [r for r in rows if r[2].startswith(("skipped", "error", "not available"))], rows
+    idle = items["idle: one complete submission, nbgrader submit → feedback available"]
+    assert re.fullmatch(r"[\d.]+ s", idle[2]) and idle[3] == "1" and idle[5] in ("pass", "**MISS**"), idle
+    before = items["CPU per complete submission, today's way: autograde --jobs 1 on one student (baseline)"]
+    after = items["CPU per complete submission, graded by the running service"]
+    assert re.fullmatch(r"[\d.]+ s", before[2]) and re.fullmatch(r"[\d.]+ s", after[2]), (before, after)
+    assert after[5] in ("pass", "**MISS**") and re.fullmatch(r"[\d.]+× today's way", after[6]), after
+    for way in ("2 local workers", "2 Dask workers"):
+        for stat in ("p50", "p95", "max"):
+            row = items[f"burst of 3 in 6 s, {way}: submit → feedback available, {stat}"]
+            assert re.fullmatch(r"[\d.]+ s", row[2]) and row[3] == "3", row
+
+
 def test_machine_is_described(quick_run):
     _, text = quick_run
     machine = text.split("## Machine")[1]

@@ -62,6 +62,11 @@ class NbgraderRuns:
         with self._lock:
             self._procs.add(proc)
 
+    def start(self, cmd: list[str], cwd: Path, env: dict, out) -> subprocess.Popen:
+        """Start one nbgrader process (the service's ``WarmRuns`` forks it from a warm one instead)."""
+        return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                preexec_fn=_die_with_parent)
+
     def discard(self, proc: subprocess.Popen) -> None:
         with self._lock:
             self._procs.discard(proc)
@@ -99,8 +104,7 @@ def nbgrader_autograde(private: Path, student: str, extra: list[str], log: Path,
         raise Stopped()
     deadline = time.monotonic() + timeout
     with open(log, "a") as out:
-        proc = subprocess.Popen(cmd, cwd=private, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        proc = runs.start(cmd, private, env, out)
         runs.add(proc)
         try:
             while True:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from ..layout import Course
-from . import attempt
+from . import attempt, warm
 from .policy import decide, describe
 from .status import Status, serve_status
 from .watch import FAILED, Store, inbound, scan
@@ -69,6 +69,9 @@ class Service:
         self._prepare()
         self.graders = (DaskGraders(self.scheduler, sandbox, self.cell_timeout, self.status.log) if self.scheduler
                         else LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout))
+        if not self.scheduler:
+            self.graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
+            warm.prestart()
         self.status.log(f"serve: grading {self.graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
                         f"exchange {self.exchange}")
         if not inbound(self.exchange).is_dir():

@@ -1,0 +1,158 @@
+"""A warm nbgrader for the service: each submission's ``nbgrader autograde`` forked from a process that
+imported nbgrader once, instead of a Python started afresh per submission.
+
+A fresh ``python -m whole_transformer.course.nbgrader.app autograde`` spends about 3 s of CPU on
+starting Python and importing nbgrader, nbconvert, jupyter_client and the course's preprocessors
+before it grades anything. The service grades one submission after another, so it keeps one
+*zygote*: a process (multiprocessing's ``forkserver``, started once, single-threaded) that has
+imported those modules and nothing else, and forks each nbgrader run from it (``WarmRuns``).
+
+What stays as it was, per submission:
+
+- each nbgrader run is a process of its own, forked from the zygote, which never grades, never
+  opens a notebook or a gradebook and never runs a line of a student's code: a run starts with
+  what a fresh nbgrader has imported, and nothing of an earlier student's run (its process is gone);
+- it runs in the submission's private course folder, with the same command line, environment and
+  log as before, in a session of its own (a stop kills its process group), and dies with the
+  zygote, which dies with the service;
+- its kernels are sandboxed as before: the run starts the submission's own fork server in the
+  submission's own bubblewrap sandbox (``sandbox/forkserver.py``), never shared between students.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from ..grading.student import NbgraderRuns
+
+#: what the zygote imports: what ``nbgrader autograde`` with the course's config imports (no torch)
+PRELOAD = [
+    "nbgrader.apps.nbgraderapp",
+    "nbgrader.apps.autogradeapp",
+    "nbgrader.converters.autograde",
+    "nbgrader.api",
+    "nbconvert.exporters",
+    "nbconvert.preprocessors",
+    "jupyter_client.manager",
+    "nbclient",
+    "whole_transformer.course.nbgrader.execute",
+    "whole_transformer.course.nbgrader.verdict",
+    "whole_transformer.course.nbgrader.hide_tests",
+    "whole_transformer.course.sandbox.forkserver",
+    "whole_transformer.course.nbgrader.exchange",
+    "whole_transformer.course.term.settings",
+    "IPython.core.interactiveshell",  # what the kernel manager and the exporters import as they start
+    "ipykernel.kernelspec",
+    "ipykernel.connect",
+    "rfc3987_syntax.syntax_helpers",  # nbformat's validation: builds a grammar on import
+    "sqlalchemy.dialects.sqlite",
+    "sqlite3",
+    "tomllib",
+    "codeop",
+]
+
+APP = "whole_transformer.course.nbgrader.app"
+
+_context = None
+_lock = threading.Lock()
+
+
+def context():
+    """The service's forkserver context, its zygote importing ``PRELOAD`` (started at the first run)."""
+    global _context
+    with _lock:
+        if _context is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(PRELOAD)
+            _context = ctx
+        return _context
+
+
+def prestart() -> None:
+    """Start the zygote now (its imports take seconds), rather than at the first submission."""
+    from multiprocessing import forkserver
+
+    context()
+    forkserver.ensure_running()
+
+
+def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
+    """In the forked run: become what ``subprocess.Popen(cmd, cwd, env, stdout=log)`` of the app started."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # dies with the zygote
+    except OSError:
+        pass
+    os.setsid()
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    for src, dst in ((null, 0), (fd, 1), (fd, 2)):
+        os.dup2(src, dst)
+    os.close(fd)
+    os.close(null)
+    sys.stdout.reconfigure(line_buffering=True)
+    sys.stderr.reconfigure(line_buffering=True)
+    code = 1
+    try:
+        prestart = os.environ.pop("WT_PRESTART_SANDBOX", "")
+        if prestart:
+            from ..sandbox.forkserver import prestart as start_fork_server
+
+            start_fork_server(**json.loads(prestart))
+        from nbgrader.apps.nbgraderapp import main
+
+        sys.argv = ["nbgrader", *args]
+        code = main() or 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:  # noqa: BLE001 - reported in the log, as a crashed nbgrader would
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        atexit._run_exitfuncs()  # the run's own fork server and kernels end with it, as at a normal exit
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+class WarmProcess:
+    """A forked nbgrader run as ``nbgrader_autograde`` uses a ``subprocess.Popen``: pid, wait, returncode."""
+
+    def __init__(self, process):
+        self.process, self.pid = process, process.pid
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.process.join(timeout)
+        if self.process.exitcode is None:
+            raise subprocess.TimeoutExpired("nbgrader", timeout)
+        self.returncode = self.process.exitcode
+        self.process.close()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self.returncode if self.returncode is not None or self.process.is_alive() else self.wait(0)
+
+
+class WarmRuns(NbgraderRuns):
+    """``NbgraderRuns`` whose nbgrader runs of the app are forked from the zygote (others: started as before)."""
+
+    def start(self, cmd: list[str], cwd, env: dict, out):
+        if cmd[:3] != [sys.executable, "-m", APP] or not hasattr(out, "name"):
+            return super().start(cmd, cwd, env, out)
+        out.flush()
+        proc = context().Process(target=_nbgrader_child, args=(cmd[3:], str(cwd), dict(env), str(out.name)),
+                                 daemon=False)
+        proc.start()
+        return WarmProcess(proc)
