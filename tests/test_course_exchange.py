@@ -9,41 +9,22 @@ feedback; release_feedback needs the secret to name the file the student's fetch
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import nbformat
 import pytest
-from simclass.minicourse import NAME, make_course, require_sandbox
+from simclass.exchange import course_with_exchange, nbgrader
+from simclass.minicourse import NAME, require_sandbox
 
-from whole_transformer.course.build.release import release
 from whole_transformer.course.cells import grade_id
 from whole_transformer.course.grading.autograde import autograde
-from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, nbgrader_env
+from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID
 from whole_transformer.course.reports.feedback import feedback
-
-
-def nbgrader(args, cwd, exchange, user="instructor"):
-    env = nbgrader_env() if (Path(cwd) / "nbgrader_config.py").exists() else dict(os.environ)
-    student = [f"--student={user}"] if user != "instructor" else []  # else nbgrader takes the login name
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, *student, f"--Exchange.root={exchange}"],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
-    return done
 
 
 @pytest.mark.xdist_group("course-mini")
 def test_feedback_goes_through_the_exchange_after_autograde(tmp_path):
     require_sandbox()
-    root = make_course(tmp_path / "course")
-    course = Course(root)
-    release(course, log=lambda *a: None)
-    exchange = tmp_path / "exchange"
-    exchange.mkdir()
-    exchange.chmod(0o777)
-    nbgrader(["release_assignment", ASSIGNMENT, "--force"], root, exchange)
+    course, exchange = course_with_exchange(tmp_path)
+    root = course.root
 
     home = tmp_path / "ada"
     home.mkdir()

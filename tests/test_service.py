@@ -21,11 +21,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from simclass.minicourse import NAME, make_course, require_sandbox
+from simclass.exchange import course_with_exchange, nbgrader
+from simclass.minicourse import NAME, require_sandbox
 from simclass.notebooks import set_answer
-from test_course_exchange import nbgrader
 
-from whole_transformer.course.build.release import release
 from whole_transformer.course.grading.autograde import autograde
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env
 from whole_transformer.course.service.policy import counts, decide, feedback_kind
@@ -34,19 +33,6 @@ from whole_transformer.course.service.watch import Store, read_submission
 from whole_transformer.course.term.settings import SettingsError, parse
 
 SERVICE = "[service]\nenabled = true\nattempts = 2\ncounts = \"last\"\n"
-
-
-def course_with_exchange(tmp_path: Path, toml: str = SERVICE) -> tuple[Course, Path]:
-    """The small course released, with course.toml's [service], and a local exchange it is released to."""
-    root = make_course(tmp_path / "course")
-    (root / "course.toml").write_text(toml)
-    course = Course(root)
-    release(course, log=lambda *a: None)
-    exchange = tmp_path / "exchange"
-    exchange.mkdir()
-    exchange.chmod(0o777)
-    nbgrader(["release_assignment", ASSIGNMENT, "--force"], root, exchange)
-    return course, exchange
 
 
 def answered(course: Course, double: str = "def double(x):\n    return 2 * x"):
@@ -70,7 +56,7 @@ def hand_in(exchange: Path, student: str, files: dict[str, str], when: datetime,
 @pytest.mark.xdist_group("course-mini")
 def test_feedback_is_fetched_at_once_and_the_limit_refuses_a_third_attempt(tmp_path):
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path)
+    course, exchange = course_with_exchange(tmp_path, SERVICE)
     home = tmp_path / "ada"
     home.mkdir()
     nbgrader(["fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")

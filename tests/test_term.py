@@ -584,7 +584,7 @@ def _n(x: float) -> str:
 @pytest.mark.xdist_group("course-mini")
 def test_release_feedback_with_students_who_handed_in_another_way(mini_released, tmp_path):
     require_sandbox()
-    from test_course_exchange import nbgrader
+    from simclass.exchange import nbgrader
 
     from whole_transformer.course.layout import COURSE_ID
 
