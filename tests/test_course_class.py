@@ -30,7 +30,7 @@ from whole_transformer.course.build.release import release
 from whole_transformer.course.grading.autograde import autograde
 from whole_transformer.course.grading.record import load_record
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.reports.feedback import feedback, hidden_lines, leaks
+from whole_transformer.course.reports.feedback import feedback, hidden_lines, leaks, own_submission
 from whole_transformer.course.reports.grades import grades
 
 REPO = Path(__file__).resolve().parents[1]
@@ -206,7 +206,7 @@ def check_feedback_holds_no_hidden_test(graded):
     for f in files:
         text = f.read_text()
         assert "BEGIN HIDDEN TESTS" not in text and "_hidden_" not in text, f
-        assert not leaks(f, hidden), f
+        assert not leaks(f, hidden, own_submission(course, f)), f  # a solution line the student wrote is theirs
 
 
 def check_records_are_json(graded):
