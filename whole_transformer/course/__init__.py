@@ -1,7 +1,7 @@
 """The course as an instructor runs it: release, lecture edition, autograding, feedback, grades.
 
-``python -m whole_transformer.course <command>`` (``__main__.py``: one function per command; the
-Makefile's targets call them). One subpackage per subsystem:
+``python -m whole_transformer.course <command>`` (``__main__.py``: one function per command, the
+Makefile's targets call them; ``cli_args``: what each command takes). One subpackage per subsystem:
 
 - ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
 - ``answers/``    everything that knows the answers: ``reference`` solutions, the ``mistakes`` catalogue
@@ -35,4 +35,5 @@ import sys as _sys
 # to check the "iri" string format, which no notebook or gradebook schema uses. Every process of the
 # course (its commands, the nbgrader runs they start: ``nbgrader_app``, Dask workers grading) goes
 # without it; jsonschema then leaves out that one format check.
-_sys.modules.setdefault("rfc3987_syntax", None)
+# (None in sys.modules makes the import fail, as the import system documents; typeshed types the values ModuleType)
+_sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]

@@ -35,7 +35,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..envflags import flag
+from . import cli_args
 from .layout import Course, python_first_on_path
 
 
@@ -195,92 +195,28 @@ def cmd_serve(course: Course, args) -> int:
         return 2
 
 
-def _one_arg(*names: str, **options):
-    """What adds one argument to a command's parser (a COMMANDS row's third field)."""
-
-    def add(p: argparse.ArgumentParser) -> None:
-        p.add_argument(*names, **options)
-
-    return add
-
-
-def _file_arg(what: str):
-    return _one_arg("file", metavar="FILE", help=what)
-
-
-def _hidden_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--write", action="store_true", help="rewrite the test cells that are out of date")
-    p.add_argument("--discard", action="store_true", help="with --write: overwrite test cells edited by hand too")
-
-
-def _autograde_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "1") or 1),
-                   help="students graded at once (default 1)")
-    p.add_argument("--scheduler", default=os.environ.get("SCHEDULER") or None, metavar="ADDRESS",
-                   help="grade on the workers of this Dask scheduler, e.g. tcp://HOST:8786 (also SCHEDULER=...)")
-    p.add_argument("--force", action="store_true", help="grade again students already graded")
-    p.add_argument("--student", action="append", help="grade only this student (repeatable)")
-    p.add_argument("--no-sandbox", action="store_true", default=flag("NO_SANDBOX"),
-                   help="run student code WITHOUT the sandbox (explicit opt-out; also NO_SANDBOX=1 or WT_SANDBOX=off)")
-
-
-def _workers_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS", "2") or 2),
-                   help="worker processes (default 2), one task slot each")
-    p.add_argument("--port", type=int, default=8786, help="scheduler port (default 8786)")
-    p.add_argument("--dashboard", default=":8787", help="dashboard address (default :8787)")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1; 0.0.0.0 to let other machines' workers in)")
-
-
-def _serve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--exchange", default=os.environ.get("EXCHANGE") or None, metavar="DIR",
-                   help="nbgrader's exchange folder (default: c.Exchange.root of nbgrader_config.py, else "
-                        "/srv/nbgrader/exchange; also EXCHANGE=...)")
-    p.add_argument("--port", type=int, default=int(os.environ["SERVE_PORT"]) if os.environ.get("SERVE_PORT") else None,
-                   help="serve the status page on 127.0.0.1:PORT (0: any free port; also SERVE_PORT=...)")
-    p.add_argument("--once", action="store_true", help="grade what is waiting, then stop (else: until Ctrl-C)")
-    p.add_argument("--poll", type=float, default=2.0, help="seconds between looks at the exchange (default 2)")
-    p.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "1") or 1),
-                   help="submissions graded at once (default 1)")
-    p.add_argument("--scheduler", default=os.environ.get("SCHEDULER") or None, metavar="ADDRESS",
-                   help="grade on the workers of this Dask scheduler, e.g. tcp://HOST:8786 (also SCHEDULER=...)")
-    p.add_argument("--no-sandbox", action="store_true", default=flag("NO_SANDBOX"),
-                   help="run student code WITHOUT the sandbox (explicit opt-out; also NO_SANDBOX=1)")
-
-
-def _write_arg(what: str):
-    return _one_arg("--write", action="store_true", help=what)
-
-
-_lecture_args = _one_arg("--no-execute", action="store_true", help="do not run the notebooks (quick check)")
-
-
-_handout_args = _one_arg("--dest", help="where to write it (default: handout/ in the course folder)")
-
-
 #: name: (function, one-line help, adds its arguments)
 COMMANDS = {
     "release": (cmd_release, "build release/ from source/", None),
-    "lecture": (cmd_lecture, "build notebooks/ and notebooks/html/ from source/", _lecture_args),
-    "autograde": (cmd_autograde, "grade every submission", _autograde_args),
-    "workers": (cmd_workers, "run a local Dask scheduler and N workers until Ctrl-C", _workers_args),
+    "lecture": (cmd_lecture, "build notebooks/ and notebooks/html/ from source/", cli_args.lecture),
+    "autograde": (cmd_autograde, "grade every submission", cli_args.autograde),
+    "workers": (cmd_workers, "run a local Dask scheduler and N workers until Ctrl-C", cli_args.workers),
     "feedback": (cmd_feedback, "write feedback HTML (no hidden tests)", None),
     "grades": (cmd_grades, "write grades.csv and grades-detail.csv", None),
     "insights": (cmd_insights, "write insights.html and insights.csv (what the class got wrong)", None),
-    "handout": (cmd_handout, "build handout/, the students' repository", _handout_args),
-    "hidden-tests": (cmd_hidden_tests, "check (or --write) the hidden tests of source/", _hidden_args),
-    "check-data": (cmd_check_data, "check (or --write) the visible checks' data file", _write_arg("rewrite it")),
+    "handout": (cmd_handout, "build handout/, the students' repository", cli_args.handout),
+    "hidden-tests": (cmd_hidden_tests, "check (or --write) the hidden tests of source/", cli_args.hidden_tests),
+    "check-data": (cmd_check_data, "check (or --write) the visible checks' data file", cli_args.write("rewrite it")),
     "in-step": (cmd_in_step, "is everything make release brings in step so? (exit 1 if not)", None),
     "roster": (cmd_roster, "import the class list from a CSV into the gradebook",
-               _file_arg("CSV with id, first_name, last_name, email, lms_user_id")),
+               cli_args.file("CSV with id, first_name, last_name, email, lms_user_id")),
     "collect-zip": (cmd_collect_zip, "sort a Canvas or Moodle submissions zip into submitted/",
-                    _file_arg("the zip downloaded from Canvas or Moodle")),
+                    cli_args.file("the zip downloaded from Canvas or Moodle")),
     "serve": (cmd_serve, "grade each submission to nbgrader's exchange at once and release its feedback",
-              _serve_args),
+              cli_args.serve),
     "term": (cmd_term, "show the due date, late policy and each student's hand-in", None),
     "mistake-table": (cmd_mistake_table, "check (or --write) what each catalogued mistake returns on the hidden "
-                      "inputs", _write_arg("work it out again")),
+                      "inputs", cli_args.write("work it out again")),
 }
 
 
