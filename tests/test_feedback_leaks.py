@@ -10,12 +10,14 @@ student wrote themselves, must be kept.
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
 
 import nbformat
 import nbformat.v4 as nbf
 import pytest
-from simclass.minicourse import make_course
+from simclass.minicourse import make_course, mini_notebook
 
 from whole_transformer.course.build.release import release
 from whole_transformer.course.cells import SOLUTION, grade_id, is_test, nbgrader_meta, split_region
@@ -208,3 +210,31 @@ def test_no_hint_students_are_given_holds_a_line_of_a_solution(course):
     assert lines
     shown = [(line, text[:80]) for line in lines for text in said if line in text]
     assert not shown, shown
+
+
+def test_feedback_keeps_hidden_tests_out():
+    src = mini_notebook()
+    nb = copy.deepcopy(src)
+    tests = [c for c in nb.cells if grade_id(c) and grade_id(c).startswith("test_")]
+    tests[0].outputs = [nbf.new_output("error", ename="TestFailed", evalue="answer_q: the count is not right",
+                                       traceback=["TestFailed: answer_q: the count is not right"])]
+    tests[1].outputs = [nbf.new_output("error", ename="ValueError", evalue="17 is not 42 (from the test)",
+                                       traceback=['grading.hand_out("double", double, [((21,), {})])'])]
+    tests[2].outputs = [nbf.new_output("error", ename="AssertionError", evalue="42 expected, sneaky",
+                                       traceback=["x"])]
+    spy = nbf.new_code_cell("print(In)")
+    spy.outputs = [nbf.new_output("stream", name="stdout",
+                                  text="['grading.hand_out(\"double\", double, [((-3,), {})])']")]
+    nb.cells.append(spy)
+    out, _ = HideHiddenTests().preprocess(nb, {})
+    text = json.dumps(out)
+    for c in src.cells:
+        _, hidden = split_hidden(c.source)
+        for line in hidden.split("\n"):
+            if line.strip():
+                assert line.strip() not in text
+    assert "Test failed: answer_q: the count is not right" in text
+    assert "your code raised ValueError" in text and "17 is not 42" not in text
+    assert "sneaky" not in text
+    assert "[output not shown: it quoted the hidden tests]" in text
+    assert "(hidden tests: not shown)" in text

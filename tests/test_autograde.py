@@ -1,0 +1,232 @@
+"""Autograding a small class (``grading/autograde.py`` and its stages) with real nbgrader and the real
+sandbox, on the one-notebook course of tests/simclass/minicourse.py: parallel and resumed runs give
+the same grades once each, and grading refuses to run without a sandbox unless asked."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from simclass.minicourse import NAME, make_course, require_sandbox
+
+from whole_transformer.course.build.release import release as build_release
+from whole_transformer.course.cells import grade_id as gid
+from whole_transformer.course.grading.autograde import autograde
+from whole_transformer.course.grading.record import load_record
+from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env
+from whole_transformer.course.reports.grades import write_detail
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def ids(nb):
+    return [gid(c) for c in nb.cells]
+
+
+# ------------------------------------------------------------------------------ autograding a small class
+def _shared_dir(tmp_path_factory, worker_id: str) -> Path:
+    """A folder all pytest-xdist workers of this run share: what is built there is built once."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if worker_id != "master" else base
+
+
+def _once(tmp_path_factory, worker_id, name, build_it) -> Path:
+    """build_it(folder) once per test run (whichever worker comes first); the folder."""
+    from filelock import FileLock
+
+    shared = _shared_dir(tmp_path_factory, worker_id) / name
+    shared.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / "done").exists():
+            build_it(shared)
+            (shared / "done").write_text("ok")
+    return shared
+
+
+@pytest.fixture(scope="module")
+def mini_built(tmp_path_factory, worker_id):
+    """The small course, released once (release/ and gradebook.db); tests copy it."""
+    def make(folder):
+        shutil.rmtree(folder / "course", ignore_errors=True)
+        root = make_course(folder / "course")
+        build_release(Course(root), log=lambda *a: None)
+
+    return _once(tmp_path_factory, worker_id, "mini-built", make) / "course"
+
+
+def _fresh(mini_built: Path, where: Path) -> tuple[Path, nbformat.NotebookNode]:
+    root = where / "course"
+    shutil.copytree(mini_built, root)
+    return root, nbformat.read(root / "release" / ASSIGNMENT / f"{NAME}.ipynb", as_version=4)
+
+
+def _answered(rel, q="answer_q = 8", f="def double(x):\n    return 2 * x"):
+    nb = copy.deepcopy(rel)
+    for c in nb.cells:
+        if gid(c) == "answer_q":
+            c.source = q
+        if gid(c) == "double":
+            c.source = f
+    return nb
+
+
+def _mini_class(root: Path, rel) -> dict[str, float]:
+    """Six students of the small course; returns the expected total of each."""
+    def put(student, nb=None, raw=None):
+        d = root / "submitted" / student / ASSIGNMENT
+        d.mkdir(parents=True, exist_ok=True)
+        if nb is not None:
+            nbformat.write(nb, d / f"{NAME}.ipynb")
+        if raw is not None:
+            (d / f"{NAME}.ipynb").write_text(raw)
+    put("ada", _answered(rel))
+    put("bob", _answered(rel, "answer_q = 7"))
+    put("cyd", _answered(rel, f="def double(x):\n    return x + x if x > 0 else x"))
+    put("dee", copy.deepcopy(rel))
+    put("eve", raw="{ not json")
+    put("fay", _answered(rel, f="import os\ndef double(x):\n    if x < 0:\n        os._exit(1)\n    return 2 * x"))
+    gus = root / "submitted" / "gus" / ASSIGNMENT  # a link to the answers instead of a notebook
+    gus.mkdir(parents=True)
+    (gus / f"{NAME}.ipynb").symlink_to(root / "source" / ASSIGNMENT / f"{NAME}.ipynb")
+    return dict(MINI_EXPECTED)
+
+
+MINI_EXPECTED = {"ada": 3, "bob": 2, "cyd": 2, "dee": 0, "eve": 0, "fay": 2, "gus": 0}
+
+
+def _detail(root: Path) -> list[dict]:
+    write_detail(Course(root))
+    with open(root / "grades-detail.csv") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def mini_courses(tmp_path_factory, worker_id, mini_built):
+    """The same seven submissions graded with JOBS=1 and with JOBS=3, in two course folders."""
+    require_sandbox()
+
+    def grade_both(folder):
+        for jobs in (1, 3):
+            shutil.rmtree(folder / f"jobs{jobs}", ignore_errors=True)
+            root, rel = _fresh(mini_built, folder / f"jobs{jobs}")
+            _mini_class(root, rel)
+            autograde(Course(root), jobs=jobs, log=lambda *a: None)
+
+    shared = _once(tmp_path_factory, worker_id, "mini-graded", grade_both)
+    out = {}
+    for jobs in (1, 3):
+        root = shared / f"jobs{jobs}" / "course"
+        out[jobs] = {"root": root, "expected": MINI_EXPECTED}
+    return out
+
+
+@pytest.mark.xdist_group("course-mini")
+def test_parallel_grading_gives_the_same_grades(mini_courses):
+    one, three = _detail(mini_courses[1]["root"]), _detail(mini_courses[3]["root"])
+    assert one == three
+    totals: dict[str, float] = {}
+    for r in one:
+        totals[r["student_id"]] = totals.get(r["student_id"], 0) + float(r["score"])
+    assert totals == mini_courses[1]["expected"]
+    statuses = {(r["student_id"], r["grade_id"]): r["status"] for r in one}
+    assert statuses[("eve", "test_answer_q")] == "failed"
+    assert statuses[("fay", "test_double_neg")] == "failed"
+    assert statuses[("dee", "test_answer_q")] == "unanswered"  # the release handed in: not answered yet
+    assert statuses[("gus", "test_answer_q")] == "missing"
+    report = (mini_courses[1]["root"] / "integrity-report.csv").read_text()
+    assert "gus,submission,files," in report and "symbolic link" in report
+
+@pytest.mark.xdist_group("course-mini")
+def test_gradebook_intact_after_parallel_grading(mini_courses):
+    root = mini_courses[3]["root"]
+    con = sqlite3.connect(root / "gradebook.db")
+    assert con.execute("pragma integrity_check").fetchone()[0] == "ok"
+    subs = dict(con.execute("select student_id, count(*) from submitted_assignment group by student_id"))
+    grades = con.execute("select count(*) from grade").fetchone()[0]
+    con.close()
+    assert subs == {s: 1 for s in ("ada", "bob", "cyd", "dee", "eve", "fay")}  # gus handed in nothing
+    assert grades == 6 * 3
+
+
+@pytest.mark.xdist_group("course-mini")
+def test_a_second_run_grades_nobody_again(mini_courses):
+    root = mini_courses[1]["root"]
+    before = _detail(root)
+    run = autograde(Course(root), jobs=2, log=lambda *a: None)
+    assert run.graded == [] and sorted(run.skipped) == ["ada", "bob", "cyd", "dee", "eve", "fay", "gus"]
+    assert _detail(root) == before
+
+
+@pytest.mark.xdist_group("course-mini")
+def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_built):
+    require_sandbox()
+    root, rel = _fresh(mini_built, tmp_path)
+    expected = _mini_class(root, rel)
+    cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--jobs", "1"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=nbgrader_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    records = root / "autograde" / ".wt" / "students"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(list(records.glob("*.json"))) < 2:
+        assert proc.poll() is None, proc.stdout.read().decode()
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_first = {p.stem for p in records.glob("*.json")}
+    assert 2 <= len(done_first) < 7
+    time.sleep(1)
+    leftovers = subprocess.run(["pgrep", "-f", str(root)], capture_output=True, text=True).stdout.split()
+    assert leftovers == [], "graders or kernels outlived the killed run"
+    run = autograde(Course(root), jobs=2, log=lambda *a: None)
+    assert set(run.skipped) == done_first
+    assert set(run.graded) == set(expected) - done_first
+    rows = _detail(root)
+    totals: dict[str, float] = {}
+    for r in rows:
+        totals[r["student_id"]] = totals.get(r["student_id"], 0) + float(r["score"])
+    assert totals == expected
+    con = sqlite3.connect(root / "gradebook.db")
+    subs = dict(con.execute("select student_id, count(*) from submitted_assignment group by student_id"))
+    con.close()
+    assert subs == {s: 1 for s in expected if s != "gus"}
+    for s in expected:
+        assert load_record(Course(root), s) is not None
+
+
+@pytest.mark.xdist_group("course-mini")
+def test_autograde_refuses_without_a_sandbox(tmp_path):
+    root = make_course(tmp_path / "course")
+    (root / "submitted" / "ada" / ASSIGNMENT).mkdir(parents=True)
+    env = nbgrader_env()
+    env["WT_BWRAP"] = str(tmp_path / "no-such-bwrap")
+    env.pop("WT_SANDBOX", None)
+    cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde"]
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "apt-get install bubblewrap" in done.stderr and "--no-sandbox" in done.stderr
+    assert not (root / "gradebook.db").exists()
+
+
+@pytest.mark.xdist_group("course-mini")
+def test_autograde_without_sandbox_only_when_asked(tmp_path, mini_built):
+    root, rel = _fresh(mini_built, tmp_path)
+    d = root / "submitted" / "ada" / ASSIGNMENT
+    d.mkdir(parents=True)
+    nbformat.write(_answered(rel), d / f"{NAME}.ipynb")
+    env = nbgrader_env()
+    env["WT_BWRAP"] = str(tmp_path / "no-such-bwrap")
+    cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--no-sandbox"]
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WITHOUT a sandbox" in done.stdout
+    assert load_record(Course(root), "ada").notebooks[NAME].status == "graded"
