@@ -31,6 +31,14 @@ def grade_id(cell) -> str | None:
     return gid if isinstance(gid, str) else None
 
 
+def tracked_id(cell) -> str:
+    """The grade_id of a cell nbgrader tracks (a test, answer or read-only cell), which must have one."""
+    gid = grade_id(cell)
+    if not gid:
+        raise ValueError(f"an nbgrader cell without a grade_id: {cell_source(cell)[:80]!r}")
+    return gid
+
+
 def grade_ids(nb) -> set[str]:
     """Every grade_id of a notebook's cells."""
     return {gid for gid in map(grade_id, nb.get("cells", [])) if gid}

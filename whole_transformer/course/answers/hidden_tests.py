@@ -26,7 +26,7 @@ from whole_transformer import grading as g
 from whole_transformer import task
 from whole_transformer.questions import QUESTIONS
 
-from ..cells import cell_source, grade_id, is_test
+from ..cells import cell_source, grade_id, is_test, tracked_id
 from . import reference as ref
 from .hidden_parts import (
     BATCH_Y,
@@ -255,21 +255,21 @@ def _notebooks(source: Path):
 def _planned(source: Path):
     """(path, notebook, [(cell, new source)]) for every source notebook."""
     for path, nb in _notebooks(source):
-        solutions = {grade_id(c): cell_source(c) for c in nb.cells if grade_id(c) and not is_test(c)}
-        changes = [(c, test_cell_source(grade_id(c), solutions, path.name)) for c in nb.cells
-                   if is_test(c) and _generated(grade_id(c))]
+        solutions = {gid: cell_source(c) for c in nb.cells if (gid := grade_id(c)) and not is_test(c)}
+        changes = [(c, test_cell_source(tracked_id(c), solutions, path.name)) for c in nb.cells
+                   if is_test(c) and _generated(tracked_id(c))]
         yield path, nb, changes
 
 
 def out_of_sync(source: Path) -> list[str]:
     """The grade_ids of test cells whose source differs from what this module generates."""
-    return [grade_id(c) for _, _, changes in _planned(source) for c, new in changes if cell_source(c) != new]
+    return [tracked_id(c) for _, _, changes in _planned(source) for c, new in changes if cell_source(c) != new]
 
 
 def hand_edited(source: Path) -> list[tuple[str, str, str]]:
     """(notebook file, grade_id, where to edit) of every generated test cell edited by hand."""
-    return [(path.name, grade_id(c), home_of(grade_id(c), path.name)) for path, nb in _notebooks(source)
-            for c in nb.cells if is_test(c) and _generated(grade_id(c)) and is_hand_edited(cell_source(c))]
+    return [(path.name, tracked_id(c), home_of(tracked_id(c), path.name)) for path, nb in _notebooks(source)
+            for c in nb.cells if is_test(c) and _generated(tracked_id(c)) and is_hand_edited(cell_source(c))]
 
 
 def write(source: Path, discard: bool = False) -> list[str]:
@@ -284,7 +284,7 @@ def write(source: Path, discard: bool = False) -> list[str]:
         for c, new in changes:
             if cell_source(c) != new:
                 c.source = new
-                changed.append(grade_id(c))
+                changed.append(tracked_id(c))
                 touched = True
         if touched:
             nbformat.write(nb, path)

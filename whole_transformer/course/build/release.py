@@ -70,11 +70,11 @@ def keep_release(course: Course, release: Path) -> Path | None:
 def _last_released_points(course: Course) -> dict[tuple[str, str], float]:
     dirs = history_dirs(course)
     folder = dirs[-1] if dirs else course.release
-    out = {}
+    out: dict[tuple[str, str], float] = {}
     for p in folder.glob("*.ipynb"):
         for c in nbformat.read(p, as_version=4).cells:
-            if nbgrader_meta(c).get("grade"):
-                out[(p.name, grade_id(c))] = float(nbgrader_meta(c).get("points") or 0)
+            if (gid := grade_id(c)) and nbgrader_meta(c).get("grade"):
+                out[(p.name, gid)] = float(nbgrader_meta(c).get("points") or 0)
     return out
 
 
@@ -88,7 +88,7 @@ def points_planned(course: Course, settings) -> list[tuple[Path, str, float, flo
     for path in sorted(course.source.glob("*.ipynb")):
         for c in nbformat.read(path, as_version=4).cells:
             gid = grade_id(c)
-            if gid not in wanted or not nbgrader_meta(c).get("grade"):
+            if gid is None or gid not in wanted or not nbgrader_meta(c).get("grade"):
                 continue
             seen.add(gid)
             have = float(nbgrader_meta(c).get("points") or 0)
@@ -117,8 +117,8 @@ def write_points(plan) -> None:
     for path, new in by_nb.items():
         nb = nbformat.read(path, as_version=4)
         for c in nb.cells:
-            if grade_id(c) in new and nbgrader_meta(c).get("grade"):
-                points = new[grade_id(c)]
+            if (gid := grade_id(c)) is not None and gid in new and nbgrader_meta(c).get("grade"):
+                points = new[gid]
                 c.metadata["nbgrader"]["points"] = int(points) if points == int(points) else points
         nbformat.write(nb, path)
 

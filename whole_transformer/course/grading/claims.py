@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+from typing import TextIO
 
 from ..layout import ASSIGNMENT, Course
 
@@ -22,7 +23,8 @@ class Claims:
 
     def __init__(self, course: Course):
         self.course = course
-        self.held: dict[str, object] = {}
+        self.held: dict[str, TextIO | bool] = {}  # student → their lock file (SQLite), or True (an advisory lock)
+        self._lock_files: dict[str, TextIO] = {}  # lock(name) → its file (SQLite)
         self._con = None
         if not course.sqlite:
             from sqlalchemy import create_engine
@@ -36,6 +38,7 @@ class Claims:
     def _sql(self, query: str, key: int):
         from sqlalchemy import text
 
+        assert self._con is not None, "only a PostgreSQL gradebook's claims run SQL"
         return self._con.execute(text(query), {"k": key}).scalar()
 
     def lock(self, name: str) -> None:
@@ -45,13 +48,13 @@ class Claims:
         else:
             f = open(self.course.state / "claims" / f".{name}.lock", "a")
             fcntl.flock(f, fcntl.LOCK_EX)
-            self.held[f".{name}"] = f
+            self._lock_files[name] = f
 
     def unlock(self, name: str) -> None:
         if self._con is not None:
             self._sql("select pg_advisory_unlock(:k)", _lock_key(f"lock:{name}"))
         else:
-            f = self.held.pop(f".{name}", None)
+            f = self._lock_files.pop(name, None)
             if f is not None:
                 f.close()
 
@@ -74,21 +77,21 @@ class Claims:
         held = self.held.pop(student, None)
         if held is None:
             return
-        if self._con is not None:
+        if isinstance(held, bool):  # PostgreSQL: True for a session advisory lock
             self._sql("select pg_advisory_unlock(:k)", _lock_key(f"student:{student}"))
         else:
             held.close()
 
     def close(self) -> None:
         for s in list(self.held):
-            if not s.startswith("."):
-                try:
-                    self.release(s)
-                except Exception:  # noqa: BLE001 - closing the connection releases them anyway
-                    pass
-        for f in [v for k, v in self.held.items() if k.startswith(".")]:
+            try:
+                self.release(s)
+            except Exception:  # noqa: BLE001 - closing the connection releases them anyway
+                pass
+        for f in self._lock_files.values():
             f.close()
         self.held.clear()
+        self._lock_files.clear()
         if self._con is not None:
             self._con.close()
             self._engine.dispose()

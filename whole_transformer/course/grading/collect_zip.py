@@ -133,7 +133,7 @@ def collect_zip(course: Course, zip_path: Path, log=print) -> tuple[dict[str, li
     with zipfile.ZipFile(zip_path) as z:
         for name in sorted(n for n in z.namelist() if not n.endswith("/")):
             student, fname, why = place(name, keys, notebooks)
-            if fname and (course.submitted / student / ASSIGNMENT / fname).is_file():
+            if student is not None and fname and (course.submitted / student / ASSIGNMENT / fname).is_file():
                 placed.setdefault(student, []).append(fname)
             else:
                 unplaced.append((name, why or "nbgrader zip_collect did not place it"))

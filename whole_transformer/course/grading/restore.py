@@ -25,7 +25,7 @@ import copy
 import nbformat.v4 as nbf
 from nbformat import NotebookNode
 
-from ..cells import NBGRADER_FLAGS, cell_kind, cell_source, flags, grade_id, is_protected, nbgrader_meta
+from ..cells import NBGRADER_FLAGS, cell_kind, cell_source, flags, grade_id, is_protected, nbgrader_meta, tracked_id
 from .record import Finding
 
 
@@ -38,7 +38,7 @@ def _describe_flags(want: dict, got: dict) -> str:
 
 
 def _protected_by_gid(nb: NotebookNode) -> dict[str, NotebookNode]:
-    return {grade_id(c): c for c in nb.cells if is_protected(c)}
+    return {tracked_id(c): c for c in nb.cells if is_protected(c)}
 
 
 def started_from(submitted: NotebookNode, releases: list[NotebookNode]) -> NotebookNode:
@@ -46,8 +46,8 @@ def started_from(submitted: NotebookNode, releases: list[NotebookNode]) -> Noteb
     match best (same source, type and flags; then the fewest of its cells missing); the latest of equals."""
     theirs: dict[str, NotebookNode] = {}
     for c in submitted.get("cells", []):
-        if grade_id(c):
-            theirs.setdefault(grade_id(c), c)
+        if gid := grade_id(c):
+            theirs.setdefault(gid, c)
 
     def score(rel: NotebookNode) -> tuple[int, int]:
         cells = _protected_by_gid(rel)
@@ -63,7 +63,7 @@ def started_from(submitted: NotebookNode, releases: list[NotebookNode]) -> Noteb
 def _pick(rc: NotebookNode, scells: list, by_gid: dict[str, list[int]], taken: dict[int, int]) -> int | None:
     """The submitted cell that stands for protected release cell ``rc``: by grade_id (the same cell
     id first), else by cell id, else an untagged cell with the same source; None if there is none."""
-    gid, rid = grade_id(rc), rc.get("id")
+    gid, rid = tracked_id(rc), rc.get("id")
     cands = [j for j in by_gid.get(gid, []) if j not in taken]
     if cands:
         same_id = [j for j in cands if rid and scells[j].get("id") == rid]
@@ -83,8 +83,8 @@ def _match(scells: list, prot: list[tuple[int, NotebookNode]]) -> tuple[dict[int
     """(submitted index → release index, release index → submitted index or None) of the protected cells."""
     by_gid: dict[str, list[int]] = {}
     for j, c in enumerate(scells):
-        if grade_id(c):
-            by_gid.setdefault(grade_id(c), []).append(j)
+        if gid := grade_id(c):
+            by_gid.setdefault(gid, []).append(j)
     taken: dict[int, int] = {}  # submitted index → release index
     chosen: dict[int, int | None] = {}  # release index → submitted index
     for ri, rc in prot:
@@ -120,7 +120,7 @@ def _loose(sc: NotebookNode, j: int, prot_ids: set[str], findings: list[Finding]
                                           "an ordinary cell"))
         elif gid:
             findings.append(Finding(f"cell {j + 1}", f"nbgrader metadata with unknown grade_id {gid!r} removed"))
-    kind = sc.get("cell_type")
+    kind = sc.get("cell_type", "")  # none: a markdown cell
     make = {"code": nbf.new_code_cell, "raw": nbf.new_raw_cell}.get(kind, nbf.new_markdown_cell)
     cell = make(source=cell_source(sc))
     tags = sc.get("metadata", {}).get("tags")
@@ -133,7 +133,7 @@ def _put_back(rc: NotebookNode, sc: NotebookNode, was: NotebookNode, findings: l
     """Protected release cell ``rc`` put back over the student's ``sc`` (``was``: the cell as this
     student was released it): an answer keeps the student's source and tags, anything else is the
     release's; what was changed becomes a finding."""
-    gid, kind = grade_id(rc), cell_kind(rc)
+    gid, kind = tracked_id(rc), cell_kind(rc)
     want, got = flags(was), flags(sc)
     if not nbgrader_meta(sc):
         findings.append(Finding(gid, f"{kind}: nbgrader metadata removed (de-tagged); restored"))
@@ -169,7 +169,7 @@ def restore(submitted: NotebookNode, release: NotebookNode,
     base = _protected_by_gid(started) if started is not None else None
     scells = list(submitted.get("cells", []))
     prot = [(i, c) for i, c in enumerate(release.cells) if is_protected(c)]
-    prot_ids = {grade_id(c) for _, c in prot}
+    prot_ids = {tracked_id(c) for _, c in prot}
     taken, chosen = _match(scells, prot)
     # anchors: each unmatched submitted cell follows the protected cell before it
     groups, moved = _anchored(len(scells), taken)
@@ -178,7 +178,7 @@ def restore(submitted: NotebookNode, release: NotebookNode,
 
     out: list[NotebookNode] = [_loose(scells[j], j, prot_ids, findings) for j in groups[-1]]
     for ri, rc in prot:
-        gid = grade_id(rc)
+        gid = tracked_id(rc)
         j = chosen[ri]
         was = rc if base is None else base.get(gid)  # the cell as this student was released it
         if j is None:
