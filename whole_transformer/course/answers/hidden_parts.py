@@ -80,8 +80,7 @@ class Case:
 def exercise_hidden(exercise: str, cases: list[Case]) -> str:
     """The hidden part of an exercise's test cell, which asks for ``cases`` (``hidden_tests.CASES``)."""
     setup, compare, model_at = SETUP[exercise]
-    watch = {c.watch for c in cases}
-    (watch,) = watch
+    (watch,) = {c.watch for c in cases}  # every case watches the same thing
     lines = "\n".join(f"        ({c.args}, {c.kwargs}),  # {c.kind}" for c in cases)
     options = f", watch={watch}" if watch is not None else ""
     options += f", models={model_at}" if model_at is not None else ""
@@ -156,4 +155,4 @@ def is_hand_edited(source: str) -> bool:
     """The cell carries a generator's digest that its text no longer matches (cells without one:
     written before digests, taken as generated)."""
     m = HEADER.search(source)
-    return bool(m) and sha(source[:m.start()] + source[m.end():]) != m.group("sha")
+    return m is not None and sha(source[:m.start()] + source[m.end():]) != m.group("sha")

@@ -17,6 +17,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CATALOGUE_FILE = Path(__file__).with_name("mistakes.toml")
 HEADER = ("# exercise: {exercise} · verdict: wrong · mistake: {mistake}\n"
@@ -46,7 +47,7 @@ class Mistake:
 
         from .reference import softmax
 
-        namespace = {"np": np, "softmax": softmax}
+        namespace: dict[str, Any] = {"np": np, "softmax": softmax}  # exec puts the function in it
         exec(compile(self.code_text, f"<mistake {self.exercise} {self.id}>", "exec"), namespace)  # noqa: S102
         return namespace[self.exercise]
 

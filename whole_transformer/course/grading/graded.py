@@ -21,7 +21,8 @@ def cell_statuses(res: NotebookResult, report: Path, graded: Path, cells) -> lis
     report and the graded notebook; returns what happened while grading (timeouts, dead kernels) as
     (where, what) findings."""
     rep = json.loads(report.read_text()) if report.exists() else {"events": [], "cells": {}}
-    details, findings = {}, []
+    details: dict[int, str] = {}  # cell index → what happened to it
+    findings: list[tuple[str, str]] = []
     for ev in rep.get("events", []):
         if ev["kind"] == "restarted":
             continue

@@ -116,16 +116,17 @@ def grade_on_dask_worker(job: Job, pack: Pack, sandbox: bool, cell_timeout: int 
     slots = max(1, worker.state.nthreads)
     threads = max(1, (os.cpu_count() or 1) // slots)
     event = Event(stop_event)
-    last = [0.0, False]
+    asked_at, stopped = 0.0, False
 
     def stop() -> bool:
-        if time.monotonic() - last[0] >= 2.0:  # ask the scheduler at most every 2 s
-            last[0] = time.monotonic()
+        nonlocal asked_at, stopped
+        if time.monotonic() - asked_at >= 2.0:  # ask the scheduler at most every 2 s
+            asked_at = time.monotonic()
             try:
-                last[1] = event.is_set()
+                stopped = event.is_set()
             except Exception:  # noqa: BLE001 - scheduler unreachable: go on; the task is dropped anyway
                 pass
-        return last[1]
+        return stopped
 
     result = grade_job(job, pack, threads=threads, sandbox=sandbox, cell_timeout=cell_timeout,
                        work=Path(worker.local_directory) / "wt-grading", stop=stop)

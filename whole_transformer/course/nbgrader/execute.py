@@ -239,7 +239,8 @@ class SandboxExecute(Execute):
     def _cap_outputs(self, cell) -> None:
         if cell.cell_type != "code":
             return
-        outs, size, kept = cell.get("outputs", []), 0, []
+        outs, size = cell.get("outputs", []), 0
+        kept: list[NotebookNode] = []
         for o in outs:
             n = len(json.dumps(o, default=str))
             if len(kept) >= self.max_outputs or size + n > self.max_output_bytes:

@@ -119,7 +119,7 @@ class Verdict(NbGraderPreprocessor):
 
 def _handed(outputs, name: str) -> list:
     """The results handed out for test ``name`` (results of another name are ignored)."""
-    out = []
+    out: list[dict | None] = []
     for o in outputs:
         if o.get("output_type") not in ("display_data", "execute_result") or RESULTS_MIME not in o.get("data", {}):
             continue
@@ -203,7 +203,8 @@ def _judged(expected: dict, results) -> tuple[list[str], list[bool]]:
 def _raised(expected: dict, results, passed: list[bool]) -> tuple[dict, list[bool]]:
     """(the first exception of each kind of failed case, whether each failed case raised)."""
     n = len(expected["cases"])
-    errs, raised = {}, []
+    errs: dict[str, str] = {}
+    raised: list[bool] = []
     for c, r, ok in zip(expected["cases"], results if type(results) is list else [None] * n, passed, strict=False):
         if not ok:
             raised.append(type(r) is dict and "error" in r)

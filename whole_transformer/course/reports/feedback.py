@@ -121,7 +121,12 @@ def _removed(course: Course, f: Path, lines: dict[str, str], found: list[str]) -
 def _check_leaks(course: Course, files: list[Path], what: str, log=print) -> list[Path]:
     """``remove_leaks``, then a LeakError naming each removed file and what it showed, if any was removed."""
     said: list[str] = []
-    bad = remove_leaks(course, files, lambda line: (said.append(line), log(line)))
+
+    def say(line: str) -> None:
+        said.append(line)
+        log(line)
+
+    bad = remove_leaks(course, files, say)
     if bad:
         raise LeakError(f"{len(bad)} {what} contained hidden tests, expected values or solutions and were removed "
                         "(nothing was handed out):\n" + "\n".join(said))

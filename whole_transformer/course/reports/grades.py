@@ -91,8 +91,8 @@ def detail_rows(course: Course) -> list[dict]:
         assignment = gb.find_assignment(ASSIGNMENT)
         layout = []
         for nb in sorted(assignment.notebooks, key=lambda n: n.name):
-            cells = {g.name: float(g.max_score) for g in nb.grade_cells}
-            layout.append((nb.name, [(g, cells[g]) for g in _cell_order(course, nb.name, list(cells))]))
+            most = {g.name: float(g.max_score) for g in nb.grade_cells}
+            layout.append((nb.name, [(g, most[g]) for g in _cell_order(course, nb.name, list(most))]))
         students = sorted({s.id for s in gb.students} | set(course.students()))
         for student in students:
             rec = load_record(course, student)

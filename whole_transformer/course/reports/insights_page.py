@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections.abc import Container
 
 from ..layout import ASSIGNMENT
 from .insights import OUTCOMES, Insights
@@ -57,6 +58,7 @@ def mistake_plot(ins: Insights) -> tuple[str, str] | None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     bars = sorted(((f"{ex.name}: {m['name']}", len(m["students"])) for ex in ins.exercises.values()
                    for key, m in ex.mistakes.items() if key), key=lambda b: (-b[1], b[0]))
@@ -66,7 +68,9 @@ def mistake_plot(ins: Insights) -> tuple[str, str] | None:
     ax.barh([b[0] for b in bars], [b[1] for b in bars], color="#762a83")
     ax.invert_yaxis()
     ax.set_xlabel("students")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    locator = ax.xaxis.get_major_locator()  # a linear axis's AutoLocator, typed as the base Locator
+    if isinstance(locator, MaxNLocator):
+        locator.set_params(integer=True)
     ax.tick_params(axis="y", labelsize=8)
     ax.spines[["top", "right"]].set_visible(False)
     alt = "Students per catalogued mistake, most first: " + "; ".join(f"{n}: {c}" for n, c in bars) + "."
@@ -90,7 +94,7 @@ def _e(text) -> str:
     return html.escape(str(text))
 
 
-def _table(head: list[str], rows: list[list], numeric: set[int] = frozenset(), caption: str = "") -> str:
+def _table(head: list[str], rows: list[list], numeric: Container[int] = frozenset(), caption: str = "") -> str:
     cap = f"<caption>{_e(caption)}</caption>" if caption else ""
     th = "".join(f'<th scope="col">{_e(h)}</th>' for h in head)
     body = "".join("<tr>" + "".join(f'<td class="n">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"

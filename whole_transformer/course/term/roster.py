@@ -41,7 +41,9 @@ def read_roster(path: Path) -> list[dict[str, str]]:
         if "id" not in where:
             raise ValueError(f"{path}: no id column; the header must name one of {', '.join(COLUMNS['id'])} "
                              f"(it has: {', '.join(reader.fieldnames or []) or 'nothing'})")
-        rows, seen, bad = [], {}, []
+        rows: list[dict[str, str]] = []
+        seen: dict[str, int] = {}  # id → its line
+        bad: list[str] = []
         for n, row in enumerate(reader, start=2):
             rec = {k: (row.get(col) or "").strip() for k, col in where.items()}
             sid = rec["id"]
