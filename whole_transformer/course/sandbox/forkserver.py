@@ -46,6 +46,7 @@ from pathlib import Path
 from queue import Empty
 
 from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.provisioning import LocalProvisioner
 from traitlets import default
 
 from . import programs
@@ -54,19 +55,10 @@ from .bubblewrap import SandboxedKernelManager, SandboxSpec, grading_env, sandbo
 #: modules the fork server imports before the first kernel: what the notebooks' first cells import
 WARM_MODULES = (
     "ipykernel.ipkernel",  # and what a kernel's start imports: its shell, the debugger, the history
-    "ipykernel.debugger",
-    "sqlite3",
-    "numpy",
-    "torch",
-    "torch.nn.functional",
-    "IPython.display",
-    "whole_transformer.checks",
-    "whole_transformer.grading",
-    "whole_transformer.task",
-    "whole_transformer.numpy_model",
-    "whole_transformer.train",
-    "whole_transformer.scale_study",
-    "whole_transformer.labs",
+    "ipykernel.debugger", "sqlite3",
+    "numpy", "torch", "torch.nn.functional", "IPython.display",
+    "whole_transformer.checks", "whole_transformer.grading", "whole_transformer.task", "whole_transformer.numpy_model",
+    "whole_transformer.train", "whole_transformer.scale_study", "whole_transformer.labs",
 )
 
 #: seconds to wait for the fork server to answer (its first answer waits for the imports)
@@ -85,6 +77,8 @@ class ForkServer:
         spec.env = {**spec.env, "WT_WARM_MODULES": ",".join(warm)}
         cmd = spec.bwrap_args(bwrap) + ["--", sys.executable, "-c", programs.source("fork_server")]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # PIPE makes both
+        self._to_server, self._from_server = self.proc.stdin, self.proc.stdout
         self._lock = threading.Lock()
         self._buffer = b""
         self._kernels = 0
@@ -95,7 +89,7 @@ class ForkServer:
 
     def _answer(self, timeout: float) -> dict:
         deadline = time.monotonic() + timeout
-        fd = self.proc.stdout.fileno()
+        fd = self._from_server.fileno()
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
@@ -115,8 +109,8 @@ class ForkServer:
                 self._answer(ANSWER_TIMEOUT)
                 self._ready = True
             try:
-                self.proc.stdin.write(json.dumps(req).encode() + b"\n")
-                self.proc.stdin.flush()
+                self._to_server.write(json.dumps(req).encode() + b"\n")
+                self._to_server.flush()
             except (BrokenPipeError, ValueError):
                 self.close()
                 raise ForkServerError("the sandbox's kernel starter stopped") from None
@@ -134,7 +128,7 @@ class ForkServer:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout):
+        for f in (self._to_server, self._from_server):
             try:
                 f.close()
             except OSError:
@@ -162,12 +156,12 @@ class ForkedKernel:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() >= deadline:
+        start = time.monotonic()
+        while (code := self.poll()) is None:
+            if timeout is not None and time.monotonic() >= start + timeout:
                 raise subprocess.TimeoutExpired("kernel", timeout)
             time.sleep(0.02)
-        return self.returncode
+        return code
 
     def send_signal(self, signum: int) -> None:
         if self.poll() is None:
@@ -267,7 +261,7 @@ class ForkedKernelManager(SandboxedKernelManager):
 
     def _server(self) -> ForkServer:
         status = sandbox_status()
-        if not status.ok:
+        if not status.ok or status.bwrap is None:  # (ok: bwrap was found and runs)
             raise RuntimeError(status.message())
         return server_for(self._spec(), status.bwrap, WARM_MODULES)
 
@@ -282,6 +276,7 @@ class ForkedKernelManager(SandboxedKernelManager):
     async def _async_launch_kernel(self, kernel_cmd, **kw) -> None:
         kernel = self._fork_server.fork(Path(self.connection_file).read_text())
         provisioner = self.provisioner
+        assert isinstance(provisioner, LocalProvisioner)  # python3's kernel spec names no other; we set its fields
         provisioner.process, provisioner.pid, provisioner.pgid = kernel, kernel.pid, None
         provisioner.cwd = kw.get("cwd")
         self._reconcile_connection_info(provisioner.connection_info)
