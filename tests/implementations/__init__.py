@@ -1,10 +1,11 @@
 """Correct and wrong implementations of the four graded exercises.
 
 Each is exactly what a student could write in the exercise's solution cell: one function
-definition, using the notebook's ``np`` and ``softmax``. The correct ones are plain .py files
-here, named ``<exercise>__correct__<name>.py``. The wrong ones are the course's catalogue of
-typical mistakes (``whole_transformer/course/answers/mistakes.toml``), each with the words its visible
-check must say; their ids read ``<exercise>__wrong__<name>`` alike.
+definition, using the notebook's ``np`` and ``softmax``. Both kinds are kept in one format, a
+TOML catalogue with one entry an implementation under its exercise: the correct ones in
+``correct.toml`` here (ids ``<exercise>__correct__<id>``), the wrong ones in the course's catalogue
+of typical mistakes (``whole_transformer/course/answers/mistakes.toml``), each with the words its
+visible check must say (ids ``<exercise>__wrong__<id>``).
 
 A correct implementation must get every point of its exercise; a wrong one must lose them all
 (the exercise has one graded test cell). The tests here run the notebook's own cells with each
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,8 @@ from whole_transformer.course.cells import cell_source, grade_id, nbgrader_meta
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF
 
 HERE = Path(__file__).parent
+CORRECT_HEADER = ("# exercise: {exercise} · verdict: correct · {how}\n"
+                  "# ruff: noqa: F821 (np and softmax are the notebook's)\n")
 ROOT = HERE.parents[1]
 SOURCE = ROOT / "source" / ASSIGNMENT
 
@@ -55,11 +59,11 @@ class Implementation:
 def implementations(exercise: str | None = None, verdict: str | None = None) -> list[Implementation]:
     """Every implementation, optionally only those of one exercise and/or one verdict, by id."""
     out = []
-    for path in sorted(p for p in HERE.glob("*.py") if p.stem.count("__") == 2 and not p.stem.startswith("_")):
-        ex, ver, name = path.stem.split("__")
-        if ex not in NOTEBOOK_OF or ver != "correct":
-            raise ValueError(f"{path.name}: expected <exercise>__correct__<name>.py (wrong ones are mistakes.toml's)")
-        out.append(Implementation(ex, ver, name, path.read_text(), None))
+    for ex, answers in tomllib.loads((HERE / "correct.toml").read_text(encoding="utf-8")).items():
+        if ex not in NOTEBOOK_OF:
+            raise ValueError(f"correct.toml: [[{ex}]] is not an exercise of the course ({', '.join(NOTEBOOK_OF)})")
+        out += [Implementation(ex, "correct", a["id"], CORRECT_HEADER.format(exercise=ex, how=a["how"]) + a["code"],
+                               None) for a in answers]
     for ex, mistakes in CATALOGUE.items():
         out += [Implementation(ex, "wrong", m.id, m.source, m.check_says) for m in mistakes]
     return sorted((i for i in out if (exercise is None or i.exercise == exercise)
