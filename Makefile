@@ -17,7 +17,7 @@ PROXY := .classroom/node_modules/.bin/configurable-http-proxy
 AXE_VERSION := 4.14.1
 AXE := .a11y/axe-core-$(AXE_VERSION).installed
 
-.PHONY: help lab test quick e2e lint release lecture handout autograde workers feedback grades insights bench checkpoints \
+.PHONY: help lab test quick e2e lint typecheck release lecture handout autograde workers feedback grades insights bench checkpoints \
         roster collect-zip term serve \
         venv a11y-tools clean classroom classroom-stop classroom-test classroom-proxy
 
@@ -26,6 +26,7 @@ help:
 	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser, the JupyterHub term as root)"
 	@echo "make quick       lint and the fast tests (each under about 2 s; about 2 minutes), for the edit-test loop"
 	@echo "make e2e         only the browser tests"
+	@echo "make typecheck   mypy on whole_transformer/ (its settings: [tool.mypy] in pyproject.toml)"
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
 	@echo "make handout     build handout/, the students' repository (no answers, no hidden tests)"
@@ -67,6 +68,10 @@ lab: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check whole_transformer tests benchmarks
+
+# not yet part of lint: the service, the classroom and autograde.py still have errors (issue 25)
+typecheck: $(STAMP)
+	$(PY) -m mypy
 
 # Every test, the term on JupyterHub (tests/classroom) included: it runs as root (it makes Linux accounts),
 # with the proxy installed here where npm is, on one xdist worker beside the rest; elsewhere it skips and
