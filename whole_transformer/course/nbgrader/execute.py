@@ -130,7 +130,8 @@ class SandboxExecute(Execute):
         return await super()._async_handle_timeout(timeout, cell)
 
     # ------------------------------------------------------------------ run
-    def preprocess(self, nb, resources=None, km=None):
+    def preprocess(self, nb: NotebookNode, resources: dict | None = None,
+                   km: AsyncKernelManager | None = None) -> tuple[NotebookNode, dict]:
         from nbclient import NotebookClient
 
         NotebookClient.__init__(self, nb, km)

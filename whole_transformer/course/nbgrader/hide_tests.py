@@ -170,7 +170,7 @@ class HideHiddenTests(NbGraderPreprocessor):
     end_test_delimeter = Unicode(HIDDEN_TESTS[1]).tag(config=True)
     min_fragment = Integer(16, help="shortest hidden-test line searched for in other outputs").tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         fragments: set[str] = set()
         whole, prefixes, constants = set(), set(), set()
         tests = []
