@@ -158,7 +158,7 @@ def _formgrader_sees(root: Path) -> dict[str, float]:
 
 # ------------------------------------------------------------------------------ the small course
 def _mini_course(root: Path, extra: int = 0) -> dict[str, float]:
-    from test_course import MINI_EXPECTED, _mini_class
+    from test_autograde import MINI_EXPECTED, _mini_class
 
     make_course(root)
     release(Course(root), log=lambda *a: None)

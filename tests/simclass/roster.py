@@ -39,6 +39,8 @@ class Student:
     raw: dict = field(default_factory=dict)  # file name → text (invalid files)
     folder: str = ASSIGNMENT
     findings: list = field(default_factory=list)  # (notebook, cell or None, words)
+    # findings the machine's load may add but need not (a slow student's cell timed out): allowed, not required
+    may_find: list = field(default_factory=list)  # (notebook, cell or None, words)
     no_findings: bool = False  # nothing at all may be reported
     handed_in: tuple = ()  # notebook names counted as handed in (default: keys of notebooks)
     note: str = ""
@@ -187,7 +189,8 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     nb = alt.solved(NB3)
     set_answer(nb, "greedy_decode", "def greedy_decode(model, prompt, eos=1, max_new=6):\n"
                                     "    return greedy_decode(model, prompt, eos, max_new)")
-    S.append(Student("infinite-recursion", {NB3: nb}, zero("test_greedy_decode"), note="RecursionError"))
+    S.append(Student("infinite-recursion", {NB3: nb}, zero("test_greedy_decode"), note="RecursionError",
+                     may_find=[(NB3, None, "while grading:")]))  # 35 deep tracebacks: past 30 s on a loaded machine
 
     nb = alt.solved(NB3)
     _append_to_answer(nb, "next_token", "for i in range(100_000):\n    print('line', i)")
