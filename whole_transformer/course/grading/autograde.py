@@ -30,11 +30,14 @@ import os
 import shutil
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..layout import ASSIGNMENT, Course, redact
 from ..sandbox.bubblewrap import SandboxMissing, check_sandbox
+from ..term.settings import Settings
 from .claims import Claims
 from .class_log import Progress, Tally, lateness_note, log_summary, summary_line
 from .gradebook import Pack, Template, build_template, changed_notebooks, make_pack, open_gradebook
@@ -103,7 +106,7 @@ def _failed_result(job: Job, template: Template, e: BaseException) -> StudentRes
     return result
 
 
-def _start(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, object]:
+def _start(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, Settings]:
     """(whether the kernels are sandboxed, course.toml's settings): what must hold before anyone is graded."""
     if jobs < 1:
         raise ValueError(f"--jobs must be 1 or more, got {jobs}")
@@ -168,15 +171,15 @@ class _Grading:
     pack: Pack
     graders: LocalGraders | DaskGraders
     claims: Claims
-    settings: object
+    settings: Settings
     force: bool
     tally: Tally
     bar: Progress
-    log: object
+    log: Callable[[str], None]
 
     def run(self, todo: list[str], gb, staging: Path) -> None:
         queue = list(todo)  # the biggest submissions first, so that the last ones to finish are short
-        running: dict[object, Job] = {}
+        running: dict[Any, Job] = {}  # a future (concurrent.futures or Dask's) → its student's job
         while queue or running:
             self.fill(queue, running)
             finished = [f for f in running if f.done()]
@@ -243,7 +246,7 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     tally = Tally()
     try:
         template, pack = _assignment(course, claims, work, log)
-        todo = []
+        todo: list[str] = []
         for s in sorted(everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s)
                                                        if p.suffix == ".ipynb"])):
             (tally.skipped if is_done(course, s, template) and not force else todo).append(s)
