@@ -92,10 +92,10 @@ def test_right_answers_get_full_points_and_no_mistake(exercise):
     for impl in implementations(exercise, "correct"):
         ns = {"np": __import__("numpy"), "softmax": __import__(
             "whole_transformer.course.answers.reference", fromlist=["softmax"]).softmax}
-        exec(compile(impl.source, impl.id, "exec"), ns)  # noqa: S102 - the test suite's own implementations
+        exec(compile(impl.source, impl.id, "exec"), ns)  # the test suite's own implementations
         results = []
         for c in cases:
-            args, kwargs = eval(c.args, env), eval(c.kwargs, env)  # noqa: S307
+            args, kwargs = eval(c.args, env), eval(c.kwargs, env)
             if model_at is not None:
                 args = (grading.counted(args[0]),) + tuple(args[1:])
             results.append(grading.outcome(ns[exercise], args, kwargs, c.watch))

@@ -64,7 +64,7 @@ def test_sandboxed_kernel_sees_nothing_of_the_course(tmp_path, monkeypatch, warm
         ex.preprocess(nb, {"metadata": {"path": str(course)}})
         reached = listener.accepted
     text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
-    got = eval(text)  # noqa: S307 - our own dict literal
+    got = eval(text)  # our own dict literal
     assert got["read_secret"] == "FileNotFoundError"
     assert got["list_course"] == "FileNotFoundError"
     assert got["read_home"] == "FileNotFoundError"

@@ -83,7 +83,7 @@ def browser():
     try:
         try:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        except Exception as err:  # a broken browser install is the same as a missing one
+        except Exception as err:  # noqa: BLE001 - a broken browser install is the same as a missing one
             require_browser(f"Chromium at {CHROMIUM} does not start: {err}")
         yield browser
         browser.close()

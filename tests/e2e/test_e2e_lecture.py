@@ -45,7 +45,7 @@ def check_saved_views(scope, name, shoot, suffix):
         try:
             root.wait_for(state="visible", timeout=30_000)
             root.locator(SAVED_VIEW[kind]).first.wait_for(state="attached", timeout=10_000)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - any way the view fails to show is this failure
             pytest.fail(f"{name}: the {kind} lab's saved view does not show ({SAVED_VIEW[kind]}): {err}")
         if kind == "block":
             assert root.locator("img").first.evaluate("img => img.complete && img.naturalWidth > 200"), (

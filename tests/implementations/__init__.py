@@ -117,7 +117,7 @@ def run_test_cell(source: str, ns: dict) -> tuple[bool, str | None]:
     saved, grading._publish = grading._publish, publish
     try:
         exec(compile(kernel_part, "<test cell>", "exec"), ns)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - a test cell's error is its output, as in a kernel
         outputs.append(NotebookNode(output_type="error", ename=type(e).__name__, evalue=str(e), traceback=[]))
     finally:
         grading._publish = saved
@@ -143,7 +143,7 @@ def grade(exercise: str, solution_source: str, namespace_extra: dict | None = No
             ns.update(namespace_extra)
         try:
             exec(compile(solution_source, f"<{exercise}>", "exec"), ns)
-        except Exception as e:  # a solution cell that fails leaves the function undefined
+        except Exception as e:  # noqa: BLE001 - a solution cell that fails leaves the function undefined
             errors[exercise] = f"{type(e).__name__}: {e}"
         for gid, cell in graded_cells(exercise).items():
             max_points += cell["points"]

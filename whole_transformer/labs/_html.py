@@ -39,7 +39,7 @@ BLUE = (33, 102, 172)  # negative, and the sequential scale
 RED = (178, 24, 43)  # positive on the diverging scale
 MASKED = -1e8  # values at or below this are shown as −∞ (a masked attention score)
 
-from ._style import STYLESHEET  # noqa: E402,F401  (the classes these functions use)
+from ._style import STYLESHEET  # noqa: E402  (the classes these functions use)
 
 
 def esc(text) -> str:

@@ -212,7 +212,7 @@ class _Grading:
             result = self.graders.result(fut)
         except SandboxMissing:
             raise
-        except BaseException as e:  # noqa: BLE001 - sorted below
+        except BaseException as e:  # sorted below
             if isinstance(e, KeyboardInterrupt):
                 raise
             if self.graders.infrastructure_error(e):

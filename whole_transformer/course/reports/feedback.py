@@ -31,7 +31,7 @@ def _notebook_text(path: Path) -> str:
     raw = path.read_text(errors="replace")
     try:
         nb = nbformat.reads(raw, as_version=4)
-    except Exception:  # not a notebook nbformat can read: its raw text is all there is
+    except Exception:  # noqa: BLE001 - not a notebook nbformat can read: its raw text is all there is
         return raw
     return raw + "\n" + "\n".join(cell_source(c) for c in nb.cells)
 

@@ -43,7 +43,7 @@ class Server:
         for name in self.warm:
             try:
                 __import__(name)
-            except Exception:  # the kernel that imports it meets the same error itself
+            except Exception:  # noqa: BLE001 - the kernel that imports it meets the same error itself
                 pass
 
     def reap(self) -> None:
@@ -102,7 +102,7 @@ class Server:
             code = 0
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - whatever ends the kernel is printed, and its exit code kept
             traceback.print_exc()
         finally:
             sys.stdout.flush()
