@@ -280,7 +280,7 @@ def x_transformers_version() -> str:
         from importlib.metadata import version
 
         return version("x-transformers")
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure to read the version: shown as "?"
         return "?"
 
 
@@ -501,7 +501,7 @@ def bench_labs(b: Bench) -> None:
             b.add(Row("labs", label, med, "ms", len(times), f"≤ {c.target_ms:.0f} ms", med <= c.target_ms, "",
                       f"p90 {ms(p90(times)):.1f} ms, max {ms(max(times)):.1f} ms; lab built in {ms(again):.0f} ms "
                       f"({ms(first):.0f} ms the first time)"))
-        except Exception as e:  # a lab that changed its parts: report, go on with the others
+        except Exception as e:  # noqa: BLE001 - a lab that changed its parts: report, go on with the others
             traceback.print_exc()
             b.add(Row("labs", label, status=f"error: {type(e).__name__}: {e}"))
     bench_training_lab(b)
@@ -559,7 +559,7 @@ def bench_notebooks(b: Bench) -> None:
                         total, cells, _ = run_notebook(nb, Path(tmp), autograde)
                     seconds.append(total)
                     slow_cells = cells
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - a notebook that fails is an error row; the others go on
                 traceback.print_exc()
                 first = str(e).strip().splitlines()
                 why = next((ln for ln in reversed(first) if ln.strip()), type(e).__name__)[:160]
@@ -1320,7 +1320,7 @@ def main(argv=None) -> int:
             fn(b)
         except Skipped as e:
             b.add(Row(name, title, status=f"skipped: {e}"))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - a group that crashes is an error row; the others go on
             traceback.print_exc()
             b.add(Row(name, title, status=f"error: {type(e).__name__}: {e}"))
         group_seconds[name] = (time.perf_counter() - tg, cpu_seconds() - cg, lg)

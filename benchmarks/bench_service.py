@@ -145,18 +145,16 @@ def burst(b, h, tmp: Path, way: str, students: list[tuple[str, dict]]) -> None:
 
 
 def arrive_and_wait(made: list[Path], inbound: Path, exchange: Path, window: float, svc: Service) -> list[float]:
-    step = window / len(made)
-    t0 = time.monotonic()
-    arrived, files = {}, {}
-    for i, attempt in enumerate(made):
-        time.sleep(max(0.0, t0 + i * step - time.monotonic()))
-        dest = inbound / attempt.name
-        os.rename(attempt, dest)  # atomic: the attempt appears whole, as nbgrader's submit leaves it
-        arrived[dest] = time.monotonic()
-        files[dest] = feedback_files(exchange, dest)
-    done = {}
-    deadline = time.monotonic() + 1800
+    """Each attempt moved into the inbound folder at its time; watched for its feedback meanwhile and after."""
+    step, t0 = window / len(made), time.monotonic()
+    arrived, files, done = {}, {}, {}
+    deadline = t0 + window + 1800
     while len(done) < len(made) and time.monotonic() < deadline:
+        while len(arrived) < len(made) and time.monotonic() >= t0 + len(arrived) * step:
+            dest = inbound / made[len(arrived)].name
+            os.rename(made[len(arrived)], dest)  # atomic: the attempt appears whole, as nbgrader's submit leaves it
+            arrived[dest] = time.monotonic()
+            files[dest] = feedback_files(exchange, dest)
         for dest, fs in files.items():
             if dest not in done and all(f.exists() for f in fs):
                 done[dest] = time.monotonic()
