@@ -15,7 +15,15 @@ students' environment, the course released by the instructor); then, through the
 4. each student fetches the feedback in the Assignments tab and opens it: the right one has the
    points of both questions, the wrong one none of them, no hidden test shows; through their own
    server's contents API and a terminal, neither can read the other's files, the exchange's
-   submissions, or the instructor's course folder; neither student has the Formgrader.
+   submissions, or the instructor's course folder; neither student has the Formgrader. No feedback shows
+   anything of the course's secrets (reports.feedback.secrets of the instructor's course: each hidden-test
+   line, expected value and solution line), and each path a terminal tries is refused on its own;
+5. (the second act, test_grading_on_submission) the instructor turns [service] on in course.toml
+   (attempts = 2): the hub's ``grading`` service leaves the first act's attempts to the instructor (already
+   graded), then grades one student's attempts as they Submit: a wrong answer's feedback names the failed
+   kind of case, the fixed one's has every test passed, a third is refused with a line that says why; the
+   gradebook holds the counted score and the status page every attempt; the other student's Fetch Feedback
+   brings none of it.
 
 Screenshots of each step: artifacts/classroom/*.png; the seconds of each step: artifacts/classroom/times.json
 (printed at the end of the pytest run by tests/conftest.py). The classroom is removed afterwards
@@ -28,6 +36,7 @@ Formgrader's page asks for MathJax from a CDN; it fails at once instead of whene
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -37,6 +46,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_classroom_setup import check_each_denied, check_no_secret, check_refused, check_whoami, tries_command
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts" / "classroom"
@@ -49,7 +59,6 @@ pytestmark = [pytest.mark.classroom, pytest.mark.e2e, pytest.mark.xdist_group("c
 NB = "01-whole-machine"
 ANSWERS = {"right": {"tokens_905": "tokens_905 = 8", "ffn_params": "ffn_params = 16576"},
            "wrong": {"tokens_905": "tokens_905 = 9", "ffn_params": "ffn_params = 16448"}}
-HIDDEN = ["grading.same(tokens_905", "grading.same(ffn_params", "BEGIN HIDDEN TESTS"]
 COMMENT = "Both counts right: well done."
 LOGIN_TIMEOUT = 240_000  # ms: a cold single-user server (JupyterLab, torch-free) on a busy 2-core machine
 TIMES: dict[str, float] = {}
@@ -101,6 +110,8 @@ def room(browser):
         for name in ("env.log", "course.log", "grading.log"):
             if (folder / "logs" / name).exists():
                 shutil.copy2(folder / "logs" / name, ARTIFACTS / name)
+        if made is not None and (service_state(made) / "serve.log").exists():
+            shutil.copy2(service_state(made) / "serve.log", ARTIFACTS / "serve.log")
         if (folder / classroom.RECORD).exists():
             with Step("9 remove the classroom"):
                 classroom.down(folder, log=print)
@@ -159,10 +170,34 @@ def log_in(browser, room, user):
     page = context.new_page()
     page.set_default_timeout(60_000)
     page.goto(f"{room.url}/hub/login")
+    page.add_locator_handler(page.locator(".jp-Dialog", has_text="has changed on disk"), keep_what_was_typed)
     page.fill("#username_input", user)
     page.fill("#password_input", room.passwords[user])
     page.click("#login_submit")
     return page
+
+
+def keep_what_was_typed(dialog):
+    """JupyterLab's autosave (120 s after a notebook opens) racing the test's own Ctrl+S makes it ask whether
+    the file "has changed on disk": the editor holds what was typed (and saved), so keep it, as a student would."""
+    with open(ARTIFACTS / "autosave-races.txt", "a") as f:
+        f.write(f"{time.strftime('%H:%M:%S')} File Changed: Overwrite\n")
+    dialog.get_by_role("button", name="Overwrite").click()
+
+
+def save_notebook(page, tries: int = 4):
+    """Ctrl+S until the notebook's tab loses its unsaved mark. On a busy machine the last keystrokes can reach
+    the notebook's model just after a save took it (the save is done, the mark stays): save again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(tries):
+        page.keyboard.press("Control+S")
+        try:
+            page.locator(".lm-TabBar-tab.jp-mod-dirty").wait_for(state="detached", timeout=15_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"the notebook still has unsaved changes after {tries} Ctrl+S")
 
 
 def lab_ready(page, user):
@@ -241,7 +276,14 @@ def test_a_term_on_jupyterhub(room, browser):
             "tr:has-text('whole-transformer') .unrelease").count() > 0, row.inner_text()
         shot(teacher, "1-instructor-formgrader")
 
-    # 2. two students fetch, answer in the notebook, save and submit
+    students_submit(room, pages, who)
+    instructor_grades(room, teacher)
+    students_fetch_feedback(room, pages, who)
+
+
+def students_submit(room, pages, who):
+    """2. two students fetch, answer in the notebook, save and submit (one right, one wrong)."""
+    right, wrong = room.students
     with Step("2 students: fetch, answer two questions, save, submit"):
         for student in (right, wrong):
             page = lab_ready(pages[student], student)
@@ -263,8 +305,7 @@ def test_a_term_on_jupyterhub(room, browser):
                 page.keyboard.press("Control+A")
                 page.keyboard.type(f"# {grade_id} = a whole number\n{text}")
                 page.keyboard.press("Escape")
-            page.keyboard.press("Control+S")
-            page.locator(".lm-TabBar-tab.jp-mod-dirty").wait_for(state="detached")  # saved: the tab has no unsaved mark
+            save_notebook(page)
             answer_cell(page, "tokens_905").scroll_into_view_if_needed()
             shot(page, f"2-{who[student]}-answered")
             saved = json.loads(api(page, f"/user/{student}/api/contents/whole-transformer/{NB}.ipynb")["body"])
@@ -276,7 +317,10 @@ def test_a_term_on_jupyterhub(room, browser):
             page.locator("#submitted_assignments_list .item_name", has_text="whole-transformer").first.wait_for()
             shot(page, f"2-{who[student]}-submitted")
 
-    # 3. the instructor collects, autogrades in the sandbox, comments in the Formgrader, releases feedback
+
+def instructor_grades(room, teacher):
+    """3. the instructor collects, autogrades in the sandbox, comments in the Formgrader, releases feedback."""
+    instructor, (right, wrong) = room.instructor, room.students
     with Step("3a instructor: nbgrader collect"):
         as_user(room, instructor, room.env / "bin" / "nbgrader", "collect", "whole-transformer")
         for student in (right, wrong):
@@ -322,9 +366,12 @@ def test_a_term_on_jupyterhub(room, browser):
         teacher.locator("tr", has_text="whole-transformer").first.wait_for()
         shot(teacher, "3-instructor-feedback-released")
 
-    # 4. each student fetches the feedback and opens it; nothing of anyone else is reachable
+
+def students_fetch_feedback(room, pages, who):
+    """4. each student fetches the feedback and opens it; nothing of anyone else is reachable."""
+    right, wrong = room.students
     with Step("4 students: fetch and open feedback; no way into others' files"):
-        scores = {}
+        scores, secrets = {}, course_secrets(room)
         for student in (right, wrong):
             page = pages[student]
             page.locator(".lm-TabBar-tab", has_text="Assignments").click()
@@ -342,39 +389,55 @@ def test_a_term_on_jupyterhub(room, browser):
             body = frame.locator("body").inner_text()
             frame.locator("text=test_tokens_905").first.scroll_into_view_if_needed()
             shot(page, f"4-{who[student]}-feedback")
-            for hidden in HIDDEN:
-                assert hidden not in body, f"{student}'s feedback shows a hidden test ({hidden!r})"
             got = dict(re.findall(r"(test_tokens_905|test_ffn_params)\s*Score: ([\d.]+) / 1", body))
             scores[student] = got
             assert (COMMENT in body) == (who[student] == "right"), body[:3000]
             (ARTIFACTS / f"4-{who[student]}-feedback.txt").write_text(body)
+            check_no_secret(ARTIFACTS / f"4-{who[student]}-feedback.txt", secrets,
+                            own="\n".join(ANSWERS[who[student]].values()))
         assert scores[right] == {"test_tokens_905": "1.0", "test_ffn_params": "1.0"}, scores
         assert scores[wrong] == {"test_tokens_905": "0.0", "test_ffn_params": "0.0"}, scores
 
         check_isolation(room, pages, who)
 
 
+def course_secrets(room) -> dict[str, str]:
+    """What no student may see, as the instructor's course lists it (reports.feedback.secrets: every
+    hidden-test line, expected value and solution line of its source notebooks, less what was released)."""
+    code = ("import json, pathlib; from whole_transformer.course.layout import Course; "
+            "from whole_transformer.course.reports.feedback import secrets; "
+            "print('SECRETS:' + json.dumps(secrets(Course(pathlib.Path.cwd()))))")
+    done = as_user(room, room.instructor, room.env / "bin" / "python", "-c", code)
+    found = json.loads(done.stdout.split("SECRETS:", 1)[1])
+    (ARTIFACTS / "course-secrets.json").write_text(json.dumps(found, indent=1))
+    return found
+
+
 def check_isolation(room, pages, who):
     """Through each student's own server: nothing of the other student, the exchange or the instructor."""
     instructor, (right, wrong) = room.instructor, room.students
+    answers = []
     for student, other in ((right, wrong), (wrong, right)):
         page = pages[student]
         other_home = room.home(other)
         # the contents API: only the student's own folder
         mine = api(page, f"/user/{student}/api/contents/whole-transformer/feedback")
-        assert mine["status"] == 200, mine
+        assert mine["status"] == 200 and '"content"' in mine["body"], mine
         for path in (f"/user/{student}/api/contents/..%2F{other}",
                      f"/user/{student}/api/contents/..%2F{instructor}%2Fwhole-transformer%2Fsource",
                      f"/user/{other}/api/contents/whole-transformer",
                      f"/user/{instructor}/api/contents/whole-transformer/source"):
             got = api(page, path)
-            assert got["status"] != 200 or '"content"' not in got["body"], (path, got)
-        # a terminal: the same rights as the account
-        out = terminal(page, student, "id -un; "
-                       f"ls {other_home}; cat {other_home}/whole-transformer/{NB}.ipynb | head -c 100; "
-                       f"ls {room.course}; ls {room.course}/source; "
-                       f"ls {room.exchange}/whole-transformer/inbound; "
-                       f"ls {room.exchange}/whole-transformer/feedback; "
+            answers.append({"path": path, "status": got["status"], "url": got["url"], "body": got["body"][:200]})
+            check_refused(path, got)
+        # a terminal: the same rights as the account; each path tried is refused
+        tries = [f"ls {other_home}",
+                 f"grep -o 'tokens_905 = [0-9][0-9]*' {other_home}/whole-transformer/{NB}.ipynb",
+                 f"ls {room.course}",
+                 f"grep -m1 'BEGIN'' SOLUTION' {room.course}/source/whole-transformer/{NB}.ipynb",
+                 f"ls {room.exchange}/whole-transformer/inbound",
+                 f"ls {room.exchange}/whole-transformer/feedback"]
+        out = terminal(page, student, "echo WHO''=$(id -un); " + tries_command(tries) + "; "
                        "python -c 'import whole_transformer as w; print(\"PACKAGE:\", w.__file__)'; "
                        f"grep -ls -r -e {room.home(instructor)} -e {REPO} "
                        f"{room.env}/etc {room.env}/bin {room.env}/pyvenv.cfg "
@@ -382,9 +445,181 @@ def check_isolation(room, pages, who):
                        f"{room.env}/lib/python3*/site-packages/*.dist-info/direct_url.json "
                        "| sed 's/^/NAMES-INSTRUCTOR''-HIT: /'")  # the quotes keep the marker out of the echo
         (ARTIFACTS / f"4-{who[student]}-terminal.txt").write_text(out)
-        assert student in out
-        assert out.count("Permission denied") >= 6, out
-        assert "tokens_905" not in out and "BEGIN SOLUTION" not in out, out
+        check_whoami(out, student)
+        check_each_denied(out, tries)
+        assert ANSWERS[who[other]]["tokens_905"] not in out and "BEGIN SOLUTION" not in out, out
         package = re.search(r"PACKAGE: (\S+)", out)
         assert package and package.group(1).startswith(f"{room.env}/lib/"), out  # the shared copy, not a course
         assert "NAMES-INSTRUCTOR-HIT" not in out, f"the students' environment names the instructor's folders: {out}"
+    (ARTIFACTS / "4-contents-api-refusals.json").write_text(json.dumps(answers, indent=1))
+
+
+# ------------------------------------------------------------------ the second act: grading on submission
+SERVICE_POLICY = 'enabled = true\nattempts = 2\ncounts = "last"\n'
+ATTEMPT = {"tokens_905": "tokens_905 = 9", "logits_shape": "logits_shape = (64, 8, 42)",
+           "heads_4_to_8": 'heads_4_to_8 = "C"', "ffn_params": "ffn_params = 16576"}
+FIXED = {**ATTEMPT, "tokens_905": "tokens_905 = 8"}
+
+
+def service_state(room) -> Path:
+    return room.course / "autograde" / ".wt" / "service"
+
+
+def attempt_record(room, folder: Path, timeout: float = 480) -> dict:
+    """The service's record of the attempt in ``folder`` (written last: its feedback is out), once written."""
+    path = service_state(room) / "attempts" / f"{hashlib.sha256(folder.name.encode()).hexdigest()[:32]}.json"
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        log = service_state(room) / "serve.log"
+        assert time.monotonic() < deadline, f"no record of {folder.name} within {timeout:.0f} s; the service's " \
+            f"log:\n{log.read_text()[-3000:] if log.exists() else '(none)'}"
+        time.sleep(1)
+    return json.loads(path.read_text())
+
+
+def inbound(room, student) -> set[Path]:
+    return set((room.exchange / "whole-transformer" / "inbound").glob(f"{student}+*"))
+
+
+def answer_and_submit(page, room, student, answers: dict[str, str], name: str) -> tuple[Path, str]:
+    """Answers typed into notebook 01 (saved), then Submit in the Assignments tab; the new attempt's folder
+    in the exchange and its time as the Assignments tab shows it."""
+    if answers:
+        page.locator(".lm-TabBar-tab", has_text=f"{NB}.ipynb").click()
+        for grade_id, text in answers.items():
+            editor = answer_cell(page, grade_id)
+            editor.scroll_into_view_if_needed()
+            editor.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.type(f"# {grade_id} = my answer\n{text}")
+            page.keyboard.press("Escape")
+        save_notebook(page)
+        saved = json.loads(api(page, f"/user/{student}/api/contents/whole-transformer/{NB}.ipynb")["body"])
+        sources = "\n".join("".join(c["source"]) for c in saved["content"]["cells"])
+        assert all(text in sources for text in answers.values()), f"the saved notebook lacks {answers}"
+        answer_cell(page, "tokens_905").scroll_into_view_if_needed()
+        shot(page, f"{name}-answered")
+    before = inbound(room, student)
+    page.locator(".lm-TabBar-tab", has_text="Assignments").click()
+    page.locator("#fetched_assignments_list button", has_text="Submit").first.click()
+    deadline = time.monotonic() + 60
+    while not (new := inbound(room, student) - before):
+        assert time.monotonic() < deadline, "Submit put no new attempt into the exchange"
+        time.sleep(0.5)
+    (folder,) = new
+    when = (folder / "timestamp.txt").read_text().strip()[:19]  # to the second: as the Assignments tab shows it
+    page.locator("#submitted_assignments_list .nested_list_item", has_text=when).wait_for()
+    shot(page, f"{name}-submitted")
+    return folder, when
+
+
+def fetch_and_open(page, student, when: str, marker: str, name: str) -> str:
+    """Fetch Feedback in the Assignments tab, open the attempt's feedback page; its text (as the viewer shows it)."""
+    page.locator(".lm-TabBar-tab", has_text="Assignments").click()
+    page.locator("#refresh_assignments_list").click()
+    page.locator("#submitted_assignments_list button", has_text="Fetch Feedback").first.click()
+    row = page.locator("#submitted_assignments_list .nested_list_item", has_text=when)
+    link = row.locator("a", has_text=re.compile("view feedback", re.I))
+    link.wait_for(timeout=60_000)
+    shot(page, f"{name}-fetched")
+    link.click()
+    page.locator(".jp-BreadCrumbs", has_text=when).wait_for()
+    item = page.locator(".jp-DirListing-item", has_text=f"{NB}.html")
+    item.wait_for()
+    item.dblclick()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for frame in page.frames[1:]:
+            try:
+                text = frame.locator("body").inner_text(timeout=1000)
+            except Exception:  # noqa: BLE001 - a frame gone or not loaded yet
+                continue
+            if marker in text:
+                shot(page, f"{name}-feedback")
+                (ARTIFACTS / f"{name}-feedback.txt").write_text(text)
+                return text
+        time.sleep(0.5)
+    raise AssertionError(f"no feedback page with {marker!r} opened for {student} ({when})")
+
+
+def test_grading_on_submission(room, browser):
+    """The second act, in the same classroom: with [service] on, a student's attempts are graded on Submit."""
+    instructor, (right, wrong) = room.instructor, room.students
+    page = lab_ready(PAGES[wrong], wrong)
+    with Step("5a instructor: [service] on in course.toml (attempts = 2); the service takes the first act's attempts"):
+        toml = room.course / "course.toml"
+        text = toml.read_text()
+        assert "\n[service]\nenabled = false\n" in text, text[-300:]
+        toml.write_text(text.replace("\n[service]\nenabled = false\n", "\n[service]\n" + SERVICE_POLICY))
+        earlier = {s: attempt_record(room, folder) for s in (right, wrong) for folder in inbound(room, s)}
+        assert {s: r["status"] for s, r in earlier.items()} == {right: "collected", wrong: "collected"}, earlier
+    with Step("5b student: a wrong answer (three of four right), submitted"):
+        first, when1 = answer_and_submit(page, room, wrong, ATTEMPT, "5b-attempt1")
+    with Step("5c the service grades it; the student fetches feedback naming the failed kind of case"):
+        rec1 = attempt_record(room, first)
+        assert (rec1["status"], rec1["number"], rec1["score"], rec1["counts"]) == ("graded", 1, 3.0, True), rec1
+        body = fetch_and_open(page, wrong, when1, "Graded attempt 1 of 2", "5c-attempt1")
+        assert "3 of 4 graded test(s) passed" in body and "not right yet for: the answer" in body, body
+    with Step("5d student: the answer fixed, submitted again"):
+        second, when2 = answer_and_submit(page, room, wrong, {"tokens_905": FIXED["tokens_905"]}, "5d-attempt2")
+    with Step("5e the service grades it; full-points feedback fetched"):
+        rec2 = attempt_record(room, second)
+        assert (rec2["status"], rec2["number"], rec2["score"], rec2["counts"]) == ("graded", 2, 4.0, True), rec2
+        body = fetch_and_open(page, wrong, when2, "Graded attempt 2 of 2", "5e-attempt2")
+        assert "4 of 4 graded test(s) passed" in body and "not right yet" not in body, body
+    with Step("5f student: a third submission, over the limit: refused, and the feedback says so"):
+        third, when3 = answer_and_submit(page, room, wrong, {}, "5f-attempt3")
+        rec3 = attempt_record(room, third)
+        assert rec3["status"] == "refused", rec3
+        body = fetch_and_open(page, wrong, when3, "over the limit", "5f-attempt3")
+        assert "over the limit of 2 graded attempt(s)" in body and "stays your attempt 2" in body, body
+    secrets = course_secrets(room)
+    for n, own in ((1, ATTEMPT), (2, FIXED), (3, FIXED)):
+        check_no_secret(ARTIFACTS / f"5{'cef'[n - 1]}-attempt{n}-feedback.txt", secrets, own="\n".join(own.values()))
+    with Step("5g instructor: the gradebook holds the attempts and the counted score"):
+        check_gradebook(room, PAGES[instructor], wrong, right)
+    with Step("5h the other student: Fetch Feedback brings none of this student's; the exchange stays closed"):
+        check_other_cannot_fetch(room, PAGES[right], right, [when1, when2, when3])
+
+
+def check_gradebook(room, teacher, student, other):
+    """nbgrader's gradebook holds the counted score (the last graded attempt); the service's status page, with
+    the instructor's token, every attempt."""
+    code = ("import json; from nbgrader.api import Gradebook; gb = Gradebook('sqlite:///gradebook.db'); "
+            "print('SCORES:' + json.dumps({s.student.id: s.score "
+            "for s in gb.assignment_submissions('whole-transformer')})); gb.close()")
+    done = as_user(room, room.instructor, room.env / "bin" / "python", "-c", code)
+    scores = json.loads(done.stdout.split("SCORES:", 1)[1])
+    assert scores[student] == 4.0 and scores[other] == 2.0, scores
+    token = (service_state(room) / "status-token").read_text().strip()
+    status = api(teacher, f"/services/grading/status.json?token={token}")
+    assert status["status"] == 200, status
+    attempts = [(r["status"], r["score"], r["counts"]) for r in json.loads(status["body"])["last"]
+                if r["student"] == student]
+    assert attempts == [("refused", None, None), ("graded", 4.0, True), ("graded", 3.0, True),
+                        ("collected", None, None)], attempts
+    (ARTIFACTS / "5g-status.json").write_text(status["body"])
+    teacher.goto(f"{room.url}/services/grading/?token={token}")
+    teacher.locator("h2", has_text="Last gradings").wait_for()
+    shot(teacher, "5g-instructor-service-status")
+    teacher.goto(f"{room.url}/user/{room.instructor}/formgrader/gradebook/whole-transformer/{NB}")
+    teacher.locator("a", has_text=re.compile("Submission #")).first.wait_for()
+    shot(teacher, "5g-instructor-formgrader-scores")
+
+
+def check_other_cannot_fetch(room, page, user, whens):
+    """Fetch Feedback brings the other student only their own feedback; they cannot list the exchange either."""
+    page.locator(".lm-TabBar-tab", has_text="Assignments").click()
+    page.locator("#refresh_assignments_list").click()
+    page.locator("#submitted_assignments_list button", has_text="Fetch Feedback").first.click()
+    page.locator("#submitted_assignments_list a", has_text=re.compile("view feedback", re.I)).first.wait_for()
+    time.sleep(2)  # the fetch's answer is in: anything it brought is on disk
+    shot(page, "5h-other-student-fetched")
+    listing = json.loads(api(page, f"/user/{user}/api/contents/whole-transformer/feedback")["body"])
+    folders = sorted(c["name"] for c in listing["content"])
+    assert len(folders) == 1 and not any(f.startswith(w) for f in folders for w in whens), folders
+    tries = [f"ls {room.exchange}/whole-transformer/feedback", f"ls {room.exchange}/whole-transformer/inbound"]
+    out = terminal(page, user, "echo WHO''=$(id -un); " + tries_command(tries))
+    (ARTIFACTS / "5h-other-student-terminal.txt").write_text(out)
+    check_whoami(out, user)
+    check_each_denied(out, tries)

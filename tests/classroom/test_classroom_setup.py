@@ -1,8 +1,10 @@
-"""The parts of ``make classroom`` that need no root and no browser (the whole term: test_classroom.py)."""
+"""The parts of ``make classroom`` that need no root and no browser (the whole term: test_classroom.py),
+and the term's checks of what it saw, each shown failing on a planted fault."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -81,3 +83,97 @@ def test_a_package_the_students_python_is_too_old_for_is_left_to_pip():
     assert classroom_env.installed_closure(["tqdm"]) != []
     old = {**default_environment(), "python_full_version": "3.6.0", "python_version": "3.6"}
     assert classroom_env.installed_closure(["tqdm"], old) == []
+
+
+# ------------------------------------------------------------------ the term's checks (test_classroom.py uses them)
+# Each is a plain function of what the term saw, so that it is shown below to fail when its property does not hold.
+def check_no_secret(page_file: Path, secrets: dict[str, str], own: str) -> None:
+    """The feedback page shows nothing a student must not see: ``secrets`` is reports.feedback.secrets of the
+    released course (every hidden-test line, expected value and solution line of the instructor's source
+    notebooks); a solution line the student wrote is theirs (``own``: what they typed)."""
+    from whole_transformer.course.reports.feedback import EXPECTED, HIDDEN, SOLUTION, leaks
+
+    kinds = set(secrets.values())
+    assert {HIDDEN, EXPECTED, SOLUTION} <= kinds, f"the course's secrets lack a kind (so cannot be checked): {kinds}"
+    shown = leaks(page_file, secrets, own)
+    assert not shown, f"{page_file.name} shows what a student must not see: {[(s, secrets[s]) for s in shown]}"
+
+
+def tries_command(tries: list[str]) -> str:
+    """The commands for a terminal: each one's output (stdout and stderr) marked line by line ``TRY<i>: ``.
+    The quotes keep the marker out of the terminal's echo of the command."""
+    return "; ".join(f"{cmd} 2>&1 | sed 's/^/TRY''{i}: /'" for i, cmd in enumerate(tries))
+
+
+def terminal_lines(out: str) -> list[str]:
+    """A terminal's output as lines, without its control sequences (colours, title, bracketed paste)."""
+    return re.split(r"\r\n|\r|\n", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", out))
+
+
+def check_each_denied(out: str, tries: list[str]) -> None:
+    """Every one of ``tries`` was refused: it printed, and printed only, "Permission denied" lines."""
+    got: dict[int, list[str]] = {i: [] for i in range(len(tries))}
+    for m in filter(None, (re.match(r"TRY(\d+): (.*)", line) for line in terminal_lines(out))):
+        got.setdefault(int(m[1]), []).append(m[2])
+    for i, cmd in enumerate(tries):
+        assert got[i] and all("Permission denied" in line for line in got[i]), \
+            f"not refused: `{cmd}` printed {got[i] or 'nothing'}"
+
+
+def check_whoami(out: str, user: str) -> None:
+    """The terminal runs as ``user``: the line ``WHO=<name>`` printed by ``echo WHO''=$(id -un)`` (not the
+    prompt, which holds the name anyway)."""
+    names = [line[4:] for line in terminal_lines(out) if re.fullmatch(r"WHO=\S+", line)]
+    assert names == [user], f"the terminal runs as {names}, not {user}"
+
+
+def check_refused(path: str, got: dict) -> None:
+    """A contents-API request was refused: a 4xx answer (the own server: 404 outside its root; another's
+    server: 403). Any 200, with a contents model or not (a login page after a redirect), is not a refusal."""
+    assert 400 <= got["status"] < 500, f"not refused: {path} answered {got['status']} at {got['url']}: " \
+                                       f"{got['body'][:300]}"
+
+
+def test_the_terms_checks_fail_on_planted_faults(tmp_path):
+    """Each check of the term fails when what it names does not hold (a fault planted in what the term saw)."""
+    from whole_transformer.course.reports.feedback import EXPECTED, HIDDEN, SOLUTION
+
+    secrets = {'grading.hand_out_answer("tokens_905", tokens_905)': HIDDEN, "tokens_905 = 8": SOLUTION,
+               '# {"name": "tokens_905", "cases": [{"kind": "the answer", "want": 8}]}': EXPECTED}
+    page = tmp_path / "feedback.html"
+    page.write_text("<p>check(&quot;tokens_905&quot;)</p><pre>tokens_905 = 8</pre>")
+    check_no_secret(page, secrets, own="tokens_905 = 8")  # the right student's own answer: theirs
+    with pytest.raises(AssertionError, match="solution"):
+        check_no_secret(page, secrets, own="tokens_905 = 9")  # the answer shown to the wrong student
+    page.write_text('<span>grading</span>.hand_out_answer(<span>&quot;tokens_905&quot;</span>, tokens_905)')
+    with pytest.raises(AssertionError, match="hidden test"):
+        check_no_secret(page, secrets, own="")
+    with pytest.raises(AssertionError, match="lack a kind"):
+        check_no_secret(page, {"x": HIDDEN}, own="")
+
+    tries = ["ls /home/b", "grep -o 'x' /home/b/nb.ipynb"]
+    command = tries_command(tries)
+    denied = f"$ {command}\r\nTRY0: ls: cannot open directory '/home/b': Permission denied\r\n" \
+             "TRY1: grep: /home/b/nb.ipynb: Permission denied\r\n"
+    check_each_denied(denied, tries)
+    for planted in (denied.replace("TRY1: grep: /home/b/nb.ipynb: Permission denied", "TRY1: tokens_905 = 9"),
+                    denied.replace("Permission denied", "No such file or directory", 1),
+                    denied.split("TRY1")[0] + "Permission denied\r\n",  # two denials, only one of them a try's
+                    denied + "TRY1: tokens_905 = 9\r\n"):
+        with pytest.raises(AssertionError, match="not refused"):
+            check_each_denied(planted, tries)
+
+    check_whoami("\x1b[?2004hwt-student1@host:~$ echo WHO''=$(id -un)\r\n\x1b[?2004l\rWHO=wt-student1\r\n",
+                 "wt-student1")  # as the terminal sends it: bracketed paste turned off before the line
+    with pytest.raises(AssertionError, match="runs as"):  # the prompt names the student; the account is another
+        check_whoami("wt-student1@host:~$ echo WHO''=$(id -un)\r\nWHO=root\r\n", "wt-student1")
+
+    for ok in ({"status": 404, "url": "http://h/user/a/api/contents/..%2Fb", "body": "{\"message\": \"\"}"},
+               {"status": 403, "url": "http://h/user/b/api/contents/x", "body": "{\"message\": \"Forbidden\"}"}):
+        check_refused("p", ok)
+    for leak in ({"status": 200, "url": "http://h/user/b/api/contents/x", "body": "{\"name\": \"x\", \"type\": \"d\"}"},
+                 {"status": 200, "url": "http://h/hub/login?next=x", "body": "<!DOCTYPE html>"},
+                 {"status": 200, "url": "http://h/user/b/api/contents/x", "body": "<html>a page</html>"},
+                 {"status": 500, "url": "http://h/user/b/api/contents/x", "body": ""}):
+        with pytest.raises(AssertionError, match="not refused"):
+            check_refused("p", leak)

@@ -21,7 +21,7 @@ from ..grading.record import GRADED, MISSING, Finding
 from ..layout import Course
 from . import feedback as fb
 from .policy import Decision, counts, feedback_kind, when_text
-from .watch import FAILED, MALFORMED, REFUSED, Submission, attempt_files
+from .watch import COLLECTED, FAILED, MALFORMED, REFUSED, Submission, attempt_files
 
 
 def record(sub: Submission, status: str, reason: str = "", **more) -> dict:
@@ -56,6 +56,22 @@ def install(course: Course, student: str, files: dict[str, bytes]) -> None:
         os.replace(dest, old)
     os.replace(new, dest)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def graded_by_instructor(svc, sub: Submission) -> dict | None:
+    """The record of an attempt ``make autograde`` already graded, exactly these files (handed in while the
+    service was off, then collected): grading it again would replace the feedback the instructor released."""
+    from ..grading.record import load_record
+
+    graded = load_record(svc.course, sub.student)
+    try:
+        same = graded is not None and graded.submission == make_job(sub, svc.template, svc.work / "stage").submission
+    except Exception:  # noqa: BLE001 - files that cannot be read: the grading path reports them
+        return None
+    if not same:
+        return None
+    return record(sub, COLLECTED, "collected and graded by the instructor (make autograde) before it was seen here; "
+                  "left to them: not graded again, not one of the attempts on submission")
 
 
 def refuse(svc, sub: Submission, decision: Decision) -> dict:

@@ -130,6 +130,10 @@ class Service:
         return not pending and not self.running and not collected
 
     def _start(self, sub) -> None:
+        earlier = attempt.graded_by_instructor(self, sub)
+        if earlier is not None:
+            self._finish(sub, lambda: earlier)
+            return
         d = decide(self.settings, sub.student, sub.when, self.store.history(sub.student))
         if not d.grade:
             self._finish(sub, lambda: attempt.refuse(self, sub, d))

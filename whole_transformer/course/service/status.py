@@ -36,7 +36,7 @@ class Status:
         self.state, self.queue, self.running = "starting", 0, []
         self.last: deque = deque(maxlen=20)
         self.failures: deque = deque(maxlen=20)
-        self.counts = {"graded": 0, "refused": 0, "failed": 0}
+        self.counts = {"graded": 0, "refused": 0, "failed": 0, "collected": 0}
         self.started = datetime.now(UTC)
 
     def log(self, line: str) -> None:
@@ -82,7 +82,7 @@ def serve_status(status: Status, port: int) -> ThreadingHTTPServer:
     """The status page on 127.0.0.1:``port`` (0: any free port), in a thread; ``.server_port`` says which."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the name http.server calls
+        def do_GET(self):  # the name http.server calls
             url = urlparse(self.path)
             given = parse_qs(url.query).get("token", [""])[0]
             snap = status.snapshot(full=secrets.compare_digest(given, status.token))

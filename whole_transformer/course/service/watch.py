@@ -21,6 +21,7 @@ from pathlib import Path
 from ..layout import ASSIGNMENT, COURSE_ID, Course, write_json
 
 GRADED, REFUSED, FAILED, MALFORMED = "graded", "refused", "failed", "malformed"
+COLLECTED = "collected"  # graded by the instructor's own make autograde before the service saw it
 
 
 @dataclass(frozen=True)
