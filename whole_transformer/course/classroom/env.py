@@ -26,6 +26,7 @@ import stat
 import subprocess
 import sys
 import tomllib
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
@@ -47,13 +48,13 @@ class ClassroomError(RuntimeError):
 
 def run(cmd, *, user: str | None = None, cwd=None, env=None, log: Path | None = None, timeout=1800):
     """Run a command (as ``user`` if given); raise ClassroomError with its output if it fails."""
-    kw = {}
+    uid = gid = None
     if user is not None:
         pw = pwd.getpwnam(user)
-        kw = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
+        uid, gid = pw.pw_uid, pw.pw_gid
         env = {**(env or {}), "HOME": pw.pw_dir, "USER": user, "LOGNAME": user}
     done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout, **kw)
+                          timeout=timeout, user=uid, group=gid, extra_groups=[] if user is not None else None)
     if log is not None:
         with open(log, "a") as f:
             f.write(f"$ {' '.join(map(str, cmd))}\n{done.stdout}{done.stderr}\n")
@@ -89,12 +90,12 @@ def pick_python() -> Path:
         "Install one (Debian: apt-get install python3-venv) or name one with WT_CLASSROOM_PYTHON=/path/python3.")
 
 
-def installed_closure(requirements: list[str], python: dict[str, str] | None = None) -> list:
+def installed_closure(requirements: list[str], python: Mapping[str, str] | None = None) -> list:
     """The distributions installed here that ``requirements`` need, dependencies and extras followed, each
     only where pip would take it for the Python described by ``python`` (its marker environment; default:
     this one): the version fits the requirement and the distribution's Requires-Python (a patch release can
     matter: soupsieve 4.1.3 needs 3.11.5, and fails on 3.11.2). What is missing or does not fit is left out."""
-    python = python or default_environment()
+    marker_env: Mapping[str, str] = python or {k: str(v) for k, v in default_environment().items()}
     found, seen, todo = {}, set(), [Requirement(r) for r in requirements]
     while todo:
         req = todo.pop()
@@ -107,10 +108,10 @@ def installed_closure(requirements: list[str], python: dict[str, str] | None = N
         except metadata.PackageNotFoundError:
             continue
         if req.specifier.contains(dist.version, prereleases=True) and SpecifierSet(
-                dist.metadata["Requires-Python"] or "").contains(python["python_full_version"], prereleases=True):
+                dist.metadata["Requires-Python"] or "").contains(marker_env["python_full_version"], prereleases=True):
             found[key[0]] = dist
             todo += [dep for dep in map(Requirement, dist.requires or []) if dep.marker is None
-                     or any(dep.marker.evaluate({**python, "extra": e}) for e in ["", *req.extras])]
+                     or any(dep.marker.evaluate({**marker_env, "extra": e}) for e in ["", *req.extras])]
     return list(found.values())
 
 
