@@ -26,7 +26,7 @@ help:
 	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser, the JupyterHub term as root)"
 	@echo "make quick       lint and the fast tests (each under about 2 s; about 2 minutes), for the edit-test loop"
 	@echo "make e2e         only the browser tests"
-	@echo "make typecheck   mypy on whole_transformer/ (its settings: [tool.mypy] in pyproject.toml)"
+	@echo "make typecheck   mypy on whole_transformer/ (its settings: [tool.mypy] in pyproject.toml; part of lint)"
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
 	@echo "make handout     build handout/, the students' repository (no answers, no hidden tests)"
@@ -66,10 +66,10 @@ lab: $(STAMP)
 	-$(VENV)/bin/jupyter trust notebooks/*.ipynb >/dev/null 2>&1
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir=. $(wildcard $(FIRST_NOTEBOOK))
 
-lint: $(STAMP)
+# ruff (the rules in pyproject.toml), then mypy on whole_transformer/ ([tool.mypy]); make test and make quick run both
+lint: $(STAMP) typecheck
 	$(PY) -m ruff check whole_transformer tests benchmarks
 
-# not yet part of lint: the service, the classroom and autograde.py still have errors (issue 25)
 typecheck: $(STAMP)
 	$(PY) -m mypy
 

@@ -76,7 +76,7 @@ def graded_by_instructor(svc, sub: Submission) -> dict | None:
 
 def refuse(svc, sub: Submission, decision: Decision) -> dict:
     """Not graded under the policy: the student's feedback says why and when the next attempt counts."""
-    lines = [f"Handed in {when_text(sub.when, svc.settings.zone)}.", decision.why]
+    lines = [f"Handed in {when_text(sub.handed_in, svc.settings.zone)}.", decision.why]
     pages = {nid: fb.page(f"{nid}: not graded", lines) for nid in fb.notebook_ids(sub)}
     fb.release(svc.exchange, sub, pages)
     return record(sub, REFUSED, decision.why, number=decision.number, late=decision.late)
@@ -110,7 +110,7 @@ def score_of(result, grade_cells: dict) -> tuple[float, float]:
 def _header(svc, sub: Submission, decision: Decision, score, total, counting: bool, kind: str) -> list[str]:
     policy, zone = svc.settings.service, svc.settings.zone
     of = f" of {policy.attempts}" if policy.attempts else ""
-    lines = [f"Graded attempt {decision.number}{of}, handed in {when_text(sub.when, zone)}"
+    lines = [f"Graded attempt {decision.number}{of}, handed in {when_text(sub.handed_in, zone)}"
              + (" (after the due date: marked late)." if decision.late else ".")]
     if kind == "full":
         lines.append(f"Score of this attempt: {score:g} / {total:g}.")
@@ -139,7 +139,7 @@ def graded(svc, sub: Submission, decision: Decision, job: Job, result) -> dict:
     if counting:
         install(svc.course, sub.student, job.files)
         merge(svc.course, result, svc.template)
-    kind = feedback_kind(svc.settings, sub.student, sub.when)
+    kind = feedback_kind(svc.settings, sub.student, sub.handed_in)
     header = _header(svc, sub, decision, score, total, counting, kind)
     pages = fb.pass_fail_pages(result, svc.template.grade_cells, header)
     if kind == "full":

@@ -19,12 +19,17 @@ import fcntl
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..layout import Course
 from . import attempt, warm
 from .policy import decide, describe
 from .status import Status, serve_status
 from .watch import FAILED, Store, inbound, scan
+
+if TYPE_CHECKING:
+    from ..grading.gradebook import Pack, Template
+    from ..grading.graders import DaskGraders, LocalGraders
 
 RETRIES = 3
 
@@ -53,9 +58,17 @@ class Service:
         self.work = course.state / "service" / "work"
         self.running: dict = {}  # future → (submission, decision, job)
         self.tries: dict[str, int] = {}
-        self.graders = self.template = self.pack = None
+        self.graders: LocalGraders | DaskGraders | None = None  # made by start(), once the service is on
+        self.template: Template  # set by _prepare(), which start() calls first
+        self.pack: Pack
         self.secrets: dict = {}
         self.built_from = ""
+
+    @property
+    def ready(self) -> LocalGraders | DaskGraders:
+        """The graders, which start() has made by the time anything is graded."""
+        assert self.graders is not None, "the service grades only after start()"
+        return self.graders
 
     def start(self) -> None:
         from ..grading.graders import DaskGraders, LocalGraders
@@ -67,12 +80,15 @@ class Service:
         shutil.rmtree(self.work, ignore_errors=True)  # this service holds the course's service lock
         self.work.mkdir(parents=True)
         self._prepare()
-        self.graders = (DaskGraders(self.scheduler, sandbox, self.cell_timeout, self.status.log) if self.scheduler
-                        else LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout))
-        if not self.scheduler:
-            self.graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
+        graders: LocalGraders | DaskGraders
+        if self.scheduler:
+            graders = DaskGraders(self.scheduler, sandbox, self.cell_timeout, self.status.log)
+        else:
+            graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout)
+            graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
             warm.prestart()
-        self.status.log(f"serve: grading {self.graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
+        self.graders = graders
+        self.status.log(f"serve: grading {graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
                         f"exchange {self.exchange}")
         if not inbound(self.exchange).is_dir():
             self.status.log(f"serve: WARNING: there is no {inbound(self.exchange)} yet: is the assignment released "
@@ -121,7 +137,7 @@ class Service:
         for sub in pending:
             if sub.problem:
                 self._finish(sub, lambda s=sub: attempt.malformed(self, s))
-            elif sub.student not in busy and len(self.running) < self.graders.capacity():
+            elif sub.student not in busy and len(self.running) < self.ready.capacity():
                 self._start(sub)
             busy.add(sub.student)  # a student's later attempts wait for this one
         names = {sub.name for sub, _, _ in self.running.values()}
@@ -142,7 +158,7 @@ class Service:
             return  # make autograde is grading this student now: next pass
         try:
             job = attempt.make_job(sub, self.template, self.work / "stage")
-            fut = self.graders.submit(job, self.pack)
+            fut = self.ready.submit(job, self.pack)
         except Exception as e:  # noqa: BLE001 - only this attempt fails
             self.claims.release(sub.student)
             why = f"{type(e).__name__}: {e}"
@@ -157,12 +173,12 @@ class Service:
         for fut in finished:
             sub, d, job = self.running.pop(fut)
             try:
-                result = self.graders.result(fut)
+                result = self.ready.result(fut)
             except Exception as e:  # noqa: BLE001 - sorted below; only this attempt is touched
                 self.claims.release(sub.student)
                 why = f"{type(e).__name__}: {e}"
                 self.tries[sub.name] = self.tries.get(sub.name, 0) + 1
-                if self.graders.infrastructure_error(e) and self.tries[sub.name] < RETRIES:
+                if self.ready.infrastructure_error(e) and self.tries[sub.name] < RETRIES:
                     self.status.log(f"{sub.student}: grading stopped ({why}); tried again shortly")
                 else:
                     self._finish(sub, lambda s=sub, w=why: attempt.failed(self, s, w))

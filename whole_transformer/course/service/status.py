@@ -33,7 +33,8 @@ class Status:
             token.chmod(0o600)
         self.token = token.read_text().strip()
         self.lock = threading.Lock()
-        self.state, self.queue, self.running = "starting", 0, []
+        self.state, self.queue = "starting", 0
+        self.running: list[str] = []  # "student (hand-in time)" of each attempt being graded
         self.last: deque = deque(maxlen=20)
         self.failures: deque = deque(maxlen=20)
         self.counts = {"graded": 0, "refused": 0, "failed": 0, "collected": 0}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import io
 import json
 import multiprocessing
 import os
@@ -126,8 +127,9 @@ def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
         os.dup2(src, dst)
     os.close(fd)
     os.close(null)
-    sys.stdout.reconfigure(line_buffering=True)
-    sys.stderr.reconfigure(line_buffering=True)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):  # what a forked Python's stdout and stderr are
+            stream.reconfigure(line_buffering=True)
     code = 1
     try:
         prestart = os.environ.pop("WT_PRESTART_SANDBOX", "")
@@ -164,7 +166,7 @@ class WarmProcess:
     def wait(self, timeout: float | None = None) -> int:
         self.process.join(timeout)
         if self.process.exitcode is None:
-            raise subprocess.TimeoutExpired("nbgrader", timeout)
+            raise subprocess.TimeoutExpired("nbgrader", timeout or 0.0)
         self.returncode = self.process.exitcode
         self.process.close()
         return self.returncode

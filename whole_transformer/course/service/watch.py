@@ -35,6 +35,12 @@ class Submission:
     problem: str = ""  # why it cannot be graded at all ("" when it can)
 
     @property
+    def handed_in(self) -> datetime:
+        """When it was handed in: every attempt without a problem has a readable time (scan() sees to it)."""
+        assert self.when is not None, f"{self.name}: no hand-in time, so it has a problem and is not graded"
+        return self.when
+
+    @property
     def secret(self) -> str:
         """The attempt's submission_secret.txt: with it, nbgrader names the feedback file the student fetches."""
         try:
