@@ -75,7 +75,7 @@ OVER_2_SECONDS = (
     "tests/test_autograde.py::test_autograde_refuses_without_a_sandbox",
     "tests/test_autograde.py::test_a_second_run_grades_nobody_again",
     "tests/test_course_exchange.py",
-    "tests/test_forkserver.py",
+    "tests/test_warm_kernels.py",
     "tests/test_handout.py",
     "tests/test_train.py::test_cli_trains_saves_and_refuses_to_overwrite",
     "tests/test_train.py::test_the_copy_task_is_learned",

@@ -15,7 +15,7 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
   result with them, ``verdict_text`` what a verdict says), ``hide_tests``
   (the feedback filter);
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
-  arguments), ``forkserver`` (warm kernels); it knows nothing of grades;
+  arguments), ``warm_kernels`` (each student's kernels forked from one fork server); it knows nothing of grades;
 - ``grading/``    one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
   ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
   ``graded`` what its nbgrader run left, read back), ``merge``, ``record``; a class: ``autograde``

@@ -46,7 +46,7 @@ class Pack:
     notebooks: list[str]
     grade_cells: dict[str, list[tuple[str, float]]]
     config: str  # the course's nbgrader_config.py
-    kernels: dict | None  # forkserver.prestart's settings from that config; None: no warm kernels
+    kernels: dict | None  # warm_kernels.prestart's settings from that config; None: no warm kernels
     history: dict[str, list[str]] = field(default_factory=dict)  # notebook → earlier releases kept (oldest first)
     partial_credit: dict = field(default_factory=dict)  # course.toml's [partial_credit] (diagnose.py)
 
@@ -67,7 +67,7 @@ def make_pack(course: Course, template: Template) -> Pack:
 
 def kernel_settings(config: Path) -> dict | None:
     """What the course's nbgrader config gives the sandboxed kernels (``SandboxExecute``), as
-    ``forkserver.prestart``'s settings, or None if it turns warm kernels off: read once here, so that
+    ``warm_kernels.prestart``'s settings, or None if it turns warm kernels off: read once here, so that
     a grader can start their fork server before nbgrader has read the config (``run.py``)."""
     from traitlets.config.loader import PyFileConfigLoader
 

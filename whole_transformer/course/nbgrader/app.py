@@ -2,7 +2,7 @@
 started without the slow import ``whole_transformer.course`` leaves out (see its ``__init__``).
 
 With ``WT_PRESTART_SANDBOX={"scratch": ..., "threads": ..., "memory": ..., ...}`` in the environment (``run.py`` sets
-it for autograde), the fork server of the sandboxed kernels (``forkserver.py``) starts while
+it for autograde), the fork server of the sandboxed kernels (``warm_kernels.py``) starts while
 nbgrader is still importing.
 """
 
@@ -13,7 +13,7 @@ import sys
 if __name__ == "__main__":
     prestart = os.environ.pop("WT_PRESTART_SANDBOX", "")
     if prestart:
-        from ..sandbox.forkserver import prestart as start_fork_server
+        from ..sandbox.warm_kernels import prestart as start_fork_server
 
         start_fork_server(**json.loads(prestart))
 

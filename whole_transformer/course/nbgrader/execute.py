@@ -48,7 +48,7 @@ from ..sandbox.bubblewrap import (
     sandbox_opt_out,
     sandbox_status,
 )
-from ..sandbox.forkserver import ForkedKernelManager
+from ..sandbox.warm_kernels import ForkedKernelManager
 
 
 class KernelStartError(RuntimeError):
@@ -73,7 +73,7 @@ class SandboxExecute(Execute):
     file_size_limit = Integer(FILE_SIZE_LIMIT, help="largest file the kernel may write, bytes").tag(config=True)
     threads = Integer(1, help="threads for NumPy/PyTorch in the kernel").tag(config=True)
     warm_kernels = Bool(True, help="fork the sandboxed kernels from one process that imported the libraries "
-                                   "once (forkserver.py); False starts each kernel afresh").tag(config=True)
+                                   "once (warm_kernels.py); False starts each kernel afresh").tag(config=True)
     headless_labs = Bool(True, help="the labs build no widgets and train nothing (nothing displays them "
                                     "while grading; whole_transformer/labs/__init__.py)").tag(config=True)
 

@@ -14,7 +14,7 @@ Flatpak uses; Debian package ``bubblewrap``). What the kernel sees:
 - no network: it gets its own network namespace; its channels to nbgrader are ZeroMQ over Unix
   sockets (``ipc`` transport) in a private runtime folder, which work without any network;
 - its own user namespace with an unprivileged user and no capabilities, its own PID namespace
-  (killing the sandbox, or the kernel when it was forked in it: ``forkserver.py``, kills
+  (killing the sandbox, or the kernel when it was forked in it: ``warm_kernels.py``, kills
   everything the student started), a new session (an interrupt is
   delivered as a message and the kernel signals itself), and limits on address space, file size
   and processes (the last one is not enforced by Linux when grading as root), so a huge

@@ -1,6 +1,6 @@
 """The fork server: a Python in the student's sandbox that imports the libraries once and forks kernels.
 
-Run as ``python -c <programs.source("fork_server")>`` inside bubblewrap (``forkserver.ForkServer``).
+Run as ``python -c <programs.source("fork_server")>`` inside bubblewrap (``warm_kernels.ForkServer``).
 Requests and answers are JSON lines on its stdin and stdout: ``fork`` (a kernel with this connection
 file), ``poll`` (has that kernel exited, and how) and ``signal`` (send one; 9 also kills everything
 that kernel started). It never runs student code itself.

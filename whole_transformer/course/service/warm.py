@@ -16,7 +16,7 @@ What stays as it was, per submission:
   log as before, in a session of its own (a stop kills its process group), and dies with the
   zygote, which dies with the service;
 - its kernels are sandboxed as before: the run starts the submission's own fork server in the
-  submission's own bubblewrap sandbox (``sandbox/forkserver.py``), never shared between students.
+  submission's own bubblewrap sandbox (``sandbox/warm_kernels.py``), never shared between students.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ PRELOAD = [
     "whole_transformer.course.nbgrader.execute",
     "whole_transformer.course.nbgrader.verdict",
     "whole_transformer.course.nbgrader.hide_tests",
-    "whole_transformer.course.sandbox.forkserver",
+    "whole_transformer.course.sandbox.warm_kernels",
     "whole_transformer.course.nbgrader.exchange",
     "whole_transformer.course.term.settings",
     "IPython.core.interactiveshell",  # what the kernel manager and the exporters import as they start
@@ -134,7 +134,7 @@ def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
     try:
         prestart = os.environ.pop("WT_PRESTART_SANDBOX", "")
         if prestart:
-            from ..sandbox.forkserver import prestart as start_fork_server
+            from ..sandbox.warm_kernels import prestart as start_fork_server
 
             start_fork_server(**json.loads(prestart))
         from nbgrader.apps.nbgraderapp import main

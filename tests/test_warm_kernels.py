@@ -1,4 +1,4 @@
-"""Warm kernels (whole_transformer/course/sandbox/forkserver.py): the sandboxed kernels of one grading
+"""Warm kernels (whole_transformer/course/sandbox/warm_kernels.py): the sandboxed kernels of one grading
 forked from one fork server. Each kernel starts clean, the student's code cannot reach into the
 fork server, and a student who kills it loses only the cell that did."""
 
@@ -12,7 +12,7 @@ import nbformat.v4 as nbf
 from simclass.minicourse import require_sandbox
 
 from whole_transformer.course.nbgrader.execute import SandboxExecute
-from whole_transformer.course.sandbox import forkserver
+from whole_transformer.course.sandbox import warm_kernels
 
 
 def run(cells: list[str], scratch: Path, **kw):
@@ -33,7 +33,7 @@ def errors(cell) -> list[str]:
 
 def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
     require_sandbox()
-    forkserver.close_servers()
+    warm_kernels.close_servers()
     spoil = run(["import builtins, sys, os\n"
                  "import whole_transformer.task as task\n"
                  "task.VOCAB.append('spoiled')\n"
@@ -51,7 +51,7 @@ def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
     assert parent1 == parent2  # both forked from the same fork server ...
     assert warm == warm2 == "True"  # ... which had imported torch before either started
     assert vocab == "42" and left == "False"  # and the second saw nothing of what the first did
-    assert len(forkserver._servers) == 1
+    assert len(warm_kernels._servers) == 1
 
 
 def test_nothing_a_kernel_started_outlives_it(tmp_path):
@@ -69,14 +69,14 @@ def test_nothing_a_kernel_started_outlives_it(tmp_path):
              "print('left', open('daemon.pid').read())")
     where = "import os\nprint(os.getppid(), os.readlink('/proc/self/ns/pid'))"
     look = "import os\nprint(os.path.exists(f\"/proc/{open('daemon.pid').read()}\"))"
-    forkserver.close_servers()
+    warm_kernels.close_servers()
     first = run([where, leave], tmp_path)
     assert text(first.cells[1]).startswith("left ")
     second = run([where, look], tmp_path)
     # the second kernel is a sibling from the same fork server, in the same PID namespace: there the
     # daemon's pid would still show if it had outlived the first kernel (from another sandbox it never would)
     assert text(first.cells[0]).split() == text(second.cells[0]).split(), (text(first.cells[0]), text(second.cells[0]))
-    assert len(forkserver._servers) == 1
+    assert len(warm_kernels._servers) == 1
     assert text(second.cells[1]).strip() == "False"
 
 
@@ -117,7 +117,7 @@ def test_a_kernel_cannot_reach_into_its_fork_server(tmp_path):
     assert (mem, env, stdin) == ("PermissionError", "PermissionError", "/dev/null"), first
     assert fds in ("PermissionError", "listed+open:PermissionError"), first
     kernel_pipes = {int(i) for i in second.split()}
-    server_pipes = {os.fstat(f.fileno()).st_ino for server in forkserver._servers.values()
+    server_pipes = {os.fstat(f.fileno()).st_ino for server in warm_kernels._servers.values()
                     for f in (server.proc.stdin, server.proc.stdout)}
     assert server_pipes and not kernel_pipes & server_pipes  # its control pipe is closed in every kernel
 
@@ -142,11 +142,11 @@ def test_fresh_kernels_remain_an_option(tmp_path):
 def test_prestart_leaves_nothing_behind(tmp_path, monkeypatch):
     require_sandbox()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the managers and servers make their folders
-    forkserver.close_servers()
+    warm_kernels.close_servers()
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    forkserver.prestart(str(scratch), 1, 3 * 2**30, 64 * 2**20, True)
-    assert len(forkserver._servers) == 1
+    warm_kernels.prestart(str(scratch), 1, 3 * 2**30, 64 * 2**20, True)
+    assert len(warm_kernels._servers) == 1
     assert [p.name.split("-")[1] for p in tmp_path.glob("wt-*")] == ["forkserver"]
-    forkserver.close_servers()
+    warm_kernels.close_servers()
     assert not list(tmp_path.glob("wt-*"))
