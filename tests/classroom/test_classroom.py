@@ -298,14 +298,7 @@ def students_submit(room, pages, who):
             fetched.locator("a", has_text="whole-transformer").first.click()  # shows its notebooks
             fetched.locator("a", has_text=NB).first.click()
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
-            for grade_id, text in ANSWERS[who[student]].items():
-                editor = answer_cell(page, grade_id)
-                editor.scroll_into_view_if_needed()
-                editor.click()
-                page.keyboard.press("Control+A")
-                page.keyboard.type(f"# {grade_id} = a whole number\n{text}")
-                page.keyboard.press("Escape")
-            save_notebook(page)
+            type_answers(page, ANSWERS[who[student]], "a whole number")
             answer_cell(page, "tokens_905").scroll_into_view_if_needed()
             shot(page, f"2-{who[student]}-answered")
             saved = json.loads(api(page, f"/user/{student}/api/contents/whole-transformer/{NB}.ipynb")["body"])
@@ -481,19 +474,25 @@ def inbound(room, student) -> set[Path]:
     return set((room.exchange / "whole-transformer" / "inbound").glob(f"{student}+*"))
 
 
+def type_answers(page, answers: dict[str, str], comment: str) -> None:
+    """Each answer typed over its answer cell as a student types it (its comment line, then the answer), and
+    the notebook saved."""
+    for grade_id, text in answers.items():
+        editor = answer_cell(page, grade_id)
+        editor.scroll_into_view_if_needed()
+        editor.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type(f"# {grade_id} = {comment}\n{text}")
+        page.keyboard.press("Escape")
+    save_notebook(page)
+
+
 def answer_and_submit(page, room, student, answers: dict[str, str], name: str) -> tuple[Path, str]:
     """Answers typed into notebook 01 (saved), then Submit in the Assignments tab; the new attempt's folder
     in the exchange and its time as the Assignments tab shows it."""
     if answers:
         page.locator(".lm-TabBar-tab", has_text=f"{NB}.ipynb").click()
-        for grade_id, text in answers.items():
-            editor = answer_cell(page, grade_id)
-            editor.scroll_into_view_if_needed()
-            editor.click()
-            page.keyboard.press("Control+A")
-            page.keyboard.type(f"# {grade_id} = my answer\n{text}")
-            page.keyboard.press("Escape")
-        save_notebook(page)
+        type_answers(page, answers, "my answer")
         saved = json.loads(api(page, f"/user/{student}/api/contents/whole-transformer/{NB}.ipynb")["body"])
         sources = "\n".join("".join(c["source"]) for c in saved["content"]["cells"])
         assert all(text in sources for text in answers.values()), f"the saved notebook lacks {answers}"
