@@ -1198,12 +1198,14 @@ def _result(rows: list[Row]) -> str:
 def readme_table(rows: list[Row], info: dict[str, str]) -> list[str]:
     """The README's "How fast" table: the headline figures of results.md, each with its target and pass/miss."""
     out = ["| what | measured | target | result |", "|---|---|---|---|"]
+    used: list[Row] = []  # the rows the table shows, whose runs the line under it names
 
     def line(what: str, measured: str, target: str, result: str):
         out.append(f"| {what} | {measured} | {target or '—'} | {result} |")
 
     def one(what: str, prefix: str, extra=lambda r: ""):
         r = _row(rows, prefix)
+        used.extend([r] if r is not None else [])
         if r is None:
             line(what, "not measured (no such row in results.md)", "", "—")
         elif r.status:
@@ -1243,10 +1245,16 @@ def readme_table(rows: list[Row], info: dict[str, str]) -> list[str]:
             " than first", " than with fresh kernels and the labs built") if r.baseline else "")
         + (f"; {classes}" if classes else ""))
     one("Dask ÷ JOBS=2, students/min per worker core", "students/min per worker core")
-    load = info.get("load average (1/5/15 min)", "?")
-    out += ["", f"From the `make bench` run of {info.get('date', '?')} (commit {info.get('commit', '?')}; load "
-            f"average {load}), as written in `benchmarks/results.md`, which has every figure, how it was measured "
-            "and on what machine."]
+    one("feedback after Submit, the grading service idle", "idle: one complete submission")
+    one("CPU per complete submission, the grading service", "CPU per complete submission, graded by the running",
+        baseline)
+    used += labs + fresh + graded
+    this_run = (f"{info.get('date', '?')} (commit {info.get('commit', '?')}; load average "
+                f"{info.get('load average (1/5/15 min)', '?')})")
+    runs = sorted({f"{m[1]} (commit {m[2]}; load average {m[3]})" if (m := KEPT.search(r.note)) else this_run
+                   for r in used})
+    out += ["", f"From the `make bench` run{'s' if len(runs) > 1 else ''} of {' and of '.join(runs)} (each row's run "
+            "is named in `benchmarks/results.md`, which has every figure, how it was measured and on what machine)."]
     return out
 
 
