@@ -16,6 +16,18 @@ if str(ROOT) not in sys.path:
 
 
 @pytest.fixture(scope="session")
+def pw_driver():
+    """The one Playwright of this test process. Its sync API runs an asyncio loop, and a second one started while
+    it lives is refused ("Sync API inside the asyncio loop"), so the browser tests, the class report's page and the
+    JupyterHub term each launch their Chromium from this one, whichever order a worker runs them in."""
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    yield pw
+    pw.stop()
+
+
+@pytest.fixture(scope="session")
 def model60():
     """The shipped model after 60 epochs (eval mode). Tests must not change its weights."""
     from whole_transformer.train import load_model

@@ -328,22 +328,20 @@ def test_insights_csv_equals_what_the_roster_says(graded):
 
 
 @pytest.mark.slow
-def test_insights_html_renders_in_chromium_with_its_plots(graded):
-    from e2e.conftest import CHROMIUM, CHROMIUM_ARGS
+def test_insights_html_renders_in_chromium_with_its_plots(graded, pw_driver):
+    from e2e.conftest import CHROMIUM, CHROMIUM_ARGS, require_browser
 
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
-
+        require_browser(f"no Chromium at {CHROMIUM}: install Debian's `chromium` package (.ci/run does)")
     page_file = graded["course"].root / "insights.html"
     text = page_file.read_text()
     assert "http://" not in text and "https://" not in text  # self-contained: opens offline
     out = REPO / "artifacts"
     out.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    browser = pw_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
         page = browser.new_page(viewport={"width": 1100, "height": 900})
-        requests = []
+        requests: list[str] = []
         page.on("request", lambda r: requests.append(r.url))
         page.goto(page_file.as_uri())
         imgs = page.eval_on_selector_all("img", "els => els.map(e => [e.naturalWidth, e.alt])")
@@ -351,5 +349,6 @@ def test_insights_html_renders_in_chromium_with_its_plots(graded):
         assert page.locator("table").count() >= 3
         assert "What to go over in the next lecture" in page.inner_text("body")
         page.screenshot(path=str(out / "insights.png"), full_page=True)
+    finally:
         browser.close()
     assert all(u.startswith(("file:", "data:")) for u in requests), requests

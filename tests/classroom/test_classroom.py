@@ -144,18 +144,12 @@ def check_requirements():
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(pw_driver):
     check_requirements()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _require(False, "Playwright for Python is not installed: pip install -e '.[dev]'")
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=_e2e.CHROMIUM, headless=True, args=[
-            *_e2e.CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
-        yield b
-        b.close()
+    b = pw_driver.chromium.launch(executable_path=_e2e.CHROMIUM, headless=True, args=[
+        *_e2e.CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+    yield b
+    b.close()
 
 
 def shot(page, name):

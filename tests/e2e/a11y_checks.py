@@ -113,7 +113,9 @@ _FOCUSED = "root => { " + _DESCRIBE + """
     if (!el || !root.contains(el)) return null;
     const style = getComputedStyle(el);
     return {...describe(el),
-            outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0 || style.boxShadow !== 'none'};
+            outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0 || style.boxShadow !== 'none',
+            at_min: el.getAttribute('role') === 'slider'
+                && el.getAttribute('aria-valuenow') === el.getAttribute('aria-valuemin')};
 }"""
 
 _LIVE = """root => {
@@ -150,6 +152,8 @@ def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
             reached.append((here["kind"], here["name"]))
             outlines.append(here["outline"])
             keys = keys_for(here["kind"], here["name"])
+            if here["at_min"] and keys == ["ArrowLeft"]:  # a slider at its lowest (an earlier test left it there)
+                keys = ["ArrowRight"]
             if keys:
                 before, live_before = root.inner_text(), root.evaluate(_LIVE)
                 for key in keys:

@@ -72,23 +72,15 @@ def artifacts():
 
 
 @pytest.fixture(scope="session")
-def browser():
+def browser(pw_driver):
     if not Path(CHROMIUM).exists():
         require_browser(f"no Chromium at {CHROMIUM}: install Debian's `chromium` package (.ci/run does)")
     try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require_browser("Playwright for Python is not installed: pip install -e '.[dev]'")
-    pw = sync_playwright().start()
-    try:
-        try:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        except Exception as err:  # noqa: BLE001 - a broken browser install is the same as a missing one
-            require_browser(f"Chromium at {CHROMIUM} does not start: {err}")
-        yield browser
-        browser.close()
-    finally:
-        pw.stop()
+        browser = pw_driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    except Exception as err:  # noqa: BLE001 - a broken browser install is the same as a missing one
+        require_browser(f"Chromium at {CHROMIUM} does not start: {err}")
+    yield browser
+    browser.close()
 
 
 class Server:
