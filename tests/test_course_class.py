@@ -30,7 +30,7 @@ from whole_transformer.course.build.release import release
 from whole_transformer.course.grading.autograde import autograde
 from whole_transformer.course.grading.record import load_record
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.reports.feedback import feedback, hidden_lines, leaks, own_submission
+from whole_transformer.course.reports.feedback import feedback, leaks, own_submission, secrets
 from whole_transformer.course.reports.grades import grades
 
 REPO = Path(__file__).resolve().parents[1]
@@ -196,7 +196,7 @@ def check_output_flood_was_cut(graded):
 
 def check_feedback_holds_no_hidden_test(graded):
     course = graded["course"]
-    hidden = hidden_lines(course)
+    hidden = secrets(course)
     assert len(hidden) > 20
     files = sorted(course.feedback.glob(f"*/{ASSIGNMENT}/*.html"))
     students_with_feedback = {f.parts[-3] for f in files}

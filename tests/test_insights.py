@@ -267,10 +267,10 @@ def test_partial_credit_sums_match_the_case_counts(graded):
 
 @pytest.mark.slow
 def test_feedback_names_the_mistake_and_never_shows_hidden_inputs_or_expected_values(graded):
-    from whole_transformer.course.reports.feedback import hidden_lines, leaks, own_submission
+    from whole_transformer.course.reports.feedback import leaks, own_submission, secrets
 
     course = graded["course"]
-    hidden = hidden_lines(course)
+    hidden = secrets(course)
     released = " ".join(p.read_text() for p in course.release.glob("*.ipynb")).replace(" ", "")
     wants = {json.dumps(c["want"]) for p in EXPECTED.values() if not p.get("question") for c in p["cases"]
              if isinstance(c["want"], list) and len(json.dumps(c["want"])) > 12}

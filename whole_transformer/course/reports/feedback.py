@@ -24,16 +24,19 @@ HIDDEN, EXPECTED, SOLUTION = "hidden test", "expected value", "solution"
 _TAG = re.compile(r"<[^>]*>")
 
 
-def _notebook_text(path: Path) -> str:
+def notebook_text(raw: str) -> str:
     """A notebook's raw text and its cells' sources (as typed, not JSON-escaped)."""
     import nbformat
 
-    raw = path.read_text(errors="replace")
     try:
         nb = nbformat.reads(raw, as_version=4)
     except Exception:  # noqa: BLE001 - not a notebook nbformat can read: its raw text is all there is
         return raw
     return raw + "\n" + "\n".join(cell_source(c) for c in nb.cells)
+
+
+def _notebook_text(path: Path) -> str:
+    return notebook_text(path.read_text(errors="replace"))
 
 
 def secrets(course: Course) -> dict[str, str]:
@@ -60,11 +63,6 @@ def secrets(course: Course) -> dict[str, str]:
                     found.setdefault(text, SOLUTION)
     released = "\n".join(_notebook_text(p) for p in sorted((course.root / "release" / ASSIGNMENT).glob("*.ipynb")))
     return {text: kind for text, kind in found.items() if text not in released}
-
-
-def hidden_lines(course: Course) -> dict[str, str]:
-    """The same as ``secrets`` (the name the feedback check has always used)."""
-    return secrets(course)
 
 
 def leaks(path: Path, lines, own: str = "") -> list[str]:

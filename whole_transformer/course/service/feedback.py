@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
-from ..reports.feedback import leaks
+from ..reports.feedback import leaks, notebook_text
 from .watch import Submission
 
 _STYLE = ("body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;line-height:1.5}"
@@ -116,20 +116,8 @@ def full_pages(course: Course, result, template, work: Path, secrets: dict, own:
 
 def own_text(files: dict[str, bytes]) -> str:
     """What the student wrote in this attempt (raw and cell by cell): a solution line found there is theirs."""
-    import nbformat
-
-    from ..cells import cell_source
-
-    out = []
-    for rel, data in files.items():
-        if rel.endswith(".ipynb"):
-            text = data.decode("utf-8", errors="replace")
-            out.append(text)
-            try:
-                out += [cell_source(c) for c in nbformat.reads(text, as_version=4).cells]
-            except Exception:  # noqa: BLE001 - an unreadable notebook: its raw text is all there is
-                pass
-    return "\n".join(out)
+    return "\n".join(notebook_text(data.decode("utf-8", errors="replace"))
+                     for rel, data in files.items() if rel.endswith(".ipynb"))
 
 
 def notebook_ids(sub: Submission) -> list[str]:
