@@ -216,12 +216,11 @@ class _Grading:
         for p in submission_files(folder / ASSIGNMENT):
             rel = p.relative_to(folder / ASSIGNMENT)
             if str(rel) == "timestamp.txt":
-                from nbgrader.utils import parse_utc
+                from ..term.late import parse_time
 
-                try:
-                    parse_utc(p.read_text(errors="replace").strip()[:100])
+                if parse_time(p.read_text(errors="replace")) is not None:
                     shutil.copy2(p, self.sub / rel)
-                except Exception:  # noqa: BLE001 - any unreadable time: graded as if none was given
+                else:  # any unreadable time: graded as if none was given
                     self._finding("submission", "timestamp.txt",
                                   "timestamp.txt is not a time nbgrader can read: ignored")
             elif p.suffix != ".ipynb" and p.stat().st_size <= MAX_NOTEBOOK_BYTES:

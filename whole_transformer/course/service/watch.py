@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, COURSE_ID, Course, write_json
+from ..term.late import parse_time
 
 GRADED, REFUSED, FAILED, MALFORMED = "graded", "refused", "failed", "malformed"
 COLLECTED = "collected"  # graded by the instructor's own make autograde before the service saw it
@@ -51,17 +52,6 @@ class Submission:
 
 def inbound(exchange: Path) -> Path:
     return Path(exchange) / COURSE_ID / "inbound"
-
-
-def parse_time(text: str) -> datetime | None:
-    """A time as nbgrader writes it (``2026-12-02 07:19:48.123456 UTC``), aware; None if unreadable."""
-    from nbgrader.utils import parse_utc
-
-    try:
-        value = parse_utc(text.strip()[:100])
-    except Exception:  # noqa: BLE001 - nbgrader raises several kinds
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def read_submission(folder: Path) -> Submission | None:

@@ -65,19 +65,28 @@ def span(d: timedelta) -> str:
     return " ".join(parts) or f"{int(d.total_seconds())} s"
 
 
-def read_timestamp(folder: Path) -> datetime | None:
-    """The hand-in time in ``folder/timestamp.txt`` (nbgrader's format, UTC), or None."""
+def parse_time(text: str) -> datetime | None:
+    """A time as nbgrader writes it (``2026-12-02 07:19:48.123456 UTC``), aware (UTC); None if unreadable."""
     from nbgrader.utils import parse_utc
 
+    try:
+        value = parse_utc(text.strip()[:100])
+    except Exception:  # noqa: BLE001 - nbgrader raises several kinds
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def read_timestamp(folder: Path) -> datetime | None:
+    """The hand-in time in ``folder/timestamp.txt`` (nbgrader's format, UTC), or None."""
     path = folder / "timestamp.txt"
     if not path.is_file():
         return None
     text = path.read_text(encoding="utf-8", errors="replace").strip()
-    try:
-        return parse_utc(text).replace(tzinfo=UTC)
-    except (ValueError, OverflowError, TypeError):
+    when = parse_time(text)
+    if when is None:
         raise ValueError(f"{path}: cannot read the hand-in time {text[:60]!r}; nbgrader writes it as "
-                         "'2026-10-16 23:59:00.000000 UTC' (fix or delete the file)") from None
+                         "'2026-10-16 23:59:00.000000 UTC' (fix or delete the file)")
+    return when
 
 
 def lateness(settings: Settings, student: str, submitted: datetime | None) -> Lateness:
