@@ -35,7 +35,7 @@ def page(title: str, lines: list[str], rows: list[tuple[str, str, bool]] | None 
         body += "<table><tr><th>test</th><th>result</th></tr>" + "".join(
             f"<tr><td>{html.escape(t)}</td><td class=\"{'ok' if ok else 'no'}\">{html.escape(r)}</td></tr>"
             for t, r, ok in rows) + "</table>"
-    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>")
 
 
