@@ -74,8 +74,9 @@ def _html(snap: dict) -> str:
         if key in snap:
             items = "".join(f"<li>{html.escape(json.dumps(r))}</li>" for r in snap[key]) or "<li>none</li>"
             parts.append(f"<h2>{title}</h2><ul>{items}</ul>")
-    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"10\">"
-            "<title>Grading service</title></head><body><h1>Grading service: The whole Transformer</h1>"
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"refresh\" content=\"10\"><title>Grading service</title></head>"
+            "<body><h1>Grading service: The whole Transformer</h1>"
             + "".join(parts) + "</body></html>")
 
 
