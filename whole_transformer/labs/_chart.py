@@ -25,8 +25,10 @@ def marker_svg(shape: str, cx: float, cy: float, colour: str, r: float = 3.5) ->
     if shape == "square":
         return f'<rect x="{cx - r:.1f}" y="{cy - r:.1f}" width="{2 * r}" height="{2 * r}" fill="{colour}"/>'
     pts = {"triangle": [(0, -1.2), (1.1, 0.8), (-1.1, 0.8)], "diamond": [(0, -1.3), (1.1, 0), (0, 1.3), (-1.1, 0)]}
-    return (f'<polygon points="{" ".join(f"{cx + r * dx:.1f},{cy + r * dy:.1f}" for dx, dy in pts[shape])}" '
-            f'fill="{colour}"/>')
+    return (
+        f'<polygon points="{" ".join(f"{cx + r * dx:.1f},{cy + r * dy:.1f}" for dx, dy in pts[shape])}" '
+        f'fill="{colour}"/>'
+    )
 
 
 def chart_text(histories: dict[str, list[EpochLog]]) -> str:
@@ -39,14 +41,20 @@ def chart_text(histories: dict[str, list[EpochLog]]) -> str:
             last = hist[-1]
             label = _runs()[key].label if key in _runs() else key
             marker = _runs()[key].marker if key in _runs() else "line"
-            runs.append(f"{label} ({marker}): after epoch {last.epoch}, loss "
-                        f"{last.loss:.4f}, held out {100 * last.held_out:.0f} % right")
-    return ("Chart of training loss (solid lines, log scale) and held-out accuracy (dashed lines) per epoch. "
-            + "; ".join(runs) + ".")
+            runs.append(
+                f"{label} ({marker}): after epoch {last.epoch}, loss "
+                f"{last.loss:.4f}, held out {100 * last.held_out:.0f} % right"
+            )
+    return (
+        "Chart of training loss (solid lines, log scale) and held-out accuracy (dashed lines) per epoch. "
+        + "; ".join(runs)
+        + "."
+    )
 
 
-def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: int = 250,
-              borrowed: frozenset = frozenset()) -> str:
+def chart_svg(
+    histories: dict[str, list[EpochLog]], width: int = 620, height: int = 250, borrowed: frozenset = frozenset()
+) -> str:
     """Loss (solid, log scale, left axis) and held-out accuracy (dashed, right axis) per epoch, per run.
 
     ``borrowed``: the keys of runs made by another lab, drawn for comparison and named so in the legend."""
@@ -69,15 +77,19 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
     def y_acc(a: float) -> float:  # 0 % sits a little above the frame, so a line at 0 % stays visible
         return top + ACC_INSET + (h - 2 * ACC_INSET) * (1 - a)
 
-    out = [f'<svg class="wt-training-svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-           f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{esc(chart_text(histories))}" '
-           'style="font-family: sans-serif; font-size: 11px;">',
-           f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="white" stroke="#767676"/>']
+    out = [
+        f'<svg class="wt-training-svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{esc(chart_text(histories))}" '
+        'style="font-family: sans-serif; font-size: 11px;">',
+        f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="white" stroke="#767676"/>',
+    ]
     decade = lo
     while decade <= hi * 1.0001:
         yy = y_loss(decade)
-        out.append(f'<line x1="{left}" x2="{left + w}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eee"/>'
-                   f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end" fill="#333">{decade:g}</text>')
+        out.append(
+            f'<line x1="{left}" x2="{left + w}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eee"/>'
+            f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end" fill="#333">{decade:g}</text>'
+        )
         decade *= 10
     for a in (0, 0.5, 1.0):
         out.append(f'<text x="{left + w + 4}" y="{y_acc(a) + 4:.1f}" fill="#333">{100 * a:.0f} %</text>')
@@ -91,21 +103,26 @@ def chart_svg(histories: dict[str, list[EpochLog]], width: int = 620, height: in
         pts = " ".join(f"{x(lg.epoch):.1f},{y_loss(lg.loss):.1f}" for lg in hist)
         acc = [lg for lg in hist if not math.isnan(lg.held_out)]
         apts = " ".join(f"{x(lg.epoch):.1f},{y_acc(lg.held_out):.1f}" for lg in acc)
-        out.append(f'<polyline class="wt-loss-line" data-run="{key}" data-points="{len(hist)}" points="{pts}" '
-                   f'fill="none" stroke="{colour}" stroke-width="2"/>')
-        out.append(f'<polyline class="wt-acc-line" data-run="{key}" data-points="{len(acc)}" points="{apts}" '
-                   f'fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="5,3"/>')
+        out.append(
+            f'<polyline class="wt-loss-line" data-run="{key}" data-points="{len(hist)}" points="{pts}" '
+            f'fill="none" stroke="{colour}" stroke-width="2"/>'
+        )
+        out.append(
+            f'<polyline class="wt-acc-line" data-run="{key}" data-points="{len(acc)}" points="{apts}" '
+            f'fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="5,3"/>'
+        )
         shape = _runs()[key].marker if key in _runs() else "circle"
         every = max(1, len(hist) // 10)  # at most about ten markers a line
         for lg in hist[::every]:
             out.append(marker_svg(shape, x(lg.epoch), y_loss(lg.loss), colour))
         for lg in acc[::every]:
-            out.append(marker_svg(shape, x(lg.epoch), y_acc(lg.held_out), "white", 2.5).replace(
-                "/>", f' stroke="{colour}" stroke-width="1.5"/>'))
+            out.append(
+                marker_svg(shape, x(lg.epoch), y_acc(lg.held_out), "white", 2.5).replace(
+                    "/>", f' stroke="{colour}" stroke-width="1.5"/>'
+                )
+            )
     out.append("</svg>")
     return "".join(out) + legend_html(histories, borrowed)
-
-
 
 
 def legend_html(histories: dict[str, list[EpochLog]], borrowed: frozenset = frozenset()) -> str:
@@ -113,16 +130,20 @@ def legend_html(histories: dict[str, list[EpochLog]], borrowed: frozenset = froz
     legend = " ".join(
         f'<span style="margin-right: 12px;"><svg width="22" height="12" aria-hidden="true">'
         f'<line x1="0" x2="22" y1="6" y2="6" stroke="{_runs()[k].colour}" stroke-width="2"/>'
-        f'{marker_svg(_runs()[k].marker, 11, 6, _runs()[k].colour)}</svg> {esc(_runs()[k].label)} ({_runs()[k].marker})'
-        f'{" (trained in the lab above)" if k in borrowed else ""}</span>'
-        for k in histories if k in _runs())
+        f"{marker_svg(_runs()[k].marker, 11, 6, _runs()[k].colour)}</svg> {esc(_runs()[k].label)} ({_runs()[k].marker})"
+        f"{' (trained in the lab above)' if k in borrowed else ''}</span>"
+        for k in histories
+        if k in _runs()
+    )
     return f'<div style="font-size: 12px;">{legend}</div>'
 
 
 def _titles(left: float, w: float, top: float, h: float, width: int, height: int) -> str:
     """The three axis titles: epoch below, the loss on the left, the accuracy on the right."""
-    return (f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle" fill="#333">epoch</text>'
-            f'<text x="12" y="{top + h / 2}" transform="rotate(-90 12 {top + h / 2})" text-anchor="middle" '
-            f'fill="#333">training loss (solid)</text>'
-            f'<text x="{width - 10}" y="{top + h / 2}" transform="rotate(90 {width - 10} {top + h / 2})" '
-            f'text-anchor="middle" fill="#333">held out right (dashed)</text>')
+    return (
+        f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle" fill="#333">epoch</text>'
+        f'<text x="12" y="{top + h / 2}" transform="rotate(-90 12 {top + h / 2})" text-anchor="middle" '
+        f'fill="#333">training loss (solid)</text>'
+        f'<text x="{width - 10}" y="{top + h / 2}" transform="rotate(90 {width - 10} {top + h / 2})" '
+        f'text-anchor="middle" fill="#333">held out right (dashed)</text>'
+    )

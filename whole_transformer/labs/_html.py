@@ -71,6 +71,7 @@ def _mix(colour: tuple[int, int, int], t: float) -> tuple[int, int, int]:
 
 def luminance(rgb: tuple[int, int, int]) -> float:
     """WCAG relative luminance of an sRGB colour (0 black … 1 white)."""
+
     def channel(c):
         c = c / 255
         return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
@@ -138,8 +139,7 @@ def heatmap(
     cols = list(col_labels) if col_labels is not None else list(range(n_cols))
     if len(rows) != n_rows or len(cols) != n_cols:
         raise ValueError(
-            f"labels do not fit the array: {len(rows)} row labels and {len(cols)} column labels "
-            f"for shape {a.shape}"
+            f"labels do not fit the array: {len(rows)} row labels and {len(cols)} column labels for shape {a.shape}"
         )
     finite = a[np.isfinite(a) & (a > MASKED)]
     if scale is None:
@@ -150,8 +150,21 @@ def heatmap(
     width = max_cols if max_cols else n_cols
     out = []
     for first in range(0, n_cols, width):
-        out.append(_heatmap_table(a, rows, cols, range(first, min(first + width, n_cols)), classes, corner,
-                                  (hr, hc, highlight is not None), scale, mode, digits, cell_width))
+        out.append(
+            _heatmap_table(
+                a,
+                rows,
+                cols,
+                range(first, min(first + width, n_cols)),
+                classes,
+                corner,
+                (hr, hc, highlight is not None),
+                scale,
+                mode,
+                digits,
+                cell_width,
+            )
+        )
     return "".join(out)
 
 
@@ -159,8 +172,10 @@ def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, di
     """One table of a heatmap: the columns of ``chunk``, every row."""
     hr, hc, marked = marks
     n_rows, n_cols = a.shape
-    out = [f'<table class="{classes}" data-shape="{n_rows}x{n_cols}" data-cols="{chunk[0]}-{chunk[-1]}">'
-           f'<tr><th class="wt-corner" scope="col">{corner}</th>']
+    out = [
+        f'<table class="{classes}" data-shape="{n_rows}x{n_cols}" data-cols="{chunk[0]}-{chunk[-1]}">'
+        f'<tr><th class="wt-corner" scope="col">{corner}</th>'
+    ]
     for j in chunk:
         mark = ' class="wt-col-on"' if hc == j and hr is None else ""
         out.append(f'<th scope="col"{mark}>{esc(cols[j])}</th>')
@@ -171,8 +186,10 @@ def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, di
             x = a[i, j]
             bg, fg = cell_colour(x, scale, mode)
             on = marked and (hr is None or hr == i) and (hc is None or hc == j)
-            out.append(f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
-                       f'style="background: {bg}; color: {fg}; min-width: {cell_width}px;">{number(x, digits)}</td>')
+            out.append(
+                f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
+                f'style="background: {bg}; color: {fg}; min-width: {cell_width}px;">{number(x, digits)}</td>'
+            )
         out.append("</tr>")
     out.append("</table>")
     return "".join(out)
@@ -239,8 +256,15 @@ def shape_text(shape: Sequence[int], axes: Sequence[str]) -> str:
     return "(" + ", ".join(f"{a} {n}" for a, n in zip(axes, shape, strict=True)) + ")"
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence], *, bold_last: bool = False, highlight: int | None = None,
-          align: Sequence[str] | None = None, css_class: str = "wt-table") -> str:
+def table(
+    header: Sequence[str],
+    rows: Sequence[Sequence],
+    *,
+    bold_last: bool = False,
+    highlight: int | None = None,
+    align: Sequence[str] | None = None,
+    css_class: str = "wt-table",
+) -> str:
     """A plain table; ``bold_last`` sets the last row in bold (a total), ``highlight`` shades one row.
 
     ``align`` gives each column's alignment ("left" / "right"); default left, numbers right.
@@ -253,8 +277,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence], *, bold_last: bool = 
         out.append(f'<th scope="col" style="text-align: {a};">{esc(h)}</th>')
     out.append("</tr>")
     for i, row in enumerate(rows):
-        kind = " ".join(c for c, on in (("wt-total", bold_last and i == len(rows) - 1), ("wt-row-on", highlight == i))
-                        if on)
+        kind = " ".join(
+            c for c, on in (("wt-total", bold_last and i == len(rows) - 1), ("wt-row-on", highlight == i)) if on
+        )
         out.append(f'<tr class="{kind}">' if kind else "<tr>")
         for k, v in enumerate(row):
             a = align[k] if align else ("right" if isinstance(v, (int, float)) else "left")

@@ -43,15 +43,24 @@ def _pen(ax, top, base):
     from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
     def box(x0, x1, title, sub, colour):
-        ax.add_patch(FancyBboxPatch((x0, top - 0.42), x1 - x0, 0.84, boxstyle="round,pad=0.02,rounding_size=0.12",
-                                    facecolor=colour + "18", edgecolor=colour, linewidth=1.6))
-        ax.text((x0 + x1) / 2, top + 0.13, title, ha="center", va="center", fontsize=12.5, color=INK,
-                fontweight="bold")
+        ax.add_patch(
+            FancyBboxPatch(
+                (x0, top - 0.42),
+                x1 - x0,
+                0.84,
+                boxstyle="round,pad=0.02,rounding_size=0.12",
+                facecolor=colour + "18",
+                edgecolor=colour,
+                linewidth=1.6,
+            )
+        )
+        ax.text((x0 + x1) / 2, top + 0.13, title, ha="center", va="center", fontsize=12.5, color=INK, fontweight="bold")
         ax.text((x0 + x1) / 2, top - 0.2, sub, ha="center", va="center", fontsize=10.5, color=GREY)
 
     def arrow(p, q, colour=INK, lw=1.4):
-        ax.add_patch(FancyArrowPatch(p, q, arrowstyle="-|>", mutation_scale=12, color=colour, linewidth=lw,
-                                     shrinkA=0, shrinkB=0))
+        ax.add_patch(
+            FancyArrowPatch(p, q, arrowstyle="-|>", mutation_scale=12, color=colour, linewidth=lw, shrinkA=0, shrinkB=0)
+        )
 
     def label(x, y, text, colour=GREY, size=10.5, ha="center"):
         ax.text(x, y, text, ha=ha, va="center", fontsize=size, color=colour, family="monospace")
@@ -135,24 +144,41 @@ def draw_block(model, ids):
     label(7.6, -1.08, _row(rows["residual 1"]), INK, 10.5)
     label(12.2, -0.78, "after the second add (x + FFN)", BLUE, 10.5)
     label(12.2, -1.08, _row(rows["residual 2"]), INK, 10.5)
-    ax.text(7.2, 2.85, f"One block of the tiny model reading '{' '.join(decode(ids))}'  ·  "
-            f"{counts['one block']} parameters in all", ha="center", va="center", fontsize=13, color=INK)
-    ax.text(7.2, -1.5, f"Each arrow without a label carries {shapes['x']}. Each sublayer reads a normalised copy "
-            "of x and adds its result to x.", ha="center", va="center", fontsize=11, color=GREY)
+    ax.text(
+        7.2,
+        2.85,
+        f"One block of the tiny model reading '{' '.join(decode(ids))}'  ·  {counts['one block']} parameters in all",
+        ha="center",
+        va="center",
+        fontsize=13,
+        color=INK,
+    )
+    ax.text(
+        7.2,
+        -1.5,
+        f"Each arrow without a label carries {shapes['x']}. Each sublayer reads a normalised copy "
+        "of x and adds its result to x.",
+        ha="center",
+        va="center",
+        fontsize=11,
+        color=GREY,
+    )
     return fig, shapes, rows
 
 
 def alt_text(prompt: str, shapes: dict, counts: dict, n_heads: int, d_ff: int) -> str:
     """What the picture shows, in words, for a screen reader (the <img>'s alt)."""
     d = shapes["x"]
-    return (f"Diagram of one decoder block of the tiny model reading '{prompt}', {counts['one block']} parameters. "
-            f"x {d} runs left to right along the residual path. Above it, LayerNorm 1 "
-            f"({counts['one LayerNorm']} parameters) feeds attention with {n_heads} head"
-            f"{'s' if n_heads > 1 else ''} ({counts['one attention']} parameters, weights {shapes['weights']}), "
-            f"whose result is added to x; then LayerNorm 2 feeds the FFN "
-            f"({counts['one FFN']} parameters, hidden {shapes['hidden']}, d_ff {d_ff}), whose result is added "
-            f"again. The output has the input's shape, {d}. The table under the picture lists the last row's "
-            "numbers at the three points of the path.")
+    return (
+        f"Diagram of one decoder block of the tiny model reading '{prompt}', {counts['one block']} parameters. "
+        f"x {d} runs left to right along the residual path. Above it, LayerNorm 1 "
+        f"({counts['one LayerNorm']} parameters) feeds attention with {n_heads} head"
+        f"{'s' if n_heads > 1 else ''} ({counts['one attention']} parameters, weights {shapes['weights']}), "
+        f"whose result is added to x; then LayerNorm 2 feeds the FFN "
+        f"({counts['one FFN']} parameters, hidden {shapes['hidden']}, d_ff {d_ff}), whose result is added "
+        f"again. The output has the input's shape, {d}. The table under the picture lists the last row's "
+        "numbers at the three points of the path."
+    )
 
 
 class BlockPicture(LabBox):
@@ -173,9 +199,11 @@ class BlockPicture(LabBox):
         self.alt = alt_text(prompt, self.shapes, counts, model.cfg.n_heads, model.cfg.d_ff)
         src = "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
         # an <img> in an HTML widget rather than widgets.Image, which cannot carry alt text
-        self.image = widgets.HTML(f'<img class="wt-block-img" src="{src}" alt="{_html.esc(self.alt)}" '
-                                  'style="width: 100%; max-width: 1150px; height: auto; display: block;">',
-                                  layout=widgets.Layout(width="100%", max_width="1150px", margin="0"))
+        self.image = widgets.HTML(
+            f'<img class="wt-block-img" src="{src}" alt="{_html.esc(self.alt)}" '
+            'style="width: 100%; max-width: 1150px; height: auto; display: block;">',
+            layout=widgets.Layout(width="100%", max_width="1150px", margin="0"),
+        )
         # (no margin: ipywidgets' default 2 px on each side would make 100 % wider than the page)
         self.image.add_class("wt-block-image")
         last = decode(ids)[-1]
@@ -183,11 +211,20 @@ class BlockPicture(LabBox):
             f'<div class="wt-text" style="font-size: 13px;">Shapes for {_html.esc(prompt)}: '
             f"x {_html.esc(self.shapes['x'])}, attention weights {_html.esc(self.shapes['weights'])}, "
             f"FFN hidden {_html.esc(self.shapes['hidden'])}: the same as in the microscope.</div>"
-            + _html.table(["row '" + last + "' of x", *(f"d_model {j}" for j in range(len(self.rows["x"])))],
-                          [[where, *(f"{v:+.2f}".replace("-", "−") for v in self.rows[key])]
-                           for where, key in (("at the block's input", "x"), ("after the first add", "residual 1"),
-                                              ("after the second add", "residual 2"))],
-                          align=["left", *["right"] * len(self.rows["x"])], css_class="wt-table wt-block-numbers"))
+            + _html.table(
+                ["row '" + last + "' of x", *(f"d_model {j}" for j in range(len(self.rows["x"])))],
+                [
+                    [where, *(f"{v:+.2f}".replace("-", "−") for v in self.rows[key])]
+                    for where, key in (
+                        ("at the block's input", "x"),
+                        ("after the first add", "residual 1"),
+                        ("after the second add", "residual 2"),
+                    )
+                ],
+                align=["left", *["right"] * len(self.rows["x"])],
+                css_class="wt-table wt-block-numbers",
+            )
+        )
         self.caption.add_class("wt-block-caption")
         super().__init__([self.image, self.caption], "block")
         self.say(f"A picture of one block of the tiny model reading '{prompt}'; its description and numbers follow.")

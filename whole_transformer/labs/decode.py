@@ -76,43 +76,88 @@ PLAY, PAUSE = "▶ Play", "❚❚ Pause"
 class DecodeLab(LabBox):
     """Greedy decoding of one number, step by step, with the last row's attention and top scores."""
 
-    def __init__(self, number: int | str = 896, checkpoint: str = "60", block: int | None = None,
-                 head: str | int = "mean", interval_ms: int = 900, finished: bool = False):
+    def __init__(
+        self,
+        number: int | str = 896,
+        checkpoint: str = "60",
+        block: int | None = None,
+        head: str | int = "mean",
+        interval_ms: int = 900,
+        finished: bool = False,
+    ):
         checkpoint, block, n_layers, n_heads = _check_args(checkpoint, block, head)
         self._trace: Trace | None = None
         self._n: int | None = None
         self._message = ""
-        self.number = widgets.Text(value=str(number), description="number", continuous_update=False,
-                                   layout=widgets.Layout(width="170px"))
-        self.checkpoint = widgets.Dropdown(options=[(v, k) for k, v in CHECKPOINTS.items()], value=checkpoint,
-                                           description="model", layout=widgets.Layout(width="230px"))
+        self.number = widgets.Text(
+            value=str(number), description="number", continuous_update=False, layout=widgets.Layout(width="170px")
+        )
+        self.checkpoint = widgets.Dropdown(
+            options=[(v, k) for k, v in CHECKPOINTS.items()],
+            value=checkpoint,
+            description="model",
+            layout=widgets.Layout(width="230px"),
+        )
         self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
         # ipywidgets' own Play draws ▶ and ■ as unnamed icons, and its ■ goes back to the start; it stays as the
         # timer (hidden), driven by two named buttons
-        self.play = widgets.Play(value=0, min=0, max=1, step=1, interval=interval_ms, show_repeat=False,
-                                 layout=widgets.Layout(display="none"))
-        self.play_button = widgets.Button(description=PLAY, tooltip="play the steps one by one",
-                                          layout=widgets.Layout(width="100px"))
-        self.stop_button = widgets.Button(description="■ Stop", tooltip="stop where it is (Reset goes back)",
-                                          layout=widgets.Layout(width="90px"))
-        self.block = widgets.Dropdown(options=[(f"block {b}", b) for b in range(1, n_layers + 1)], value=block,
-                                      description="attention", layout=widgets.Layout(width="200px"))
-        self.head = widgets.Dropdown(options=[("heads averaged", "mean")] + [(f"head {h}", h)
-                                                                              for h in range(1, n_heads + 1)],
-                                     value=head, description="heads", style={"description_width": "50px"},
-                                     layout=widgets.Layout(width="210px"))
+        self.play = widgets.Play(
+            value=0,
+            min=0,
+            max=1,
+            step=1,
+            interval=interval_ms,
+            show_repeat=False,
+            layout=widgets.Layout(display="none"),
+        )
+        self.play_button = widgets.Button(
+            description=PLAY, tooltip="play the steps one by one", layout=widgets.Layout(width="100px")
+        )
+        self.stop_button = widgets.Button(
+            description="■ Stop", tooltip="stop where it is (Reset goes back)", layout=widgets.Layout(width="90px")
+        )
+        self.block = widgets.Dropdown(
+            options=[(f"block {b}", b) for b in range(1, n_layers + 1)],
+            value=block,
+            description="attention",
+            layout=widgets.Layout(width="200px"),
+        )
+        self.head = widgets.Dropdown(
+            options=[("heads averaged", "mean")] + [(f"head {h}", h) for h in range(1, n_heads + 1)],
+            value=head,
+            description="heads",
+            style={"description_width": "50px"},
+            layout=widgets.Layout(width="210px"),
+        )
         self.status = widgets.HTML()
         self.view = widgets.HTML()
-        for w, cls in [(self.number, "wt-decode-number"), (self.checkpoint, "wt-decode-checkpoint"),
-                       (self.next_button, "wt-decode-next"), (self.reset_button, "wt-decode-reset"),
-                       (self.play, "wt-decode-play"), (self.play_button, "wt-decode-playpause"),
-                       (self.stop_button, "wt-decode-stop"), (self.block, "wt-decode-block"),
-                       (self.head, "wt-decode-head"),
-                       (self.status, "wt-decode-status"), (self.view, "wt-decode-view")]:
+        for w, cls in [
+            (self.number, "wt-decode-number"),
+            (self.checkpoint, "wt-decode-checkpoint"),
+            (self.next_button, "wt-decode-next"),
+            (self.reset_button, "wt-decode-reset"),
+            (self.play, "wt-decode-play"),
+            (self.play_button, "wt-decode-playpause"),
+            (self.stop_button, "wt-decode-stop"),
+            (self.block, "wt-decode-block"),
+            (self.head, "wt-decode-head"),
+            (self.status, "wt-decode-status"),
+            (self.view, "wt-decode-view"),
+        ]:
             w.add_class(cls)
-        controls = widgets.HBox([self.number, self.checkpoint, self.next_button, self.reset_button, self.play_button,
-                                 self.stop_button, self.play], layout=widgets.Layout(flex_flow="row wrap"))
+        controls = widgets.HBox(
+            [
+                self.number,
+                self.checkpoint,
+                self.next_button,
+                self.reset_button,
+                self.play_button,
+                self.stop_button,
+                self.play,
+            ],
+            layout=widgets.Layout(flex_flow="row wrap"),
+        )
         controls.add_class("wt-decode-controls")
         choose = widgets.HBox([self.block, self.head])
         super().__init__([controls, choose, self.status, self.view, LIVE], "decode")
@@ -195,8 +240,9 @@ class DecodeLab(LabBox):
             self._message = str(e)
             self.next_button.disabled = self.play.disabled = self.play_button.disabled = True
             self.play.playing = False
-            self.status.value = (f'<div class="wt-decode-error" style="color: rgb(178,24,43); padding: 4px 0;">'
-                                 f'✗ {esc(e)}.</div>')
+            self.status.value = (
+                f'<div class="wt-decode-error" style="color: rgb(178,24,43); padding: 4px 0;">✗ {esc(e)}.</div>'
+            )
             self.view.value = ""
             self.say(f"Cannot read that: {e}.")
             return
@@ -222,9 +268,11 @@ class DecodeLab(LabBox):
         model_name = CHECKPOINTS[self.checkpoint.value]
         if k == 0:
             tokens = [VOCAB[i] for i in t.prompt]
-            self._message = (f"The prompt of {n} has {len(t.prompt)} tokens; the model {model_name} reads it. "
-                             f"Press Next step: the model reads "
-                             f"all {len(t.prompt)} rows and its last row picks the first word.")
+            self._message = (
+                f"The prompt of {n} has {len(t.prompt)} tokens; the model {model_name} reads it. "
+                f"Press Next step: the model reads "
+                f"all {len(t.prompt)} rows and its last row picks the first word."
+            )
             self.status.value = f'<div style="padding: 4px 0;">{esc(self._message)}</div>'
             self.view.value = rows_html(tokens, None, None, f"the prompt ({model_name})")
             self.say(self._message)
@@ -233,32 +281,43 @@ class DecodeLab(LabBox):
         tokens = [VOCAB[i] for i in s.ids_in]
         picked = VOCAB[s.picked]
         heads = "heads averaged" if self.head.value == "mean" else f"head {self.head.value}"
-        caption = (f"step {k}: {len(s.ids_in)} rows go in · bars: where the last row ({esc(tokens[-1])}) "
-                   f"looked, block {self.block.value}, {heads}")
-        written = " ".join(VOCAB[i] for i in t.ids[len(t.prompt): len(t.prompt) + k])
+        caption = (
+            f"step {k}: {len(s.ids_in)} rows go in · bars: where the last row ({esc(tokens[-1])}) "
+            f"looked, block {self.block.value}, {heads}"
+        )
+        written = " ".join(VOCAB[i] for i in t.ids[len(t.prompt) : len(t.prompt) + k])
         line = f"Step {k}: {len(s.ids_in)} rows in, the last row picks '{picked}'."  # not "of n": that tells the length
         verdict = ""
         if k == len(t.steps):
             want = expected_answer(n)
             if self.right:
                 line = f"Done after {k} steps: {n} reads '{t.answer}'."
-                verdict = ('<span class="wt-decode-right" style="color: rgb(46,125,50); font-weight: bold;">'
-                           "✓ Right.</span>")  # the words say it; the colour only repeats them
+                verdict = (
+                    '<span class="wt-decode-right" style="color: rgb(46,125,50); font-weight: bold;">'
+                    "✓ Right.</span>"
+                )  # the words say it; the colour only repeats them
             else:
                 ended = "wrote <eos>" if t.finished else f"stopped after {MAX_NEW} new tokens without <eos>"
                 line = f"Done after {k} steps ({ended}): it says '{t.answer}'."
-                verdict = (f'<span class="wt-decode-wrong" style="color: rgb(178,24,43); font-weight: bold;">'
-                           f"✗ Wrong: {n} is '{esc(want)}'.</span>")
-        self._message = line + (" ✓ Right." if self.right else (f" ✗ Wrong: {n} is '{expected_answer(n)}'."
-                                                                if self.done else ""))
-        self.status.value = (f'<div style="padding: 4px 0;">{esc(line)} {verdict}</div>'
-                             f'<div style="font-size: 12px; color: #595959;">written so far: '
-                             f'<b>{esc(written)}</b></div>')
+                verdict = (
+                    f'<span class="wt-decode-wrong" style="color: rgb(178,24,43); font-weight: bold;">'
+                    f"✗ Wrong: {n} is '{esc(want)}'.</span>"
+                )
+        self._message = line + (
+            " ✓ Right." if self.right else (f" ✗ Wrong: {n} is '{expected_answer(n)}'." if self.done else "")
+        )
+        self.status.value = (
+            f'<div style="padding: 4px 0;">{esc(line)} {verdict}</div>'
+            f'<div style="font-size: 12px; color: #595959;">written so far: '
+            f"<b>{esc(written)}</b></div>"
+        )
         weights = self._weights(s)
         self.view.value = rows_html(tokens, weights, picked, caption) + top_scores_html(s.scores)
         looked = int(np.argmax(weights))
-        self.say(f"{self._message} It looked most at '{tokens[looked]}' (position {looked}, weight "
-                 f"{weights[looked]:.2f}; block {self.block.value}, {heads}). Written so far: {written}.")
+        self.say(
+            f"{self._message} It looked most at '{tokens[looked]}' (position {looked}, weight "
+            f"{weights[looked]:.2f}; block {self.block.value}, {heads}). Written so far: {written}."
+        )
 
 
 def _check_args(checkpoint, block, head) -> tuple[str, int, int, int]:

@@ -24,8 +24,9 @@ class HeldOutTable:
         if not self.numbers:
             raise ValueError("give at least one number to read")
         self.said = {label: read_numbers(m, self.numbers) for label, m in models.items()}
-        self.right = {label: sum(said[n] == expected_answer(n) for n in self.numbers)
-                      for label, said in self.said.items()}
+        self.right = {
+            label: sum(said[n] == expected_answer(n) for n in self.numbers) for label, said in self.said.items()
+        }
 
     def summary(self) -> str:
         return " · ".join(f"{label}: {self.right[label]}/{len(self.numbers)} right" for label in self.said)
@@ -33,14 +34,20 @@ class HeldOutTable:
     def __repr__(self) -> str:
         lines = [self.summary()]
         for n in self.numbers:
-            lines.append(f"{n:>3}  " + "  |  ".join(
-                f"{'✓ right' if said[n] == expected_answer(n) else '✗ wrong'}: {said[n]}"
-                for said in self.said.values()))
+            lines.append(
+                f"{n:>3}  "
+                + "  |  ".join(
+                    f"{'✓ right' if said[n] == expected_answer(n) else '✗ wrong'}: {said[n]}"
+                    for said in self.said.values()
+                )
+            )
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #888; position: sticky; top: 0; " \
-             "background: white;"
+        th = (
+            "padding: 2px 8px; text-align: left; border-bottom: 1px solid #888; position: sticky; top: 0; "
+            "background: white;"
+        )
         head = "".join(f'<th style="{th}">{esc(label)}</th>' for label in self.said)
         rows = []
         for n in self.numbers:
@@ -48,19 +55,23 @@ class HeldOutTable:
             for said in self.said.values():
                 ok = said[n] == expected_answer(n)
                 colour = "rgb(46,125,50)" if ok else "rgb(178,24,43)"
-                cells.append(f'<td class="wt-heldout-{"right" if ok else "wrong"}" style="padding: 1px 8px;">'
-                             f'<span style="color: {colour};">{"✓ right" if ok else "✗ wrong"}:</span> '
-                             f"{esc(said[n]) or '(nothing)'}</td>")
+                cells.append(
+                    f'<td class="wt-heldout-{"right" if ok else "wrong"}" style="padding: 1px 8px;">'
+                    f'<span style="color: {colour};">{"✓ right" if ok else "✗ wrong"}:</span> '
+                    f"{esc(said[n]) or '(nothing)'}</td>"
+                )
             rows.append(f'<tr><td style="padding: 1px 8px; text-align: right;">{n}</td>{"".join(cells)}</tr>')
-        return styled(f'<div class="wt-heldout" style="font-family: ui-monospace, Menlo, monospace; font-size: 12px;">'
-                f'<div style="margin-bottom: 4px;"><b>{esc(self.summary())}</b></div>'
-                f'<div class="wt-heldout-note" style="margin-bottom: 4px; color: #595959;">all {len(self.numbers)} '
-                f'numbers are in the table{"; scroll inside it to see them all" if len(self.numbers) > 15 else ""}'
-                f'</div>'
-                f'<div class="wt-scroll" tabindex="0" role="region" aria-label="the table of all '
-                f'{len(self.numbers)} numbers" style="max-height: 360px; display: inline-block;">'
-                f'<table style="border-collapse: collapse;"><tr><th scope="col" style="{th}">number</th>{head}</tr>'
-                f'{"".join(rows)}</table></div></div>')
+        return styled(
+            f'<div class="wt-heldout" style="font-family: ui-monospace, Menlo, monospace; font-size: 12px;">'
+            f'<div style="margin-bottom: 4px;"><b>{esc(self.summary())}</b></div>'
+            f'<div class="wt-heldout-note" style="margin-bottom: 4px; color: #595959;">all {len(self.numbers)} '
+            f"numbers are in the table{'; scroll inside it to see them all' if len(self.numbers) > 15 else ''}"
+            f"</div>"
+            f'<div class="wt-scroll" tabindex="0" role="region" aria-label="the table of all '
+            f'{len(self.numbers)} numbers" style="max-height: 360px; display: inline-block;">'
+            f'<table style="border-collapse: collapse;"><tr><th scope="col" style="{th}">number</th>{head}</tr>'
+            f"{''.join(rows)}</table></div></div>"
+        )
 
 
 def held_out_table(numbers, models: dict[str, torch.nn.Module]) -> HeldOutTable:

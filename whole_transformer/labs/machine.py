@@ -57,26 +57,43 @@ from ._widgets import LIVE, LabBox
 class MachineLab(LabBox):
     """The whole stack as a picture, a part card, sliders, a live parameter table and bar chart."""
 
-    def __init__(self, d_model: int = 64, n_heads: int = 4, n_layers: int = 2, d_ff: int = 128, B: int = 64,
-                 L: int = 8, part: str = "block 1"):
+    def __init__(
+        self,
+        d_model: int = 64,
+        n_heads: int = 4,
+        n_layers: int = 2,
+        d_ff: int = 128,
+        B: int = 64,
+        L: int = 8,
+        part: str = "block 1",
+    ):
         check_sizes(d_model, n_heads, n_layers, d_ff, B, L, part)
         self._busy = False
         self._last_total: int | None = None
-        slider = dict(continuous_update=True, style={"description_width": "70px"},
-                      layout=widgets.Layout(width="330px"))
+        slider = dict(continuous_update=True, style={"description_width": "70px"}, layout=widgets.Layout(width="330px"))
         self.d_model = widgets.SelectionSlider(options=D_MODELS, value=d_model, description="d_model", **slider)
         # heads: its options change with d_model; a continuously updating slider in the browser then
         # sends back a stale index (8 heads became 16 when d_model went 96 → 128), so it syncs on release
-        self.heads = widgets.SelectionSlider(options=head_options(d_model), value=n_heads, description="heads",
-                                             **{**slider, "continuous_update": False})
+        self.heads = widgets.SelectionSlider(
+            options=head_options(d_model), value=n_heads, description="heads", **{**slider, "continuous_update": False}
+        )
         self.blocks = widgets.IntSlider(value=n_layers, min=1, max=MAX_BLOCKS, description="blocks", **slider)
         self.d_ff = widgets.SelectionSlider(options=D_FFS, value=d_ff, description="d_ff", **slider)
         self.batch = widgets.IntSlider(value=B, min=1, max=128, description="batch B", **slider)
         self.length = widgets.IntSlider(value=L, min=1, max=MAX_LENGTH, description="length L", **slider)
-        self.part = widgets.Dropdown(options=part_names(n_layers), value=part, description="part",
-                                     style={"description_width": "70px"}, layout=widgets.Layout(width="330px"))
-        self.inside = widgets.ToggleButtons(options=INSIDE, value="whole block", description="inside",
-                                            style={"description_width": "70px", "button_width": "100px"})
+        self.part = widgets.Dropdown(
+            options=part_names(n_layers),
+            value=part,
+            description="part",
+            style={"description_width": "70px"},
+            layout=widgets.Layout(width="330px"),
+        )
+        self.inside = widgets.ToggleButtons(
+            options=INSIDE,
+            value="whole block",
+            description="inside",
+            style={"description_width": "70px", "button_width": "100px"},
+        )
         self.inside.add_class("wt-machine-inside")
         self.buttons: dict[str, widgets.Button] = {}
         for name in part_names(MAX_BLOCKS):
@@ -85,16 +102,34 @@ class MachineLab(LabBox):
             b.on_click(lambda _b, name=name: self.select(name))
             self.buttons[name] = b
         self._flows = [widgets.HTML() for _ in range(len(self.buttons) + 1)]
-        self._block_box = widgets.VBox(layout=widgets.Layout(border="1px dashed #767676", padding="2px 6px 6px 6px",
-                                                             margin="2px 0", align_items="center"))
+        self._block_box = widgets.VBox(
+            layout=widgets.Layout(
+                border="1px dashed #767676", padding="2px 6px 6px 6px", margin="2px 0", align_items="center"
+            )
+        )
         self._block_title = widgets.HTML()
         self.stack = widgets.VBox(layout=widgets.Layout(align_items="center", width="360px"))
-        self.detail, self.table, self.bars = widgets.HTML(), widgets.HTML(layout=widgets.Layout(margin="0 28px 0 0")), \
-            widgets.HTML()
+        self.detail, self.table, self.bars = (
+            widgets.HTML(),
+            widgets.HTML(layout=widgets.Layout(margin="0 28px 0 0")),
+            widgets.HTML(),
+        )
         for w, c in ((self.stack, "stack"), (self.detail, "detail"), (self.table, "params"), (self.bars, "bars")):
             w.add_class(f"wt-machine-{c}")
-        sliders = widgets.VBox([widgets.HTML("<b>Sizes</b>"), self.d_model, self.heads, self.blocks, self.d_ff,
-                                widgets.HTML("<b>Input</b>"), self.batch, self.length, self.part, self.inside])
+        sliders = widgets.VBox(
+            [
+                widgets.HTML("<b>Sizes</b>"),
+                self.d_model,
+                self.heads,
+                self.blocks,
+                self.d_ff,
+                widgets.HTML("<b>Input</b>"),
+                self.batch,
+                self.length,
+                self.part,
+                self.inside,
+            ]
+        )
         right = widgets.VBox([sliders, self.detail], layout=widgets.Layout(width="470px"))
         wide = widgets.HBox([self.table, self.bars], layout=widgets.Layout(flex_flow="row wrap"))
         super().__init__([widgets.HBox([self.stack, right]), LIVE, wide], "machine")
@@ -110,8 +145,9 @@ class MachineLab(LabBox):
     # ------------------------------------------------------------------ state
     @property
     def config(self) -> ModelConfig:
-        return ModelConfig(d_model=self.d_model.value, n_heads=self.heads.value, n_layers=self.blocks.value,
-                           d_ff=self.d_ff.value)
+        return ModelConfig(
+            d_model=self.d_model.value, n_heads=self.heads.value, n_layers=self.blocks.value, d_ff=self.d_ff.value
+        )
 
     @property
     def rows(self) -> list[tuple[str, int, str]]:
@@ -208,18 +244,29 @@ class MachineLab(LabBox):
         for w, text in zip(self._flows, flows, strict=False):
             if w.value != text:
                 w.value = text
-        self._block_title.value = (f'<div class="wt-small wt-muted" style="text-align: center;">'
-                                   f"{N} decoder block{'s' if N > 1 else ''}, one after another</div>")
+        self._block_title.value = (
+            f'<div class="wt-small wt-muted" style="text-align: center;">'
+            f"{N} decoder block{'s' if N > 1 else ''}, one after another</div>"
+        )
         inside = [self._block_title]
         for i in range(1, N + 1):
             inside.append(self.buttons[f"block {i}"])
             if i < N:
                 inside.append(self._flows[2 + i])
         self._block_box.children = inside
-        self.stack.children = [self._flows[0], self.buttons["token table"], self._flows[1],
-                               self.buttons["+ positions"], self._flows[2], self._block_box, self._flows[2 + N],
-                               self.buttons["final LayerNorm"], self._flows[3 + N], self.buttons["output layer"],
-                               self._flows[4 + N]]
+        self.stack.children = [
+            self._flows[0],
+            self.buttons["token table"],
+            self._flows[1],
+            self.buttons["+ positions"],
+            self._flows[2],
+            self._block_box,
+            self._flows[2 + N],
+            self.buttons["final LayerNorm"],
+            self._flows[3 + N],
+            self.buttons["output layer"],
+            self._flows[4 + N],
+        ]
 
     def _card(self, chosen: str, kind: str, counts: dict, formulas: dict) -> str:
         """The selected part's card: what it does, its shapes, its count and formula."""
@@ -230,21 +277,37 @@ class MachineLab(LabBox):
         middle = ""
         if kind == "FFN":
             middle = f"hidden {_html.shape_label((B, L, self.d_ff.value), ('B', 'L', 'd_ff'))}<br>"
-        card = [f'<div class="wt-title">{_html.esc(title)}</div>',
-                f'<div class="wt-text" style="margin-bottom: 4px;">{_html.esc(about)}</div>',
-                f'<div class="wt-text">input&nbsp; {_html.shape_label(in_shape, in_axes)}<br>{middle}'
-                f"output {_html.shape_label(out_shape, out_axes)}</div>",
-                _html.table(["", ""], [["parameters", f"{counts[row]:,}"], ["formula", formulas[row]]],
-                            align=["left", "left"], css_class="wt-table wt-machine-card")]
+        card = [
+            f'<div class="wt-title">{_html.esc(title)}</div>',
+            f'<div class="wt-text" style="margin-bottom: 4px;">{_html.esc(about)}</div>',
+            f'<div class="wt-text">input&nbsp; {_html.shape_label(in_shape, in_axes)}<br>{middle}'
+            f"output {_html.shape_label(out_shape, out_axes)}</div>",
+            _html.table(
+                ["", ""],
+                [["parameters", f"{counts[row]:,}"], ["formula", formulas[row]]],
+                align=["left", "left"],
+                css_class="wt-table wt-machine-card",
+            ),
+        ]
         if kind == "block":
             card.append('<div class="wt-h">inside the block</div>')
-            card.append(_html.table(["piece", "parameters"], [
-                ["LayerNorm 1", f"{counts['one LayerNorm']:,}"], ["attention", f"{counts['one attention']:,}"],
-                ["LayerNorm 2", f"{counts['one LayerNorm']:,}"], ["FFN", f"{counts['one FFN']:,}"],
-            ], align=["left", "right"]))
+            card.append(
+                _html.table(
+                    ["piece", "parameters"],
+                    [
+                        ["LayerNorm 1", f"{counts['one LayerNorm']:,}"],
+                        ["attention", f"{counts['one attention']:,}"],
+                        ["LayerNorm 2", f"{counts['one LayerNorm']:,}"],
+                        ["FFN", f"{counts['one FFN']:,}"],
+                    ],
+                    align=["left", "right"],
+                )
+            )
         if kind in ("block", "attention"):
-            card.append(f'<div class="wt-small wt-muted">{h} head{"s" if h > 1 else ""} of d_k = {d} / {h} = '
-                        f"{d // h} columns each: the heads cut W_Q, W_K, W_V into slices, they add no numbers.</div>")
+            card.append(
+                f'<div class="wt-small wt-muted">{h} head{"s" if h > 1 else ""} of d_k = {d} / {h} = '
+                f"{d // h} columns each: the heads cut W_Q, W_K, W_V into slices, they add no numbers.</div>"
+            )
         return "".join(card)
 
     def _selected_text(self, chosen: str, kind: str, counts: dict) -> str:
@@ -254,18 +317,25 @@ class MachineLab(LabBox):
 
     def _change_text(self, change, total: int) -> str:
         if change is None:
-            return f"Total: {total:,} parameters." + (" Move a slider: the total follows at once."
-                                                      if self._last_total is None else "")
+            return f"Total: {total:,} parameters." + (
+                " Move a slider: the total follows at once." if self._last_total is None else ""
+            )
         owner = change["owner"]
-        name = {id(self.d_model): "d_model", id(self.heads): "heads", id(self.blocks): "blocks",
-                id(self.d_ff): "d_ff", id(self.batch): "batch B", id(self.length): "length L"}[id(owner)]
+        name = {
+            id(self.d_model): "d_model",
+            id(self.heads): "heads",
+            id(self.blocks): "blocks",
+            id(self.d_ff): "d_ff",
+            id(self.batch): "batch B",
+            id(self.length): "length L",
+        }[id(owner)]
         before = self._last_total
         assert before is not None, "a change comes only after __init__'s _render(None) set _last_total"
         what = f"{name} {change['old']} → {change['new']}: total {before:,} → {total:,}"
         if total == before:
             why = {
                 "heads": "unchanged: the heads only cut the same d_model columns into "
-                         f"{self.heads.value} slices of {self.d_model.value // self.heads.value}.",
+                f"{self.heads.value} slices of {self.d_model.value // self.heads.value}.",
                 "batch B": "unchanged: B changes the shapes, never the weights.",
                 "length L": "unchanged: L changes the shapes, never the weights.",
             }.get(name, "unchanged.")

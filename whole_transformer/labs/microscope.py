@@ -65,22 +65,22 @@ def _row_len(a: np.ndarray) -> float:
 #: {tokens} the prompt's length, {width} the step's last axis, {row_len} its mean row length.
 SAID = {
     "ids": "The prompt is {tokens} tokens, and each token is only a number: its row in the vocabulary of {V}. "
-           "Nothing has been computed yet.",
+    "Nothing has been computed yet.",
     "token rows": "Each id picks its row of {d} learned numbers from the token table ({V} × {d}). The mean row "
-                  "length is {row_len:.2f}.",
+    "length is {row_len:.2f}.",
     "LayerNorm 1": "Each row is shifted to mean 0 and scaled to variance 1, then multiplied and shifted by two "
-                   "learned rows of {d}. The block reads this copy; x itself is kept for the residual.",
+    "learned rows of {d}. The block reads this copy; x itself is kept for the residual.",
     "mixed values": "Each row is a weighted mix of the rows of V, with that row's weights: information has now "
-                    "moved between positions, and only here.",
+    "moved between positions, and only here.",
     "attention out": "W_O ({d} × {d} and a bias) mixes the heads' columns back into one row of {d} per position. "
-                     "Its mean row length is {row_len:.2f}.",
+    "Its mean row length is {row_len:.2f}.",
     "residual 1": "The attention's result is added to x, the block's input (the residual path), so nothing "
-                  "from before is lost.",
+    "from before is lost.",
     "LayerNorm 2": "A second LayerNorm makes a normalised copy for the FFN; x again stays as it is.",
     "FFN hidden": "The FFN widens each row on its own from {d} to {width} numbers (Linear {d} → {width}). "
-                  "No position looks at another here.",
+    "No position looks at another here.",
     "residual 2": "The FFN's result is added to x. This is the block's output: the same shape as its input, "
-                  "so blocks can be stacked.",
+    "so blocks can be stacked.",
     "final LayerNorm": "One last LayerNorm (with its own learned scale and shift) before the output layer.",
 }
 
@@ -95,31 +95,46 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
         return SAID[name].format(d=d_model, V=len(VOCAB), tokens=len(tokens), width=a.shape[-1], row_len=_row_len(a))
     if name == "scaled":
         before = _row_len(by["token rows"].array)
-        return (f"Every number is multiplied by √{d_model} ≈ {math.sqrt(d_model):.2f}, so a row's length goes "
-                f"from {before:.2f} to {_row_len(a):.2f}: the token now speaks about as loudly as its position.")
+        return (
+            f"Every number is multiplied by √{d_model} ≈ {math.sqrt(d_model):.2f}, so a row's length goes "
+            f"from {before:.2f} to {_row_len(a):.2f}: the token now speaks about as loudly as its position."
+        )
     if name == "+ positions":
         pos = a - by["scaled"].array
-        return (f"The fixed sinusoid row of each position is added (each such row is {_row_len(pos):.2f} long "
-                f"and nothing learned in it). From here on, the same digit at another place gives another row.")
+        return (
+            f"The fixed sinusoid row of each position is added (each such row is {_row_len(pos):.2f} long "
+            f"and nothing learned in it). From here on, the same digit at another place gives another row."
+        )
     if name in ("Q", "K", "V"):
-        role = {"Q": "what each position looks for", "K": "what each position offers to be found by",
-                "V": "what each position hands over when it is looked at"}[name]
-        return (f"{name} = LayerNorm 1 @ W_{name}.T: {role}. With 1 head, the head's d_k is all {a.shape[-1]} "
-                "columns; with 4 heads each would get a quarter.")
+        role = {
+            "Q": "what each position looks for",
+            "K": "what each position offers to be found by",
+            "V": "what each position hands over when it is looked at",
+        }[name]
+        return (
+            f"{name} = LayerNorm 1 @ W_{name}.T: {role}. With 1 head, the head's d_k is all {a.shape[-1]} "
+            "columns; with 4 heads each would get a quarter."
+        )
     if name == "scores":
         q, k = np.unravel_index(int(np.argmax(a[0])), a[0].shape)
         d_k = by[f"{in_block}K"].array.shape[-1]
-        return (f"Every query row meets every key column: Q @ Kᵀ / √{d_k}. "
-                f"The largest score, {a[0, q, k]:.2f}, is '{tokens[q]}' looking at '{tokens[k]}'.")
+        return (
+            f"Every query row meets every key column: Q @ Kᵀ / √{d_k}. "
+            f"The largest score, {a[0, q, k]:.2f}, is '{tokens[q]}' looking at '{tokens[k]}'."
+        )
     if name == "masked scores":
         hidden = int(np.isneginf(a).sum())
-        return (f"{hidden} scores become −∞: a position may not look at a later one, since when the model "
-                "writes, the later tokens do not exist yet.")
+        return (
+            f"{hidden} scores become −∞: a position may not look at a later one, since when the model "
+            "writes, the later tokens do not exist yet."
+        )
     if name == "weights":
         row = a[0, -1]
         j = int(np.argmax(row))
-        return (f"Softmax turns each row into weights that sum to 1 (−∞ gives 0). The row of '{last}', which "
-                f"will choose the next word, puts {row[j]:.2f} on '{tokens[j]}'.")
+        return (
+            f"Softmax turns each row into weights that sum to 1 (−∞ gives 0). The row of '{last}', which "
+            f"will choose the next word, puts {row[j]:.2f} on '{tokens[j]}'."
+        )
     if name == "ReLU":
         zeros = int((a == 0).sum())
         return f"Every negative number becomes 0: {zeros} of the {a.size} are now 0."
@@ -129,13 +144,17 @@ def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str],
     if name == "logits":
         row = a[-1]
         j = int(np.argmax(row))
-        return (f"The output layer gives every position one score per token: {a.shape[-1]} scores. Only the last "
-                f"row ('{last}') matters for the next word; its top score is {row[j]:.2f}, for '{VOCAB[j]}'.")
+        return (
+            f"The output layer gives every position one score per token: {a.shape[-1]} scores. Only the last "
+            f"row ('{last}') matters for the next word; its top score is {row[j]:.2f}, for '{VOCAB[j]}'."
+        )
     if name == "next word":
         j = int(np.argmax(a))
         second = int(np.argsort(-a, kind="stable")[1])
-        return (f"Greedy decoding picks the highest score: <b>{_html.esc(VOCAB[j])}</b> ({a[j]:.2f}; next best "
-                f"'{_html.esc(VOCAB[second])}' at {a[second]:.2f}). It is appended, and the model runs again.")
+        return (
+            f"Greedy decoding picks the highest score: <b>{_html.esc(VOCAB[j])}</b> ({a[j]:.2f}; next best "
+            f"'{_html.esc(VOCAB[second])}' at {a[second]:.2f}). It is appended, and the model runs again."
+        )
     return stage.formula
 
 
@@ -149,12 +168,17 @@ class MicroscopeLab(LabBox):
             model = load_model("microscope")
         self.model = model
         self.d_model = model.cfg.d_model
-        self.prompt = widgets.Text(value=text, description="prompt", continuous_update=False,
-                                   placeholder="digits, then =",
-                                   layout=widgets.Layout(width="240px", margin="0 12px 0 0"))
+        self.prompt = widgets.Text(
+            value=text,
+            description="prompt",
+            continuous_update=False,
+            placeholder="digits, then =",
+            layout=widgets.Layout(width="240px", margin="0 12px 0 0"),
+        )
         self.prompt.add_class("wt-microscope-prompt")
-        self.step = widgets.IntSlider(value=0, min=0, max=1, description="step", continuous_update=True,
-                                      layout=widgets.Layout(width="420px"))
+        self.step = widgets.IntSlider(
+            value=0, min=0, max=1, description="step", continuous_update=True, layout=widgets.Layout(width="420px")
+        )
         self.step.add_class("wt-microscope-step")
         self.prev = widgets.Button(description="◀ Previous", layout=widgets.Layout(width="110px"))
         self.prev.add_class("wt-microscope-prev")
@@ -163,17 +187,30 @@ class MicroscopeLab(LabBox):
         self.error, self.tokens, self.title = widgets.HTML(), widgets.HTML(), widgets.HTML()
         self.shape, self.full = widgets.HTML(), widgets.HTML()
         self.heatmap, self.sentence = widgets.HTML(), widgets.HTML()
-        for w, c in ((self.error, "error"), (self.tokens, "tokens"), (self.title, "title"), (self.shape, "shape"),
-                     (self.full, "full"), (self.heatmap, "heatmap"), (self.sentence, "sentence")):
+        for w, c in (
+            (self.error, "error"),
+            (self.tokens, "tokens"),
+            (self.title, "title"),
+            (self.shape, "shape"),
+            (self.full, "full"),
+            (self.heatmap, "heatmap"),
+            (self.sentence, "sentence"),
+        ):
             w.add_class(f"wt-microscope-{c}")
         self.heatmap.layout = widgets.Layout(max_width="100%")
         shapes = widgets.VBox([self.shape, self.full])
-        super().__init__([
-            widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
-            self.error,
-            widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
-            self.title, shapes, self.heatmap, self.sentence,
-        ], "microscope")
+        super().__init__(
+            [
+                widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
+                self.error,
+                widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
+                self.title,
+                shapes,
+                self.heatmap,
+                self.sentence,
+            ],
+            "microscope",
+        )
         self.ids: list[int] = []
         self.stages: list[Intermediate] = []
         self.word = ""
@@ -224,7 +261,8 @@ class MicroscopeLab(LabBox):
                 self._show()  # same step, new numbers: the slider did not fire
         else:
             self.error.value = _html.note(
-                f"{_html.esc(self._last_error)}. Still showing '{_html.esc(' '.join(self._labels))}'.", kind="error")
+                f"{_html.esc(self._last_error)}. Still showing '{_html.esc(' '.join(self._labels))}'.", kind="error"
+            )
 
     def _show(self) -> None:
         n = len(self.stages)
@@ -236,56 +274,92 @@ class MicroscopeLab(LabBox):
         self.prev.disabled = i == 0
         self.next.disabled = i == n - 1
         cells = "".join(f'<span class="wt-token">{_html.esc(t)}</span>' for t in labels)
-        out = (f'<span class="wt-token wt-token-new">{_html.esc(self.word)}</span>' if stage.name == "next word"
-               else '<span class="wt-muted wt-mono" aria-label="not yet written">?</span>')
+        out = (
+            f'<span class="wt-token wt-token-new">{_html.esc(self.word)}</span>'
+            if stage.name == "next word"
+            else '<span class="wt-muted wt-mono" aria-label="not yet written">?</span>'
+        )
         self.tokens.value = f'<span class="wt-mono">{cells} → {out}</span>'
         # blocks are numbered from 1, as in notebooks 01 and 03 (the trace counts from 0, like blocks.0 in torch)
         where = "" if stage.block is None else f'<span class="wt-muted"> in block {stage.block + 1}</span>'
-        self.title.value = (f'<div class="wt-text" style="font-size: 15px; margin-top: 4px;"><b>step {i} of {n - 1}: '
-                            f"{_html.esc(stage.name)}</b>{where}"
-                            f'<span class="wt-muted"> = {_html.esc(stage.formula)}</span></div>')
+        self.title.value = (
+            f'<div class="wt-text" style="font-size: 15px; margin-top: 4px;"><b>step {i} of {n - 1}: '
+            f"{_html.esc(stage.name)}</b>{where}"
+            f'<span class="wt-muted"> = {_html.esc(stage.formula)}</span></div>'
+        )
         axes = shown_axes(stage.axes)
         renamed = " · d_k is what trace() calls d_head" if "d_head" in stage.axes else ""
-        self.shape.value = (f"tiny model (one sequence): {_html.shape_label(stage.array.shape, axes)}"
-                            f'<span class="wt-small wt-muted">{renamed}</span>')
+        self.shape.value = (
+            f"tiny model (one sequence): {_html.shape_label(stage.array.shape, axes)}"
+            f'<span class="wt-small wt-muted">{renamed}</span>'
+        )
         fshape, faxes = full_shape(stage.axes)
         extra = " → one next id per sequence, (B 64)" if stage.name == "next word" else ""
-        self.full.value = (f'<span class="wt-muted">full model (batch of 64):</span> '
-                           f"{_html.shape_label(fshape, faxes)}{extra}")
-        self.heatmap.value = (f'<div class="wt-scroll" tabindex="0" role="region" '
-                              f'aria-label="the numbers of step {i}, {_html.esc(stage.name)}">'
-                              f"{self._heatmap(stage, labels)}</div>")
+        self.full.value = (
+            f'<span class="wt-muted">full model (batch of 64):</span> {_html.shape_label(fshape, faxes)}{extra}'
+        )
+        self.heatmap.value = (
+            f'<div class="wt-scroll" tabindex="0" role="region" '
+            f'aria-label="the numbers of step {i}, {_html.esc(stage.name)}">'
+            f"{self._heatmap(stage, labels)}</div>"
+        )
         said = sentence(stage, self.stages, labels, self.d_model)
         self.sentence.value = f'<div class="wt-text" style="max-width: 720px; margin-top: 4px;">{said}</div>'
         shape = _html.shape_text(stage.array.shape, axes)
-        self.say(f"Reading '{' '.join(labels)}', step {i} of {n - 1}: {stage.name}, shape {shape}. "
-                 + re.sub(r"<[^>]+>", "", said))
+        self.say(
+            f"Reading '{' '.join(labels)}', step {i} of {n - 1}: {stage.name}, shape {shape}. "
+            + re.sub(r"<[^>]+>", "", said)
+        )
 
     def _heatmap(self, stage: Intermediate, labels: list[str]) -> str:
         a, axes = stage.array, stage.axes
         if stage.name == "ids":
-            return _html.heatmap(a, row_labels=["id"], col_labels=labels, col_title="L", digits=0,
-                                 mode="sequential", scale=len(VOCAB))
+            return _html.heatmap(
+                a, row_labels=["id"], col_labels=labels, col_title="L", digits=0, mode="sequential", scale=len(VOCAB)
+            )
         if stage.name == "next word":
             j = int(np.argmax(a))
-            return _html.heatmap(a, row_labels=[labels[-1]], col_labels=VOCAB, col_title="V", digits=1,
-                                 highlight=(0, j), cell_width=34, max_cols=MAX_COLS)
+            return _html.heatmap(
+                a,
+                row_labels=[labels[-1]],
+                col_labels=VOCAB,
+                col_title="V",
+                digits=1,
+                highlight=(0, j),
+                cell_width=34,
+                max_cols=MAX_COLS,
+            )
         if len(axes) == 2:
             cols = labels if axes[1] == "L_k" else (VOCAB if axes[1] == "V" else None)
             hl = (None, int(np.argmax(a[-1]))) if stage.name == "logits" else None
-            return _html.heatmap(a, row_labels=labels, col_labels=cols, row_title=axes[0],
-                                 col_title=SHOWN_AXIS.get(axes[1], axes[1]), digits=1 if axes[1] == "V" else 2,
-                                 highlight=(len(labels) - 1, hl[1]) if hl else None,
-                                 cell_width=34 if axes[1] == "V" else 44, max_cols=MAX_COLS)
+            return _html.heatmap(
+                a,
+                row_labels=labels,
+                col_labels=cols,
+                row_title=axes[0],
+                col_title=SHOWN_AXIS.get(axes[1], axes[1]),
+                digits=1 if axes[1] == "V" else 2,
+                highlight=(len(labels) - 1, hl[1]) if hl else None,
+                cell_width=34 if axes[1] == "V" else 44,
+                max_cols=MAX_COLS,
+            )
         # (h, rows, cols): one table per head
         parts = []
         mode = "sequential" if stage.name == "weights" else "diverging"
         for head in range(a.shape[0]):
             cols = labels if axes[2] == "L_k" else None
             parts.append(f'<div class="wt-small wt-muted">head {head + 1}</div>')
-            parts.append(_html.heatmap(a[head], row_labels=labels, col_labels=cols, row_title=axes[1],
-                                       col_title=SHOWN_AXIS.get(axes[2], axes[2]), mode=mode,
-                                       scale=1.0 if mode == "sequential" else None))
+            parts.append(
+                _html.heatmap(
+                    a[head],
+                    row_labels=labels,
+                    col_labels=cols,
+                    row_title=axes[1],
+                    col_title=SHOWN_AXIS.get(axes[2], axes[2]),
+                    mode=mode,
+                    scale=1.0 if mode == "sequential" else None,
+                )
+            )
         return "".join(parts)
 
 

@@ -52,11 +52,19 @@ class ScaleLab(LabBox):
         style = {"description_width": "110px"}
         self.std = widgets.SelectionSlider(
             options=[(std_label(s) + (" = 1/√64" if _same(s, 1 / 8) else ""), s) for s in STDS],
-            value=next(s for s in STDS if _same(s, std)), description="token-table std", style=style,
-            layout=widgets.Layout(width="420px", margin="0 16px 0 0"), continuous_update=True)
+            value=next(s for s in STDS if _same(s, std)),
+            description="token-table std",
+            style=style,
+            layout=widgets.Layout(width="420px", margin="0 16px 0 0"),
+            continuous_update=True,
+        )
         self.std.add_class("wt-scale-std")
-        self.factor = widgets.Checkbox(value=bool(factor), description="multiply token rows by √d_model = 8",
-                                       indent=False, layout=widgets.Layout(width="320px"))
+        self.factor = widgets.Checkbox(
+            value=bool(factor),
+            description="multiply token rows by √d_model = 8",
+            indent=False,
+            layout=widgets.Layout(width="320px"),
+        )
         self.factor.add_class("wt-scale-factor")
         self.show = widgets.Button(description="Show the training runs", layout=widgets.Layout(width="220px"))
         self.show.add_class("wt-scale-show")
@@ -65,11 +73,18 @@ class ScaleLab(LabBox):
         self.lengths.add_class("wt-scale-lengths")
         self.runs.add_class("wt-scale-runs")
         self.verdict.add_class("wt-scale-verdict")
-        super().__init__([
-            widgets.HBox([self.std, self.factor, self.show], layout=widgets.Layout(align_items="center",
-                                                                                 flex_flow="row wrap")),
-            self.lengths, self.verdict, self.runs,
-        ], "scale")
+        super().__init__(
+            [
+                widgets.HBox(
+                    [self.std, self.factor, self.show],
+                    layout=widgets.Layout(align_items="center", flex_flow="row wrap"),
+                ),
+                self.lengths,
+                self.verdict,
+                self.runs,
+            ],
+            "scale",
+        )
         self.std.observe(self._act, "value")
         self.factor.observe(self._act, "value")
         self.show.on_click(lambda _b: self._act())
@@ -115,14 +130,20 @@ class ScaleLab(LabBox):
             f"<b>At the start, before any training</b> (d_model {self.d_model}): a token row is {self.d_model} "
             f"numbers of size about {std_label(s.std)}{factor_text}, a position row is {self.d_model // 2} "
             "sin–cos pairs of length 1."
-            + _html.bar_chart([("token row", tok), ("position row", pos)], fmt="{:.2f} long", max_value=top,
-                              width=320, label_width=110, colour="rgb(33,102,172)")
+            + _html.bar_chart(
+                [("token row", tok), ("position row", pos)],
+                fmt="{:.2f} long",
+                max_value=top,
+                width=320,
+                label_width=110,
+                colour="rgb(33,102,172)",
+            )
             + '<div class="wt-small wt-muted">'
-              f"In one random draw the 42 token rows run from {rows.min():.2f} to "
-              f"{rows.max():.2f} long; every position row is exactly {pos:.2f}. "
-              f"Token ÷ position: <b>{ratio:.2f}</b>.</div></div>"
+            f"In one random draw the 42 token rows run from {rows.min():.2f} to "
+            f"{rows.max():.2f} long; every position row is exactly {pos:.2f}. "
+            f"Token ÷ position: <b>{ratio:.2f}</b>.</div></div>"
         )
-        said = (f"{s.label}: a token row starts {tok:.2f} long, a position row {pos:.2f}; ratio {ratio:.2f}.")
+        said = f"{s.label}: a token row starts {tok:.2f} long, a position row {pos:.2f}; ratio {ratio:.2f}."
         self.show.layout.display = "none" if self.revealed else None
         if not self.revealed:
             self.verdict.value = self.runs.value = ""
@@ -140,12 +161,15 @@ class ScaleLab(LabBox):
             return _html.note(
                 f"No runs are stored for {_html.esc(s.label)}. The stored setting with the nearest starting ratio "
                 f"is {_html.esc(near.setting.label)} (ratio {near.ratio:.2f}): "
-                f"{_accuracy_text(near)}.")
+                f"{_accuracy_text(near)}."
+            )
         twins = [m for m in self.summaries if m is not mine and abs(math.log(m.ratio / mine.ratio)) < 0.15]
         text = f"{_html.esc(mine.setting.label)}: {_accuracy_text(mine)}."
         for t in twins:
-            text += (f" {_html.esc(t.setting.label)} starts at the same ratio ({t.ratio:.2f}) "
-                     f"{'with' if t.setting.factor else 'without'} the factor: {_accuracy_text(t)}.")
+            text += (
+                f" {_html.esc(t.setting.label)} starts at the same ratio ({t.ratio:.2f}) "
+                f"{'with' if t.setting.factor else 'without'} the factor: {_accuracy_text(t)}."
+            )
         kind = "ok" if mine.mean_accuracy >= 0.95 else ("error" if mine.mean_accuracy < 0.9 else "info")
         return _html.note(text, kind=kind)
 
@@ -154,21 +178,38 @@ class ScaleLab(LabBox):
         for i, m in enumerate(self.summaries):
             if _same(m.setting.std, s.std) and m.setting.factor == s.factor:
                 chosen = i
-            rows.append([m.setting.label, f"{m.token_length:.2f}", f"{m.ratio:.2f}",
-                         " · ".join(str(n) for n in m.held_out), f"{100 * m.mean_accuracy:.0f} %"])
+            rows.append(
+                [
+                    m.setting.label,
+                    f"{m.token_length:.2f}",
+                    f"{m.ratio:.2f}",
+                    " · ".join(str(n) for n in m.held_out),
+                    f"{100 * m.mean_accuracy:.0f} %",
+                ]
+            )
         seeds = len(self.summaries[0].held_out) if self.summaries else 0
-        bars = _html.bar_chart([(m.setting.label, 100 * m.mean_accuracy) for m in self.summaries], fmt="{:.0f} %",
-                               max_value=100, width=200, label_width=170,
-                               highlight=self.summaries[chosen].setting.label if chosen is not None else None)
+        bars = _html.bar_chart(
+            [(m.setting.label, 100 * m.mean_accuracy) for m in self.summaries],
+            fmt="{:.0f} %",
+            max_value=100,
+            width=200,
+            label_width=170,
+            highlight=self.summaries[chosen].setting.label if chosen is not None else None,
+        )
         epochs = self.study.get("epochs", "?")
         return (
             f'<div class="wt-h" style="margin-top: 8px;">Real runs: held-out numbers read right after {epochs} '
             f"epochs ({seeds} seeds each, of {self.summaries[0].total if self.summaries else 100})</div>"
-            + _html.table(["setting", "token row", "ratio", "held out, per seed", "mean"], rows, highlight=chosen,
-                          align=["left", "right", "right", "left", "right"], css_class="wt-table wt-scale-table")
+            + _html.table(
+                ["setting", "token row", "ratio", "held out, per seed", "mean"],
+                rows,
+                highlight=chosen,
+                align=["left", "right", "right", "left", "right"],
+                css_class="wt-table wt-scale-table",
+            )
             + bars
             + '<div class="wt-small wt-muted">Sorted by the starting ratio of token '
-              "to position length. Made by <code>python -m whole_transformer.scale_study</code>.</div>"
+            "to position length. Made by <code>python -m whole_transformer.scale_study</code>.</div>"
         )
 
 

@@ -63,14 +63,33 @@ class RunSpec:
 
 RUNS: dict[str, RunSpec] = {
     # Okabe and Ito's colours (blue, vermillion, reddish purple, bluish green), each with its own marker
-    "main": RunSpec("the course's model", ModelConfig(), "read", "rgb(0,114,178)",
-                    "d_model 64, 4 heads, 2 blocks, causal mask, token table std 1/√64", "circle"),
-    "no_mask": RunSpec("no causal mask", ModelConfig(causal=False), "read", "rgb(213,94,0)",
-                       "every position may look at every other, the next token included", "square"),
-    "std1": RunSpec("token table std 1", ModelConfig(emb_std=1.0), "read", "rgb(204,121,167)",
-                    "token rows start 8 times larger, so they drown the positions", "triangle"),
-    "copy": RunSpec("copy task", ModelConfig(), "copy", "rgb(0,158,115)",
-                    "1 2 3 = 1 2 3: the debugging habit", "diamond"),
+    "main": RunSpec(
+        "the course's model",
+        ModelConfig(),
+        "read",
+        "rgb(0,114,178)",
+        "d_model 64, 4 heads, 2 blocks, causal mask, token table std 1/√64",
+        "circle",
+    ),
+    "no_mask": RunSpec(
+        "no causal mask",
+        ModelConfig(causal=False),
+        "read",
+        "rgb(213,94,0)",
+        "every position may look at every other, the next token included",
+        "square",
+    ),
+    "std1": RunSpec(
+        "token table std 1",
+        ModelConfig(emb_std=1.0),
+        "read",
+        "rgb(204,121,167)",
+        "token rows start 8 times larger, so they drown the positions",
+        "triangle",
+    ),
+    "copy": RunSpec(
+        "copy task", ModelConfig(), "copy", "rgb(0,158,115)", "1 2 3 = 1 2 3: the debugging habit", "diamond"
+    ),
 }
 
 
@@ -92,32 +111,58 @@ class TrainingLab(LabBox):
         self.runs: dict[str, Run] = {}
         self._live: dict[str, list[EpochLog]] = {}
         self._message = "Press Train to train a fresh model."
-        self.run_choice = widgets.Dropdown(options=[(s.label, k) for k, s in RUNS.items()], value=run,
-                                           description="run", layout=widgets.Layout(width="260px"))
-        self.epochs = widgets.IntSlider(value=epochs, min=1, max=MAX_EPOCHS, description="epochs",
-                                        continuous_update=False, layout=widgets.Layout(width="320px"))
+        self.run_choice = widgets.Dropdown(
+            options=[(s.label, k) for k, s in RUNS.items()],
+            value=run,
+            description="run",
+            layout=widgets.Layout(width="260px"),
+        )
+        self.epochs = widgets.IntSlider(
+            value=epochs,
+            min=1,
+            max=MAX_EPOCHS,
+            description="epochs",
+            continuous_update=False,
+            layout=widgets.Layout(width="320px"),
+        )
         self.train_button = widgets.Button(description="Train", button_style="primary", icon="play")
-        self.progress = widgets.IntProgress(value=0, min=0, max=epochs, description="epoch 0",
-                                            layout=widgets.Layout(width="420px"))
+        self.progress = widgets.IntProgress(
+            value=0, min=0, max=epochs, description="epoch 0", layout=widgets.Layout(width="420px")
+        )
         self.chart, self.table, self.reads = (widgets.HTML() for _ in range(3))
-        for wdg, cls in [(self.run_choice, "wt-training-run"), (self.epochs, "wt-training-epochs"),
-                         (self.train_button, "wt-training-train"), (self.progress, "wt-training-progress"),
-                         (self.chart, "wt-training-chart"),
-                         (self.table, "wt-training-table"), (self.reads, "wt-training-reads")]:
+        for wdg, cls in [
+            (self.run_choice, "wt-training-run"),
+            (self.epochs, "wt-training-epochs"),
+            (self.train_button, "wt-training-train"),
+            (self.progress, "wt-training-progress"),
+            (self.chart, "wt-training-chart"),
+            (self.table, "wt-training-table"),
+            (self.reads, "wt-training-reads"),
+        ]:
             wdg.add_class(cls)
-        super().__init__([widgets.HBox([self.run_choice, self.epochs, self.train_button]), self.progress,
-                          LIVE, self.chart, widgets.HBox([self.table, self.reads])], "training")
+        super().__init__(
+            [
+                widgets.HBox([self.run_choice, self.epochs, self.train_button]),
+                self.progress,
+                LIVE,
+                self.chart,
+                widgets.HBox([self.table, self.reads]),
+            ],
+            "training",
+        )
         self.status = self.live
         self.status.add_class("wt-training-status")
         self.train_button.on_click(lambda _: self.train())
-        self._set_status(self._message + (f" (autograding: each run is cut to {QUICK_EPOCHS} epochs)"
-                                          if autograding() else ""))
+        self._set_status(
+            self._message + (f" (autograding: each run is cut to {QUICK_EPOCHS} epochs)" if autograding() else "")
+        )
         self._draw()
 
     def _draw(self) -> None:
         """The chart: this lab's runs, and the finished runs of the lab it compares with (if any)."""
-        theirs = {} if self.compare is None else {k: r.history for k, r in self.compare.runs.items()
-                                                  if k not in self._live}
+        theirs = (
+            {} if self.compare is None else {k: r.history for k, r in self.compare.runs.items() if k not in self._live}
+        )
         self.chart.value = chart_svg({**theirs, **self._live}, borrowed=frozenset(theirs))
 
     @staticmethod
@@ -156,23 +201,28 @@ class TrainingLab(LabBox):
 
         def after_epoch(log: EpochLog, model) -> None:
             self._live[run].append(log)
-            self._set_status(f"{spec.label}, epoch {log.epoch} of {epochs}: loss {log.loss:.4f}, "
-                             f"held out {100 * log.held_out:.0f} % right{cut}")
+            self._set_status(
+                f"{spec.label}, epoch {log.epoch} of {epochs}: loss {log.loss:.4f}, "
+                f"held out {100 * log.held_out:.0f} % right{cut}"
+            )
             self._draw()
             self.table.value = self._table_html(self._live[run])
             self.progress.description = f"epoch {log.epoch}"
             self.progress.value = log.epoch
 
         try:
-            result = train(spec.model_config, TrainConfig(epochs=epochs, seed=seed, task=spec.task),
-                           callback=after_epoch)
+            result = train(
+                spec.model_config, TrainConfig(epochs=epochs, seed=seed, task=spec.task), callback=after_epoch
+            )
         finally:
             self.train_button.disabled = False
         self.runs[run] = result
         self.progress.bar_style = "success"
         last = result.history[-1]
-        self._set_status(f"{spec.label}, after {epochs} epochs: training loss {last.loss:.4f}, "
-                         f"{100 * last.held_out:.0f} % of the 100 held-out numbers right{cut}.")
+        self._set_status(
+            f"{spec.label}, after {epochs} epochs: training loss {last.loss:.4f}, "
+            f"{100 * last.held_out:.0f} % of the 100 held-out numbers right{cut}."
+        )
         self.reads.value = self._reads_html(result, spec.task)
         return result
 
@@ -183,10 +233,13 @@ class TrainingLab(LabBox):
             f'<td style="padding: 1px 8px; text-align: right;">{lg.loss:.4f}</td>'
             f'<td style="padding: 1px 8px; text-align: right;">{100 * lg.held_out:.0f} %</td>'
             f'<td style="padding: 1px 8px; text-align: right;">{lg.seconds:.2f}</td></tr>'
-            for lg in hist[-8:])
-        return (f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
-                f'font-size: 12px; margin-right: 24px;"><tr><th style="{th}">epoch</th><th style="{th}">loss</th>'
-                f'<th style="{th}">held out</th><th style="{th}">s</th></tr>{rows}</table>')
+            for lg in hist[-8:]
+        )
+        return (
+            f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
+            f'font-size: 12px; margin-right: 24px;"><tr><th style="{th}">epoch</th><th style="{th}">loss</th>'
+            f'<th style="{th}">held out</th><th style="{th}">s</th></tr>{rows}</table>'
+        )
 
     def _reads_html(self, result: Run, task: str) -> str:
         _, held_out = split()
@@ -195,15 +248,19 @@ class TrainingLab(LabBox):
         rows = []
         for n in sample:
             ok = said[n] == expected_answer(n, task)
-            rows.append(f'<tr class="wt-read" data-right="{int(ok)}"><td style="padding: 1px 8px; '
-                        f'text-align: right;">{n}</td><td style="padding: 1px 8px;">{esc(said[n]) or "(nothing)"}'
-                        f'</td><td style="padding: 1px 8px; color: {"rgb(46,125,50)" if ok else "rgb(178,24,43)"};">'
-                        f'{"✓ right" if ok else "✗ wrong, it is " + esc(expected_answer(n, task))}</td></tr>')
+            rows.append(
+                f'<tr class="wt-read" data-right="{int(ok)}"><td style="padding: 1px 8px; '
+                f'text-align: right;">{n}</td><td style="padding: 1px 8px;">{esc(said[n]) or "(nothing)"}'
+                f'</td><td style="padding: 1px 8px; color: {"rgb(46,125,50)" if ok else "rgb(178,24,43)"};">'
+                f"{'✓ right' if ok else '✗ wrong, it is ' + esc(expected_answer(n, task))}</td></tr>"
+            )
         th = "padding: 1px 8px; text-align: left; border-bottom: 1px solid #888;"
-        return (f'<div style="font-size: 12px;">held-out numbers, read by this model:</div>'
-                f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
-                f'font-size: 12px;"><tr><th style="{th}">number</th><th style="{th}">it says</th>'
-                f'<th style="{th}">right?</th></tr>{"".join(rows)}</table>')
+        return (
+            f'<div style="font-size: 12px;">held-out numbers, read by this model:</div>'
+            f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
+            f'font-size: 12px;"><tr><th style="{th}">number</th><th style="{th}">it says</th>'
+            f'<th style="{th}">right?</th></tr>{"".join(rows)}</table>'
+        )
 
 
 def training_lab(run: str = "main", epochs: int = 60, compare: TrainingLab | None = None) -> TrainingLab:
