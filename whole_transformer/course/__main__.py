@@ -58,8 +58,14 @@ def cmd_autograde(course: Course, args) -> int:
     from .sandbox.bubblewrap import SandboxMissing
 
     try:
-        autograde(course, jobs=args.jobs, force=args.force, students=args.student, no_sandbox=args.no_sandbox,
-                  scheduler=args.scheduler)
+        autograde(
+            course,
+            jobs=args.jobs,
+            force=args.force,
+            students=args.student,
+            no_sandbox=args.no_sandbox,
+            scheduler=args.scheduler,
+        )
     except SandboxMissing as e:
         print(f"make autograde refused to run.\n{e}", file=sys.stderr)
         return 2
@@ -106,8 +112,10 @@ def cmd_mistake_table(course: Course, args) -> int:
     if diagnose.is_current():
         print(f"{diagnose.TABLE_FILE.name} is up to date")
         return 0
-    print(f"{diagnose.TABLE_FILE} is out of date: run python -m whole_transformer.course mistake-table --write",
-          file=sys.stderr)
+    print(
+        f"{diagnose.TABLE_FILE} is out of date: run python -m whole_transformer.course mistake-table --write",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -151,8 +159,11 @@ def cmd_in_step(course: Course, args) -> int:
     problems = out_of_step(course)
     for line in problems:
         print(f"out of step: {line}")
-    print("in step: make release has nothing to bring in step" if not problems
-          else f"{len(problems)} thing(s) out of step: run make release")
+    print(
+        "in step: make release has nothing to bring in step"
+        if not problems
+        else f"{len(problems)} thing(s) out of step: run make release"
+    )
     return 1 if problems else 0
 
 
@@ -188,8 +199,16 @@ def cmd_serve(course: Course, args) -> int:
     from .service.serve import serve
 
     try:
-        return serve(course, args.exchange, port=args.port, jobs=args.jobs, scheduler=args.scheduler, once=args.once,
-                     poll=args.poll, no_sandbox=args.no_sandbox)
+        return serve(
+            course,
+            args.exchange,
+            port=args.port,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            once=args.once,
+            poll=args.poll,
+            no_sandbox=args.no_sandbox,
+        )
     except SandboxMissing as e:
         print(f"serve refused to run.\n{e}", file=sys.stderr)
         return 2
@@ -208,21 +227,36 @@ COMMANDS = {
     "hidden-tests": (cmd_hidden_tests, "check (or --write) the hidden tests of source/", cli_args.hidden_tests),
     "check-data": (cmd_check_data, "check (or --write) the visible checks' data file", cli_args.write("rewrite it")),
     "in-step": (cmd_in_step, "is everything make release brings in step so? (exit 1 if not)", None),
-    "roster": (cmd_roster, "import the class list from a CSV into the gradebook",
-               cli_args.file("CSV with id, first_name, last_name, email, lms_user_id")),
-    "collect-zip": (cmd_collect_zip, "sort a Canvas or Moodle submissions zip into submitted/",
-                    cli_args.file("the zip downloaded from Canvas or Moodle")),
-    "serve": (cmd_serve, "grade each submission to nbgrader's exchange at once and release its feedback",
-              cli_args.serve),
+    "roster": (
+        cmd_roster,
+        "import the class list from a CSV into the gradebook",
+        cli_args.file("CSV with id, first_name, last_name, email, lms_user_id"),
+    ),
+    "collect-zip": (
+        cmd_collect_zip,
+        "sort a Canvas or Moodle submissions zip into submitted/",
+        cli_args.file("the zip downloaded from Canvas or Moodle"),
+    ),
+    "serve": (
+        cmd_serve,
+        "grade each submission to nbgrader's exchange at once and release its feedback",
+        cli_args.serve,
+    ),
     "term": (cmd_term, "show the due date, late policy and each student's hand-in", None),
-    "mistake-table": (cmd_mistake_table, "check (or --write) what each catalogued mistake returns on the hidden "
-                      "inputs", cli_args.write("work it out again")),
+    "mistake-table": (
+        cmd_mistake_table,
+        "check (or --write) what each catalogued mistake returns on the hidden inputs",
+        cli_args.write("work it out again"),
+    ),
 }
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m whole_transformer.course", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m whole_transformer.course",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--root", help="the course folder (default: the current folder)")
     sub = p.add_subparsers(dest="command", required=True)
     for name, (_, help_, add_args) in COMMANDS.items():

@@ -59,8 +59,9 @@ def is_test(cell) -> bool:
 def is_protected(cell) -> bool:
     """A cell nbgrader tracks by grade_id: read-only, answer, test or task cell."""
     meta = nbgrader_meta(cell)
-    return bool(grade_id(cell)) and bool(meta.get("grade") or meta.get("solution") or meta.get("locked")
-                                         or meta.get("task"))
+    return bool(grade_id(cell)) and bool(
+        meta.get("grade") or meta.get("solution") or meta.get("locked") or meta.get("task")
+    )
 
 
 def cell_kind(cell) -> str:

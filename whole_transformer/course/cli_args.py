@@ -40,12 +40,21 @@ def hidden_tests(p: argparse.ArgumentParser) -> None:
 
 def _grading(p: argparse.ArgumentParser, what: str) -> None:
     """Where and how many at once: the arguments autograde and serve share."""
-    p.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "1") or 1),
-                   help=f"{what} graded at once (default 1)")
-    p.add_argument("--scheduler", default=os.environ.get("SCHEDULER") or None, metavar="ADDRESS",
-                   help="grade on the workers of this Dask scheduler, e.g. tcp://HOST:8786 (also SCHEDULER=...)")
-    p.add_argument("--no-sandbox", action="store_true", default=flag("NO_SANDBOX"),
-                   help="run student code WITHOUT the sandbox (explicit opt-out; also NO_SANDBOX=1 or WT_SANDBOX=off)")
+    p.add_argument(
+        "--jobs", type=int, default=int(os.environ.get("JOBS", "1") or 1), help=f"{what} graded at once (default 1)"
+    )
+    p.add_argument(
+        "--scheduler",
+        default=os.environ.get("SCHEDULER") or None,
+        metavar="ADDRESS",
+        help="grade on the workers of this Dask scheduler, e.g. tcp://HOST:8786 (also SCHEDULER=...)",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        default=flag("NO_SANDBOX"),
+        help="run student code WITHOUT the sandbox (explicit opt-out; also NO_SANDBOX=1 or WT_SANDBOX=off)",
+    )
 
 
 def autograde(p: argparse.ArgumentParser) -> None:
@@ -55,20 +64,35 @@ def autograde(p: argparse.ArgumentParser) -> None:
 
 
 def workers(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS", "2") or 2),
-                   help="worker processes (default 2), one task slot each")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=int(os.environ.get("WORKERS", "2") or 2),
+        help="worker processes (default 2), one task slot each",
+    )
     p.add_argument("--port", type=int, default=8786, help="scheduler port (default 8786)")
     p.add_argument("--dashboard", default=":8787", help="dashboard address (default :8787)")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1; 0.0.0.0 to let other machines' workers in)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; 0.0.0.0 to let other machines' workers in)",
+    )
 
 
 def serve(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--exchange", default=os.environ.get("EXCHANGE") or None, metavar="DIR",
-                   help="nbgrader's exchange folder (default: c.Exchange.root of nbgrader_config.py, else "
-                        "/srv/nbgrader/exchange; also EXCHANGE=...)")
-    p.add_argument("--port", type=int, default=int(os.environ["SERVE_PORT"]) if os.environ.get("SERVE_PORT") else None,
-                   help="serve the status page on 127.0.0.1:PORT (0: any free port; also SERVE_PORT=...)")
+    p.add_argument(
+        "--exchange",
+        default=os.environ.get("EXCHANGE") or None,
+        metavar="DIR",
+        help="nbgrader's exchange folder (default: c.Exchange.root of nbgrader_config.py, else "
+        "/srv/nbgrader/exchange; also EXCHANGE=...)",
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ["SERVE_PORT"]) if os.environ.get("SERVE_PORT") else None,
+        help="serve the status page on 127.0.0.1:PORT (0: any free port; also SERVE_PORT=...)",
+    )
     p.add_argument("--once", action="store_true", help="grade what is waiting, then stop (else: until Ctrl-C)")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between looks at the exchange (default 2)")
     _grading(p, "submissions")

@@ -16,8 +16,12 @@ ASSIGNMENT = "whole-transformer"
 COURSE_ID = ASSIGNMENT  # the course is named after its one assignment
 #: The notebook of each exercise; the solution cell's grade_id is the exercise's name and its
 #: graded test cell's grade_id is test_<exercise>.
-NOTEBOOK_OF = {"next_token": "03-one-word-at-a-time.ipynb", "greedy_decode": "03-one-word-at-a-time.ipynb",
-               "make_xy": "04-how-it-learned.ipynb", "masked_loss": "04-how-it-learned.ipynb"}
+NOTEBOOK_OF = {
+    "next_token": "03-one-word-at-a-time.ipynb",
+    "greedy_decode": "03-one-word-at-a-time.ipynb",
+    "make_xy": "04-how-it-learned.ipynb",
+    "masked_loss": "04-how-it-learned.ipynb",
+}
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -48,8 +52,7 @@ class Course:
     feedback = _under("feedback", doc="feedback HTML, feedback/<student>/<ASSIGNMENT>/")
     lecture = _under("notebooks", doc="the lecture edition")
     gradebook = _under("gradebook.db", doc="the gradebook, when it is nbgrader's SQLite file")
-    state = _under("autograde", ".wt", doc="the course runner's own records: one JSON per graded student, "
-                                            "work folders")
+    state = _under("autograde", ".wt", doc="the course runner's own records: one JSON per graded student, work folders")
 
     @property
     def db_url(self) -> str:
@@ -117,16 +120,25 @@ def nbgrader_env() -> dict[str, str]:
     return env
 
 
-def run_nbgrader(args: list[str], cwd: Path, log: Path | None = None, timeout: float | None = None,
-                 env: dict | None = None) -> subprocess.CompletedProcess:
+def run_nbgrader(
+    args: list[str], cwd: Path, log: Path | None = None, timeout: float | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """``nbgrader <args>`` (through ``nbgrader_app``) in ``cwd``; output to ``log`` (appended) or captured."""
     cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader.app", *args]
     env = env or nbgrader_env()
     if log is None:
         return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     with open(log, "a") as out:
-        return subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
-                              timeout=timeout, start_new_session=True)
+        return subprocess.run(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+            start_new_session=True,
+        )
 
 
 def digest_files(paths: list[Path], base: Path) -> str:

@@ -31,8 +31,12 @@ from .mistakes import MISTAKES
 
 DATA = ec.DATA
 SALT = "whole-transformer visible checks v1"
-REFERENCE = {"next_token": ref.next_token, "greedy_decode": ref.greedy_decode, "make_xy": ref.make_xy,
-             "masked_loss": ref.masked_loss}
+REFERENCE = {
+    "next_token": ref.next_token,
+    "greedy_decode": ref.greedy_decode,
+    "make_xy": ref.make_xy,
+    "masked_loss": ref.masked_loss,
+}
 
 
 def _hashes(ex: ec.Exercise, fn) -> list[str]:
@@ -114,15 +118,17 @@ def questions_planned(source: Path, data: Path = QUESTIONS_DATA) -> tuple[str, l
     for qid, (nb, answer) in question_keys(source).items():
         hints = {qs.KINDS[catalogue[qid]["kind"]](w) for w, _ in catalogue[qid]["hints"]}
         if answer in hints:
-            raise ValueError(f"the answer of {qid} in source/whole-transformer/{nb} is now {answer!r}, which "
-                             f"{Path(data).name} hints at as a wrong answer: edit the hints of {qid} in {data} "
-                             "(or the answer), then make release")
+            raise ValueError(
+                f"the answer of {qid} in source/whole-transformer/{nb} is now {answer!r}, which "
+                f"{Path(data).name} hints at as a wrong answer: edit the hints of {qid} in {data} "
+                "(or the answer), then make release"
+            )
         new = qs._digest(qid, answer)
         m = _hash_at(qid).search(text)
         if m is None:
             raise ValueError(f"{data}: no answer_hash for {qid}; add the question to the file first")
         if m.group(2) != new:
-            text = text[:m.start(2)] + new + text[m.end(2):]
+            text = text[: m.start(2)] + new + text[m.end(2) :]
             changed.append(qid)
     return text, changed
 

@@ -80,7 +80,7 @@ def build() -> dict:
             for c in cases:
                 args, kwargs = eval(c.args, env), eval(c.kwargs, env)  # noqa: S307 - fresh inputs each time
                 if model_at is not None:
-                    args = args[:model_at] + (g.counted(args[model_at]),) + args[model_at + 1:]
+                    args = args[:model_at] + (g.counted(args[model_at]),) + args[model_at + 1 :]
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")  # the mistakes' own overflow and empty-mean warnings
                     results.append(g.outcome(m.code, args, kwargs, c.watch))
@@ -109,9 +109,13 @@ def _same(a, b) -> bool:
     import math
 
     if isinstance(a, float) or isinstance(b, float):
-        return (isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
-                and not isinstance(b, bool)
-                and (math.isclose(a, b, rel_tol=SAME_REL, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b))))
+        return (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and not isinstance(a, bool)
+            and not isinstance(b, bool)
+            and (math.isclose(a, b, rel_tol=SAME_REL, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b)))
+        )
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
@@ -168,10 +172,20 @@ def diagnose(expected: dict, results: list) -> dict:
 
     exercise, cases = expected["name"], expected["cases"]
     entry = mistake_table().get(exercise)
-    if entry is None or entry.get("cases") != cases_digest(cases) or type(results) is not list \
-            or len(results) != len(cases):
-        return {"mistake": None, "name": NOT_CATALOGUED, "closest": None, "agree": 0, "of": len(cases),
-                "stale": entry is not None}
+    if (
+        entry is None
+        or entry.get("cases") != cases_digest(cases)
+        or type(results) is not list
+        or len(results) != len(cases)
+    ):
+        return {
+            "mistake": None,
+            "name": NOT_CATALOGUED,
+            "closest": None,
+            "agree": 0,
+            "of": len(cases),
+            "stale": entry is not None,
+        }
     best, best_n = None, -1
     for m in CATALOGUE.get(exercise, []):
         theirs = entry["mistakes"].get(m.id)
@@ -182,8 +196,13 @@ def diagnose(expected: dict, results: list) -> dict:
             return {"mistake": m.id, "name": m.name or m.mistake, "says": m.hint or f"It {m.mistake}."}
         if n > best_n:
             best, best_n = m, n
-    return {"mistake": None, "name": NOT_CATALOGUED, "closest": best.id if best else None,
-            "agree": max(best_n, 0), "of": len(cases)}
+    return {
+        "mistake": None,
+        "name": NOT_CATALOGUED,
+        "closest": best.id if best else None,
+        "agree": max(best_n, 0),
+        "of": len(cases),
+    }
 
 
 # ---------------------------------------------------------------- partial credit
@@ -201,12 +220,14 @@ def partial_credit_settings(root: Path) -> dict[str, dict[str, float]]:
     out = {}
     for exercise, weights in section.items():
         if not isinstance(weights, dict):
-            raise ValueError(f"{path}: [partial_credit.{exercise}] must map kinds of case to weights, "
-                             f'e.g. "the copy task" = 2')
+            raise ValueError(
+                f'{path}: [partial_credit.{exercise}] must map kinds of case to weights, e.g. "the copy task" = 2'
+            )
         for kind, w in weights.items():
             if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
-                raise ValueError(f"{path}: [partial_credit.{exercise}] {kind!r} = {w!r}: a weight must be a "
-                                 "number of 0 or more")
+                raise ValueError(
+                    f"{path}: [partial_credit.{exercise}] {kind!r} = {w!r}: a weight must be a number of 0 or more"
+                )
         out[exercise] = {k: float(w) for k, w in weights.items()}
     return out
 
@@ -221,8 +242,9 @@ def unknown_kinds(settings: dict[str, dict[str, float]], expected: dict) -> list
     return [k for k in settings.get(expected["name"], {}) if k not in kinds_of(expected["cases"])]
 
 
-def partial_score(expected: dict, passed: list[bool], points: float,
-                  settings: dict[str, dict[str, float]] | None = None) -> float:
+def partial_score(
+    expected: dict, passed: list[bool], points: float, settings: dict[str, dict[str, float]] | None = None
+) -> float:
     """The points earned: each kind of case's share of ``points`` when all its cases passed.
 
     All cases passed: all the points, whatever the weights. Otherwise strictly less than ``points``.

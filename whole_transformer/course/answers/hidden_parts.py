@@ -25,12 +25,22 @@ BATCH_Y = "task.make_batch(range(64))[1].numpy().reshape(-1)"  # (320,) the targ
 #: per exercise: (lines that set up the names the cases use, how results compare, the model's position)
 SETUP = {
     "next_token": (["np = g.np"], "id", None),
-    "greedy_decode": (["from whole_transformer import task", "from whole_transformer.train import load_model",
-                       "M, ints = g.score_model, g.numpy_ints", 'read_60 = g.model_rows(load_model("60"))'],
-                      "ids", 0),
+    "greedy_decode": (
+        [
+            "from whole_transformer import task",
+            "from whole_transformer.train import load_model",
+            "M, ints = g.score_model, g.numpy_ints",
+            'read_60 = g.model_rows(load_model("60"))',
+        ],
+        "ids",
+        0,
+    ),
     "make_xy": (["from whole_transformer import task", "ints = g.numpy_ints"], "pair", None),
-    "masked_loss": (["from whole_transformer import task", "np = g.np", f"batch_y = {BATCH_Y}  # (320,)"],
-                    "close", None),
+    "masked_loss": (
+        ["from whole_transformer import task", "np = g.np", f"batch_y = {BATCH_Y}  # (320,)"],
+        "close",
+        None,
+    ),
 }
 
 #: What a question's failed test says (its answer is never in the message).
@@ -108,8 +118,13 @@ def question_hidden(qid: str, answer) -> str:
     want = json_data(answer)
     if kind == "choice":
         want = want.strip().upper()
-    expected = {"name": qid, "question": True, "compare": _COMPARE_OF_KIND[kind],
-                "what": QUESTION_WHAT[qid], "cases": [{"kind": "the answer", "want": want}]}
+    expected = {
+        "name": qid,
+        "question": True,
+        "compare": _COMPARE_OF_KIND[kind],
+        "what": QUESTION_WHAT[qid],
+        "cases": [{"kind": "the answer", "want": want}],
+    }
     return f"""### BEGIN HIDDEN TESTS
 grading.hand_out_answer("{qid}", {qid})
 {expected_region(expected)}
@@ -123,8 +138,11 @@ def solution_value(source: str, name: str):
     return ns[name]
 
 
-HEADER = re.compile(r"^# generated from (?P<home>.*?); edit (?:it|them) there, then make release "
-                    r"\[#(?P<sha>[0-9a-f]{12})\]\n", re.M)
+HEADER = re.compile(
+    r"^# generated from (?P<home>.*?); edit (?:it|them) there, then make release "
+    r"\[#(?P<sha>[0-9a-f]{12})\]\n",
+    re.M,
+)
 BEGIN = "### BEGIN HIDDEN TESTS\n"
 
 
@@ -137,7 +155,8 @@ class HandEdited(ValueError):
         super().__init__(
             "refused: these test cells of source/ were edited by hand, and are generated; a release would "
             "overwrite the edit:\n" + "\n".join(lines) + "\nmake the change there and run make release again; "
-            "to throw the hand edits away: python -m whole_transformer.course hidden-tests --write --discard")
+            "to throw the hand edits away: python -m whole_transformer.course hidden-tests --write --discard"
+        )
 
 
 def sha(text: str) -> str:
@@ -155,4 +174,4 @@ def is_hand_edited(source: str) -> bool:
     """The cell carries a generator's digest that its text no longer matches (cells without one:
     written before digests, taken as generated)."""
     m = HEADER.search(source)
-    return m is not None and sha(source[:m.start()] + source[m.end():]) != m.group("sha")
+    return m is not None and sha(source[: m.start()] + source[m.end() :]) != m.group("sha")

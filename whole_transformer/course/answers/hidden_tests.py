@@ -64,21 +64,45 @@ def next_token_cases():
         ("random h, W, b (d 3, V 12)", f"{R}(3131, 3)", f"{R}(3132, (3, 12))", f"{R}(3133, 12)"),
         ("a square W (d = V = 6)", f"{R}(3141, 6)", f"{R}(3142, (6, 6))", f"{R}(3143, 6)"),
         ("the bias decides", f"{A}([1.0, 1.0])", f"{A}([[2.0, 0.0, 1.0], [0.0, 2.0, 1.0]])", f"{A}([0.0, -1.0, 0.5])"),
-        ("the bias decides", f"{A}([0.5, -1.0])", f"{A}([[1.0, 3.0, 0.0, 1.0], [0.0, 1.0, -1.0, 0.5]])",
-         f"{A}([0.0, -1.0, 0.0, 0.75])"),
+        (
+            "the bias decides",
+            f"{A}([0.5, -1.0])",
+            f"{A}([[1.0, 3.0, 0.0, 1.0], [0.0, 1.0, -1.0, 0.5]])",
+            f"{A}([0.0, -1.0, 0.0, 0.75])",
+        ),
         ("a tie between two ids", f"{A}([1.0])", f"{A}([[0.5, 1.0, 3.0, -1.0, 2.0, 3.0]])", f"{A}([0.0] * 6)"),
-        ("a tie between two ids", f"{A}([1.0, 2.0])", f"{A}([[1.0, 2.0, 0.0, 4.0], [1.0, 1.0, 0.5, 0.0]])",
-         f"{A}([1.0, 0.0, 0.0, 0.0])"),
-        ("a tie between two ids", f"{A}([2.0, 1.0])", f"{A}([[0.0, 1.0, 1.0], [3.0, 1.0, 1.0]])",
-         f"{A}([0.0, 1.0, 1.0])"),
-        ("every score negative", f"{A}([1.0, 2.0])", f"{A}([[-3.0, -1.0, -2.0], [-1.0, -2.0, -0.5]])",
-         f"{A}([-1.0, -1.0, -1.0])"),
+        (
+            "a tie between two ids",
+            f"{A}([1.0, 2.0])",
+            f"{A}([[1.0, 2.0, 0.0, 4.0], [1.0, 1.0, 0.5, 0.0]])",
+            f"{A}([1.0, 0.0, 0.0, 0.0])",
+        ),
+        (
+            "a tie between two ids",
+            f"{A}([2.0, 1.0])",
+            f"{A}([[0.0, 1.0, 1.0], [3.0, 1.0, 1.0]])",
+            f"{A}([0.0, 1.0, 1.0])",
+        ),
+        (
+            "every score negative",
+            f"{A}([1.0, 2.0])",
+            f"{A}([[-3.0, -1.0, -2.0], [-1.0, -2.0, -0.5]])",
+            f"{A}([-1.0, -1.0, -1.0])",
+        ),
         ("every score negative", f"{R}(3151, 4, 0.1)", f"{R}(3152, (4, 7), 0.1)", f"{R}(3153, 7, 1.0, -20.0)"),
         ("large scores", f"{R}(3161, 8, 1e4)", f"{R}(3162, (8, 10), 1e4)", f"{R}(3163, 10, 1e4)"),
-        ("float32 inputs", f"{R}(3171, 6, dtype=np.float32)", f"{R}(3172, (6, 9), dtype=np.float32)",
-         f"{R}(3173, 9, dtype=np.float32)"),
-        ("whole-number inputs", f"{A}([2, -1, 3], int)", f"{A}([[1, 0, 2, 1], [0, 3, -1, 2], [1, 1, 0, -1]], int)",
-         f"{A}([0, 1, 0, 2], int)"),
+        (
+            "float32 inputs",
+            f"{R}(3171, 6, dtype=np.float32)",
+            f"{R}(3172, (6, 9), dtype=np.float32)",
+            f"{R}(3173, 9, dtype=np.float32)",
+        ),
+        (
+            "whole-number inputs",
+            f"{A}([2, -1, 3], int)",
+            f"{A}([[1, 0, 2, 1], [0, 3, -1, 2], [1, 1, 0, -1]], int)",
+            f"{A}([0, 1, 0, 2], int)",
+        ),
     ]
     return [_case(ref.next_token, kind, f"({h}, {W}, {b})") for kind, h, W, b in cases]
 
@@ -96,8 +120,15 @@ def greedy_cases():
 
     def add(kind, model, prompt, args="()", kwargs="{}"):
         more = args[1:-1].strip().rstrip(",")
-        case = _case(ref.greedy_decode, kind, f"({model}, {prompt}{', ' + more if more else ''})", kwargs, extra,
-                     watch=1, changed="the caller's prompt must not change")
+        case = _case(
+            ref.greedy_decode,
+            kind,
+            f"({model}, {prompt}{', ' + more if more else ''})",
+            kwargs,
+            extra,
+            watch=1,
+            changed="the caller's prompt must not change",
+        )
         cases.append(case)
         return case.want
 
@@ -110,8 +141,13 @@ def greedy_cases():
             m = g.score_model(seed, n_tokens, **opts)
             out = ref.greedy_decode(m, prompt, eos=eos, max_new=max_new)
             if (out[-1] == eos) == want_eos and len(out) > len(prompt):
-                return add(kind, f"M({seed}, {n_tokens}{opt_src})", repr(prompt), "()",
-                           f"{{'eos': {eos}, 'max_new': {max_new}}}")
+                return add(
+                    kind,
+                    f"M({seed}, {n_tokens}{opt_src})",
+                    repr(prompt),
+                    "()",
+                    f"{{'eos': {eos}, 'max_new': {max_new}}}",
+                )
         raise RuntimeError(f"no seed for {kind}")
 
     for plen in range(1, 9):  # prompts of every length, ending with eos and not
@@ -120,8 +156,13 @@ def greedy_cases():
     find("an eos other than 1", 12, 4, 11, True, base=4200)
     find("an eos other than 1", 12, 2, 0, True, base=4300)
     for i, mn in enumerate((6, 3, 10)):
-        add("a model that never picks eos", f"M({4400 + i}, 8, eos=1, never_eos=True)",
-            repr(_prompt(4410 + i, 3, 2, 8)), "()", f"{{'eos': 1, 'max_new': {mn}}}")
+        add(
+            "a model that never picks eos",
+            f"M({4400 + i}, 8, eos=1, never_eos=True)",
+            repr(_prompt(4410 + i, 3, 2, 8)),
+            "()",
+            f"{{'eos': 1, 'max_new': {mn}}}",
+        )
     add("max_new = 0", "M(4501, 8)", "[3, 4, 5]", "()", "{'eos': 1, 'max_new': 0}")
     add("max_new = 0", "read_60", "task.prompt(427)", "()", "{'eos': 1, 'max_new': 0}")
     find("max_new = 1", 8, 3, 1, False, max_new=1, base=4600)
@@ -149,8 +190,17 @@ def make_xy_cases():
 
     def add(kind, seq, args="()", kwargs="{}"):
         more = args[1:-1].strip().rstrip(",")
-        cases.append(_case(ref.make_xy, kind, f"({seq}, {more})" if more else f"({seq},)", kwargs,
-                           {"ints": g.numpy_ints}, watch=0, changed="the caller's sequence must not change"))
+        cases.append(
+            _case(
+                ref.make_xy,
+                kind,
+                f"({seq}, {more})" if more else f"({seq},)",
+                kwargs,
+                {"ints": g.numpy_ints},
+                watch=0,
+                changed="the caller's sequence must not change",
+            )
+        )
 
     for n in (0, 3, 9):
         add("a one-digit number", f"task.sequence({n})")
@@ -197,29 +247,56 @@ def masked_loss_cases():
 
     shapes = [(8, 42), (5, 7), (20, 11), (3, 4)]
     for i, (n, v) in enumerate(shapes):
-        add("random logits, some targets PAD", f"g.random_array({6100 + i}, ({n}, {v}), 2.0)",
-            f"g.array({_targets(6200 + i, n, v, 0)}, int)")
-    add("no target is PAD", "g.random_array(6301, (6, 9), 1.5)",
-        f"g.array({_targets(6302, 6, 9, 0, none_pad=True)}, int)")
+        add(
+            "random logits, some targets PAD",
+            f"g.random_array({6100 + i}, ({n}, {v}), 2.0)",
+            f"g.array({_targets(6200 + i, n, v, 0)}, int)",
+        )
+    add(
+        "no target is PAD",
+        "g.random_array(6301, (6, 9), 1.5)",
+        f"g.array({_targets(6302, 6, 9, 0, none_pad=True)}, int)",
+    )
     add("only one target counts", "g.random_array(6311, (7, 5))", f"g.array({_targets(6312, 7, 5, 0, one=True)}, int)")
-    add("a pad other than 0 (target 0 counts)", "g.random_array(6401, (9, 6))",
-        f"g.array({_targets(6402, 9, 6, 3)}, int)", "{'pad': 3}")
-    add("a pad other than 0 (target 0 counts)", "g.random_array(6411, (6, 8), 3.0)",
-        "g.array([0, 7, 0, 5, 7, 1], int)", "{'pad': 7}")
-    add("large logits (around 1000)", "g.random_array(6501, (6, 10), 40.0, 1000.0)",
-        f"g.array({_targets(6502, 6, 10, 0)}, int)")
+    add(
+        "a pad other than 0 (target 0 counts)",
+        "g.random_array(6401, (9, 6))",
+        f"g.array({_targets(6402, 9, 6, 3)}, int)",
+        "{'pad': 3}",
+    )
+    add(
+        "a pad other than 0 (target 0 counts)",
+        "g.random_array(6411, (6, 8), 3.0)",
+        "g.array([0, 7, 0, 5, 7, 1], int)",
+        "{'pad': 7}",
+    )
+    add(
+        "large logits (around 1000)",
+        "g.random_array(6501, (6, 10), 40.0, 1000.0)",
+        f"g.array({_targets(6502, 6, 10, 0)}, int)",
+    )
     add("large logits (around 1000)", "g.random_array(6511, (4, 5), 5.0, -900.0)", "g.array([2, 0, 4, 1], int)")
     add("logits far apart", "g.random_array(6601, (5, 6), 60.0)", f"g.array({_targets(6602, 5, 6, 0)}, int)")
     add("targets of dtype int32", "g.random_array(6701, (6, 7))", f"g.array({_targets(6702, 6, 7, 0)}, np.int32)")
     env = {"batch_y": _ev(BATCH_Y)}
-    add("the targets of the batch 0…63 with float32 logits (320, 42)",
-        "g.random_array(6801, (320, 42), 4.0, dtype=np.float32)", "batch_y", "{'pad': 0}", 1e-5, env)
+    add(
+        "the targets of the batch 0…63 with float32 logits (320, 42)",
+        "g.random_array(6801, (320, 42), 4.0, dtype=np.float32)",
+        "batch_y",
+        "{'pad': 0}",
+        1e-5,
+        env,
+    )
     return cases
 
 
 # ---------------------------------------------------------------- the cells
-CASES = {"next_token": next_token_cases, "greedy_decode": greedy_cases, "make_xy": make_xy_cases,
-         "masked_loss": masked_loss_cases}
+CASES = {
+    "next_token": next_token_cases,
+    "greedy_decode": greedy_cases,
+    "make_xy": make_xy_cases,
+    "masked_loss": masked_loss_cases,
+}
 
 
 def home_of(test_id: str, notebook: str = "") -> str:
@@ -256,8 +333,11 @@ def _planned(source: Path):
     """(path, notebook, [(cell, new source)]) for every source notebook."""
     for path, nb in _notebooks(source):
         solutions = {gid: cell_source(c) for c in nb.cells if (gid := grade_id(c)) and not is_test(c)}
-        changes = [(c, test_cell_source(tracked_id(c), solutions, path.name)) for c in nb.cells
-                   if is_test(c) and _generated(tracked_id(c))]
+        changes = [
+            (c, test_cell_source(tracked_id(c), solutions, path.name))
+            for c in nb.cells
+            if is_test(c) and _generated(tracked_id(c))
+        ]
         yield path, nb, changes
 
 
@@ -268,8 +348,12 @@ def out_of_sync(source: Path) -> list[str]:
 
 def hand_edited(source: Path) -> list[tuple[str, str, str]]:
     """(notebook file, grade_id, where to edit) of every generated test cell edited by hand."""
-    return [(path.name, tracked_id(c), home_of(tracked_id(c), path.name)) for path, nb in _notebooks(source)
-            for c in nb.cells if is_test(c) and _generated(tracked_id(c)) and is_hand_edited(cell_source(c))]
+    return [
+        (path.name, tracked_id(c), home_of(tracked_id(c), path.name))
+        for path, nb in _notebooks(source)
+        for c in nb.cells
+        if is_test(c) and _generated(tracked_id(c)) and is_hand_edited(cell_source(c))
+    ]
 
 
 def write(source: Path, discard: bool = False) -> list[str]:

@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 CATALOGUE_FILE = Path(__file__).with_name("mistakes.toml")
-HEADER = ("# exercise: {exercise} · verdict: wrong · mistake: {mistake}\n"
-          "# ruff: noqa: F821 (np and softmax are the notebook's)\n"
-          "# check says: {check_says}\n")
+HEADER = (
+    "# exercise: {exercise} · verdict: wrong · mistake: {mistake}\n"
+    "# ruff: noqa: F821 (np and softmax are the notebook's)\n"
+    "# check says: {check_says}\n"
+)
 
 
 @dataclass(frozen=True)
@@ -54,9 +56,13 @@ class Mistake:
 
 def _read() -> dict[str, list[Mistake]]:
     data = tomllib.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
-    return {exercise: [Mistake(exercise, e["id"], e["mistake"], e["code"], e["check_says"], e.get("name"),
-                               e.get("hint")) for e in entries]
-            for exercise, entries in data.items()}
+    return {
+        exercise: [
+            Mistake(exercise, e["id"], e["mistake"], e["code"], e["check_says"], e.get("name"), e.get("hint"))
+            for e in entries
+        ]
+        for exercise, entries in data.items()
+    }
 
 
 #: every mistake of each exercise, in the catalogue's order

@@ -74,8 +74,10 @@ def _clear(dest: Path) -> None:
     if not dest.exists():
         return
     if not dest.is_dir() or (any(dest.iterdir()) and not (dest / MARK).exists()):
-        raise RuntimeError(f"{dest} exists and was not made by `make handout`: move it away or choose "
-                           "another folder (--dest); nothing was changed")
+        raise RuntimeError(
+            f"{dest} exists and was not made by `make handout`: move it away or choose "
+            "another folder (--dest); nothing was changed"
+        )
     for child in dest.iterdir():
         if child.name == ".git":
             continue
@@ -97,11 +99,17 @@ def handout(course: Course, dest: Path | None = None, log=print) -> Path:
     _clear(dest)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / MARK).write_text("made by `make handout` from the course; rebuilt whole by it\n")
-    shutil.copytree(release, dest / "release" / ASSIGNMENT,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.pyc", "__pycache__"))
+    shutil.copytree(
+        release,
+        dest / "release" / ASSIGNMENT,
+        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.pyc", "__pycache__"),
+    )
     package = Path(whole_transformer.__file__).resolve().parent
-    shutil.copytree(package, dest / "whole_transformer",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *[p for p in PRIVATE]))
+    shutil.copytree(
+        package,
+        dest / "whole_transformer",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *[p for p in PRIVATE]),
+    )
     for private in PRIVATE:  # ignore_patterns matches names anywhere: make sure only the top one went
         if (dest / "whole_transformer" / private).exists():
             raise RuntimeError(f"whole_transformer/{private} was copied into the handout")

@@ -123,9 +123,11 @@ def lecture(course: Course, dest: Path | None = None, *, execute: bool = True, l
         nbformat.write(nb, target)
         export_html(nb, html_dir / f"{src.stem}.html")
         state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
-        log(f"lecture: {src.name} run in {time.monotonic() - t0:.1f} s, "
+        log(
+            f"lecture: {src.name} run in {time.monotonic() - t0:.1f} s, "
             f"{len(state.get('state', {}))} widget models saved → {target.relative_to(out.parent)}, "
-            f"html/{src.stem}.html")
+            f"html/{src.stem}.html"
+        )
     for stale in out.glob("*.ipynb"):
         if not (course.source / stale.name).exists():
             stale.unlink()
@@ -136,8 +138,13 @@ def lecture(course: Course, dest: Path | None = None, *, execute: bool = True, l
 def source_signature(nb: nbformat.NotebookNode) -> list[dict]:
     """What must match between a generated notebook and a fresh build: cells, not run results."""
     return [
-        {"cell_type": c.cell_type, "source": c.source, "tags": sorted(c.metadata.get("tags", [])),
-         "nbgrader": c.metadata.get("nbgrader"), "id": c.get("id")}
+        {
+            "cell_type": c.cell_type,
+            "source": c.source,
+            "tags": sorted(c.metadata.get("tags", [])),
+            "nbgrader": c.metadata.get("nbgrader"),
+            "id": c.get("id"),
+        }
         for c in nb.cells
     ]
 

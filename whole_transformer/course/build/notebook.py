@@ -21,9 +21,17 @@ def kernel_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_notebook(nb, cwd: Path, *, timeout: int = 120, env: dict[str, str] | None = None,
-                 allow_errors: bool = False, store_widget_state: bool = False, unix_sockets: bool = False,
-                 stderr=None) -> float:
+def run_notebook(
+    nb,
+    cwd: Path,
+    *,
+    timeout: int = 120,
+    env: dict[str, str] | None = None,
+    allow_errors: bool = False,
+    store_widget_state: bool = False,
+    unix_sockets: bool = False,
+    stderr=None,
+) -> float:
     """Run every cell of ``nb`` (in place) in a fresh python3 kernel whose folder is ``cwd``;
     returns the seconds it took, the kernel's start included. A failing cell raises nbclient's
     ``CellExecutionError`` unless ``allow_errors``. ``store_widget_state``: the widgets' last
@@ -37,15 +45,26 @@ def run_notebook(nb, cwd: Path, *, timeout: int = 120, env: dict[str, str] | Non
         from jupyter_client.manager import AsyncKernelManager
 
         runtime = Path(tempfile.mkdtemp(prefix="wt-kernel-"))
-        options["km"] = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(runtime / "k"),
-                                           connection_file=str(runtime / "kernel.json"))
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            store_widget_state=store_widget_state, resources={"metadata": {"path": str(cwd)}},
-                            **options)
+        options["km"] = AsyncKernelManager(
+            kernel_name="python3", transport="ipc", ip=str(runtime / "k"), connection_file=str(runtime / "kernel.json")
+        )
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=allow_errors,
+        store_widget_state=store_widget_state,
+        resources={"metadata": {"path": str(cwd)}},
+        **options,
+    )
     start = time.perf_counter()
     try:
-        client.execute(cleanup_kc=True, env=kernel_env() if env is None else env, cwd=str(cwd),
-                       **({"stderr": stderr} if stderr is not None else {}))
+        client.execute(
+            cleanup_kc=True,
+            env=kernel_env() if env is None else env,
+            cwd=str(cwd),
+            **({"stderr": stderr} if stderr is not None else {}),
+        )
     finally:
         if runtime is not None:
             if options["km"].has_kernel:

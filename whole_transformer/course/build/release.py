@@ -39,8 +39,11 @@ HISTORY = "release-history"
 # ---------------------------------------------------------------- the release history
 def history_dirs(course: Course) -> list[Path]:
     base = course.root / HISTORY
-    return sorted((d for d in base.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name)) \
-        if base.is_dir() else []
+    return (
+        sorted((d for d in base.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name))
+        if base.is_dir()
+        else []
+    )
 
 
 def release_history(course: Course) -> list[dict[str, str]]:
@@ -51,7 +54,8 @@ def release_history(course: Course) -> list[dict[str, str]]:
 def _same(a: Path, b: Path) -> bool:
     names = sorted(p.name for p in a.glob("*.ipynb"))
     return names == sorted(p.name for p in b.glob("*.ipynb")) and all(
-        (a / n).read_bytes() == (b / n).read_bytes() for n in names)
+        (a / n).read_bytes() == (b / n).read_bytes() for n in names
+    )
 
 
 def keep_release(course: Course, release: Path) -> Path | None:
@@ -96,17 +100,22 @@ def points_planned(course: Course, settings) -> list[tuple[Path, str, float, flo
                 continue
             before = released.get((path.name, gid))
             if before is not None and have != before:
-                edited.append(f"  {gid} in source/{ASSIGNMENT}/{path.name}: {have:g} points there, {before:g} "
-                              f"when last released, {wanted[gid]:g} in course.toml")
+                edited.append(
+                    f"  {gid} in source/{ASSIGNMENT}/{path.name}: {have:g} points there, {before:g} "
+                    f"when last released, {wanted[gid]:g} in course.toml"
+                )
             plan.append((path, gid, have, wanted[gid]))
     unknown = sorted(set(wanted) - seen)
     if unknown:
-        raise ValueError(f"course.toml [points]: no graded cell {', '.join(unknown)} in source/; the graded "
-                         "cells' grade_ids start with test_ (see the source notebooks)")
+        raise ValueError(
+            f"course.toml [points]: no graded cell {', '.join(unknown)} in source/; the graded "
+            "cells' grade_ids start with test_ (see the source notebooks)"
+        )
     if edited:
-        raise ValueError("refused: the points of these cells were edited by hand in source/, but course.toml "
-                         "[points] sets them:\n" + "\n".join(edited)
-                         + "\nset the points in course.toml and run make release again")
+        raise ValueError(
+            "refused: the points of these cells were edited by hand in source/, but course.toml "
+            "[points] sets them:\n" + "\n".join(edited) + "\nset the points in course.toml and run make release again"
+        )
     return plan
 
 
@@ -128,13 +137,19 @@ def out_of_step(course: Course, questions_data: Path | None = None) -> list[str]
     """What ``make release`` would change, one line each (empty: everything is in step)."""
     settings = term_settings.load(course)
     data = questions_data or check_data.QUESTIONS_DATA
-    out = [f"points of {gid} in {path.name}: {old:g} → {new:g} (course.toml)"
-           for path, gid, old, new in points_planned(course, settings)]
-    out += [f"hidden test {gid} edited by hand in {nb}: edit {home} instead"
-            for nb, gid, home in hidden_tests.hand_edited(course.source)]
+    out = [
+        f"points of {gid} in {path.name}: {old:g} → {new:g} (course.toml)"
+        for path, gid, old, new in points_planned(course, settings)
+    ]
+    out += [
+        f"hidden test {gid} edited by hand in {nb}: edit {home} instead"
+        for nb, gid, home in hidden_tests.hand_edited(course.source)
+    ]
     out += [f"hidden test {gid} out of step with its generator" for gid in hidden_tests.out_of_sync(course.source)]
-    out += [f"visible check of {q}: its answer key in {data.name} differs from the source"
-            for q in check_data.questions_out_of_step(course.source, data)]
+    out += [
+        f"visible check of {q}: its answer key in {data.name} differs from the source"
+        for q in check_data.questions_out_of_step(course.source, data)
+    ]
     if questions_data is None and not check_data.is_current():
         out.append(f"visible checks' data {check_data.DATA.name} is out of date")
     if questions_data is None and not diagnose.is_current():
@@ -158,8 +173,10 @@ def bring_in_step(course: Course, log=print, questions_data: Path | None = None)
     changes = [f"points of {gid} in {path.name}: {old:g} → {new:g} (course.toml)" for path, gid, old, new in plan]
     write_points(plan)
     changes += [f"hidden test {gid} rewritten" for gid in hidden_tests.write(course.source)]
-    changes += [f"visible check of {q} follows its new answer key ({data.name})"
-                for q in check_data.write_questions(course.source, data)]
+    changes += [
+        f"visible check of {q} follows its new answer key ({data.name})"
+        for q in check_data.write_questions(course.source, data)
+    ]
     if questions_data is None and not check_data.is_current():
         check_data.write()
         changes.append(f"visible checks' data rewritten ({check_data.DATA.name})")
@@ -183,14 +200,17 @@ def release(course: Course, dest: Path | None = None, log=print, questions_data:
     done = run_nbgrader(args, course.root)
     out = (Path(dest).resolve() if dest is not None else course.root / "release") / ASSIGNMENT
     if done.returncode != 0 or not out.is_dir():
-        raise RuntimeError(f"nbgrader generate_assignment failed:\n{(done.stdout or '')[-3000:]}"
-                           f"{(done.stderr or '')[-3000:]}")
+        raise RuntimeError(
+            f"nbgrader generate_assignment failed:\n{(done.stdout or '')[-3000:]}{(done.stderr or '')[-3000:]}"
+        )
     if dest is None:  # the course gradebook now holds the assignment as source/ defines it
         stamp_gradebook(course)
         kept = keep_release(course, out)
         if kept is not None:
-            log(f"release: kept as {kept.relative_to(course.root)} (submissions are compared with the release "
-                "each student started from)")
+            log(
+                f"release: kept as {kept.relative_to(course.root)} (submissions are compared with the release "
+                "each student started from)"
+            )
         if not changes:
             log("release: source/, its hidden tests and the visible checks' data were already in step")
     log(f"released {len(list(out.glob('*.ipynb')))} notebooks to {out}")

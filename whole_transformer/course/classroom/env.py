@@ -37,8 +37,11 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 # nbgrader's JupyterLab plugins only an instructor gets (the Assignments tab and Validate stay on)
-INSTRUCTOR_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
-                          "@jupyter/nbgrader:course-list"]
+INSTRUCTOR_LAB_PLUGINS = [
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyter/nbgrader:course-list",
+]
 INSTRUCTOR_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
 
 
@@ -53,14 +56,24 @@ def run(cmd, *, user: str | None = None, cwd=None, env=None, log: Path | None = 
         pw = pwd.getpwnam(user)
         uid, gid = pw.pw_uid, pw.pw_gid
         env = {**(env or {}), "HOME": pw.pw_dir, "USER": user, "LOGNAME": user}
-    done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout, user=uid, group=gid, extra_groups=[] if user is not None else None)
+    done = subprocess.run(
+        [str(c) for c in cmd],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        user=uid,
+        group=gid,
+        extra_groups=[] if user is not None else None,
+    )
     if log is not None:
         with open(log, "a") as f:
             f.write(f"$ {' '.join(map(str, cmd))}\n{done.stdout}{done.stderr}\n")
     if done.returncode != 0:
-        raise ClassroomError(f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n"
-                             f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        raise ClassroomError(
+            f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
     return done
 
 
@@ -77,17 +90,29 @@ def everyone_can_run(path: Path) -> bool:
 
 def pick_python() -> Path:
     """A Python (3.11+, with venv) that students can run, to make the shared environment from."""
-    tried = [c for c in [os.environ.get("WT_CLASSROOM_PYTHON"), getattr(sys, "_base_executable", sys.executable),
-                         "/usr/bin/python3"] if c]
+    tried = [
+        c
+        for c in [
+            os.environ.get("WT_CLASSROOM_PYTHON"),
+            getattr(sys, "_base_executable", sys.executable),
+            "/usr/bin/python3",
+        ]
+        if c
+    ]
     for cand in tried:
-        if everyone_can_run(Path(cand)) and subprocess.run(
-                [cand, "-c", "import sys, venv, ensurepip; assert sys.version_info >= (3, 11)"],
-                capture_output=True).returncode == 0:
+        if (
+            everyone_can_run(Path(cand))
+            and subprocess.run(
+                [cand, "-c", "import sys, venv, ensurepip; assert sys.version_info >= (3, 11)"], capture_output=True
+            ).returncode
+            == 0
+        ):
             return Path(cand)
     raise ClassroomError(
         "no Python 3.11+ with venv that every user can run (tried: " + ", ".join(tried) + ").\n"
         "Students' servers cannot start from a Python under a folder they cannot read (such as /root).\n"
-        "Install one (Debian: apt-get install python3-venv) or name one with WT_CLASSROOM_PYTHON=/path/python3.")
+        "Install one (Debian: apt-get install python3-venv) or name one with WT_CLASSROOM_PYTHON=/path/python3."
+    )
 
 
 def installed_closure(requirements: list[str], python: Mapping[str, str] | None = None) -> list:
@@ -108,10 +133,14 @@ def installed_closure(requirements: list[str], python: Mapping[str, str] | None 
         except metadata.PackageNotFoundError:
             continue
         if req.specifier.contains(dist.version, prereleases=True) and SpecifierSet(
-                dist.metadata["Requires-Python"] or "").contains(marker_env["python_full_version"], prereleases=True):
+            dist.metadata["Requires-Python"] or ""
+        ).contains(marker_env["python_full_version"], prereleases=True):
             found[key[0]] = dist
-            todo += [dep for dep in map(Requirement, dist.requires or []) if dep.marker is None
-                     or any(dep.marker.evaluate({**marker_env, "extra": e}) for e in ["", *req.extras])]
+            todo += [
+                dep
+                for dep in map(Requirement, dist.requires or [])
+                if dep.marker is None or any(dep.marker.evaluate({**marker_env, "extra": e}) for e in ["", *req.extras])
+            ]
     return list(found.values())
 
 
@@ -127,7 +156,7 @@ def seed_env(env: Path, dists: list, prefix: Path = Path(sys.prefix)) -> int:
             src = os.path.normpath(dist.locate_file(f))
             if not src.startswith(root) or os.path.islink(src):
                 continue
-            dst = os.path.join(env, src[len(root):])
+            dst = os.path.join(env, src[len(root) :])
             if (folder := os.path.dirname(dst)) not in made:
                 os.makedirs(folder, exist_ok=True)
                 made.add(folder)
@@ -156,8 +185,14 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     seeded = 0
     if (env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}").is_dir():  # the same Python minor
         here = str(Path(packaging.__file__).parent.parent)  # packaging, to describe that Python as pip will
-        markers = run([python, "-c", f"import sys, json; sys.path.insert(0, {here!r}); from packaging.markers "
-                       "import default_environment as d; print(json.dumps(d()))"]).stdout
+        markers = run(
+            [
+                python,
+                "-c",
+                f"import sys, json; sys.path.insert(0, {here!r}); from packaging.markers "
+                "import default_environment as d; print(json.dumps(d()))",
+            ]
+        ).stdout
         seeded = seed_env(env, installed_closure(requirements, json.loads(markers)))
     # this environment's pip, run for that Python (pip --python): the venv needs no pip of its own
     pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
@@ -167,26 +202,40 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     # nbgrader's instructor extensions off for everyone (as `jupyter server extension disable --sys-prefix`
     # and `jupyter labextension disable --level=sys_prefix` would), and locked; terminals run a plain bash,
     # not a login shell (Debian's /etc/profile would drop this environment from PATH)
-    (etc / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {
-        "jpserver_extensions": {ext: False for ext in INSTRUCTOR_SERVER_EXTENSIONS},
-        "terminado_settings": {"shell_command": ["/bin/bash"]}}}, indent=1))
+    (etc / "jupyter_server_config.json").write_text(
+        json.dumps(
+            {
+                "ServerApp": {
+                    "jpserver_extensions": {ext: False for ext in INSTRUCTOR_SERVER_EXTENSIONS},
+                    "terminado_settings": {"shell_command": ["/bin/bash"]},
+                }
+            },
+            indent=1,
+        )
+    )
     (etc / "labconfig").mkdir(exist_ok=True)
-    (etc / "labconfig" / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, True),
-         "lockedExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, True)}, indent=1))
+    (etc / "labconfig" / "page_config.json").write_text(
+        json.dumps(
+            {
+                "disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, True),
+                "lockedExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, True),
+            },
+            indent=1,
+        )
+    )
     (etc / "nbgrader_config.py").write_text(
         "# The classroom's nbgrader exchange, for everyone who runs this environment\n"
-        f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n")
+        f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n"
+    )
     # JupyterLab's own settings for everyone: no news or update checks (no network here)
     overrides = env / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     overrides.parent.mkdir(parents=True, exist_ok=True)
-    overrides.write_text(json.dumps({"@jupyterlab/apputils-extension:notification": {
-        "fetchNews": "false", "checkForUpdates": False}}))
+    overrides.write_text(
+        json.dumps({"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}})
+    )
     for dirpath, dirnames, filenames in os.walk(env):  # readable by all, writable by root alone
         for p in (os.path.join(dirpath, n) for n in dirnames + filenames):
             mode = os.lstat(p).st_mode
             if not stat.S_ISLNK(mode) and mode != (new := (mode | 0o044 | (0o011 if mode & 0o100 else 0)) & ~0o022):
                 os.chmod(p, new)
     return f"{seeded} packages from {sys.prefix}, the course package and the rest by pip"
-
-

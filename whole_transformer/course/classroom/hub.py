@@ -49,12 +49,32 @@ from .teardown import down
 DEFAULT_PROXY = REPO / ".classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
 # what is not copied into the instructor's course folder: the checkout's own work and tools at its top
 # (a package folder may share a name with one of them: whole_transformer/course/build/ is copied) ...
-COURSE_IGNORE_TOP = {".git", ".venv", ".classroom", ".a11y", "node_modules", "artifacts", "autograde", "feedback",
-                     "feedback-pages", "submitted", "downloaded", "gradebook.db", "build", "handout", "grades.csv",
-                     "grades-detail.csv", "integrity-report.csv", "canvas-grades.csv", "moodle-grades.csv", "runs"}
+COURSE_IGNORE_TOP = {
+    ".git",
+    ".venv",
+    ".classroom",
+    ".a11y",
+    "node_modules",
+    "artifacts",
+    "autograde",
+    "feedback",
+    "feedback-pages",
+    "submitted",
+    "downloaded",
+    "gradebook.db",
+    "build",
+    "handout",
+    "grades.csv",
+    "grades-detail.csv",
+    "integrity-report.csv",
+    "canvas-grades.csv",
+    "moodle-grades.csv",
+    "runs",
+}
 # ... and caches at any depth
-COURSE_IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".ruff_cache", "*.egg-info",
-                                       ".ipynb_checkpoints")
+COURSE_IGNORE = shutil.ignore_patterns(
+    "__pycache__", ".pytest_cache", ".ruff_cache", "*.egg-info", ".ipynb_checkpoints"
+)
 
 
 def _not_copied(folder: str, names: list[str]) -> set[str]:
@@ -92,14 +112,23 @@ def set_up_instructor(room: Classroom, log: Path) -> None:
         "# The instructor's course: the Formgrader and nbgrader commands find it from anywhere\n"
         "c = get_config()  # noqa: F821\n"
         f"load_subconfig({str(course / 'nbgrader_config.py')!r})  # noqa: F821\n"
-        f"c.CourseDirectory.root = {str(course)!r}\n")
-    (jupyter / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {
-        "jpserver_extensions": dict.fromkeys(INSTRUCTOR_SERVER_EXTENSIONS, True),
-        # the Formgrader is a page of this server shown in a frame of JupyterLab: allow frames from itself
-        "tornado_settings": {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}},
-    }}, indent=1))
-    (jupyter / "labconfig" / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, False)}, indent=1))
+        f"c.CourseDirectory.root = {str(course)!r}\n"
+    )
+    (jupyter / "jupyter_server_config.json").write_text(
+        json.dumps(
+            {
+                "ServerApp": {
+                    "jpserver_extensions": dict.fromkeys(INSTRUCTOR_SERVER_EXTENSIONS, True),
+                    # the Formgrader is a page of this server shown in a frame of JupyterLab: allow frames from itself
+                    "tornado_settings": {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}},
+                }
+            },
+            indent=1,
+        )
+    )
+    (jupyter / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, False)}, indent=1)
+    )
     pw = pwd.getpwnam(user)
     for dirpath, dirnames, filenames in os.walk(home):
         for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
@@ -120,16 +149,16 @@ c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {_free_port()}
 c.ConfigurableHTTPProxy.command = [{str(proxy)!r}]
 c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{_free_port()}"
-c.ConfigurableHTTPProxy.pid_file = {str(hub / 'proxy.pid')!r}
-c.JupyterHub.db_url = "sqlite:///{hub / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = {str(hub / 'jupyterhub_cookie_secret')!r}
-c.JupyterHub.pid_file = {str(hub / 'jupyterhub.pid')!r}
+c.ConfigurableHTTPProxy.pid_file = {str(hub / "proxy.pid")!r}
+c.JupyterHub.db_url = "sqlite:///{hub / "jupyterhub.sqlite"}"
+c.JupyterHub.cookie_secret_file = {str(hub / "jupyterhub_cookie_secret")!r}
+c.JupyterHub.pid_file = {str(hub / "jupyterhub.pid")!r}
 c.JupyterHub.authenticator_class = "pam"
 c.PAMAuthenticator.open_sessions = False
 c.Authenticator.allowed_users = {set([room.instructor, *room.students])!r}
 c.Authenticator.admin_users = {{{room.instructor!r}}}
 c.JupyterHub.spawner_class = "localprocess"
-c.Spawner.cmd = [{str(room.env / 'bin' / 'jupyterhub-singleuser')!r}]
+c.Spawner.cmd = [{str(room.env / "bin" / "jupyterhub-singleuser")!r}]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
 c.Spawner.environment = {{"PATH": {f"{room.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"!r}}}
@@ -146,7 +175,7 @@ c.JupyterHub.services = [{{
     "user": {room.instructor!r},
     "cwd": {str(room.home(room.instructor))!r},
     "command": ["/bin/sh", "-c", "until [ -O {COURSE_FOLDER}/nbgrader_config.py ]; do sleep 1; done; "
-                "cd {COURSE_FOLDER} && exec {room.env / 'bin' / 'python'} -m whole_transformer.course serve "
+                "cd {COURSE_FOLDER} && exec {room.env / "bin" / "python"} -m whole_transformer.course serve "
                 "--exchange {room.exchange} --port {service_port}"],
     "url": "http://127.0.0.1:{service_port}",
     "timeout": 300,
@@ -161,8 +190,15 @@ def start_hub(room: Classroom, config: Path) -> subprocess.Popen:
     bindir = Path(sys.executable).parent
     env = {**os.environ, "PATH": python_first_on_path(os.environ.get("PATH", "/usr/bin:/bin"))}
     with open(room.dir / "logs" / "jupyterhub.log", "a") as out:
-        proc = subprocess.Popen([bindir / "jupyterhub", "-f", config], cwd=room.dir / "hub", env=env, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [bindir / "jupyterhub", "-f", config],
+            cwd=room.dir / "hub",
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     room.hub_pid = proc.pid
     room.save()
     return proc
@@ -180,20 +216,32 @@ def wait_for_hub(room: Classroom, proc: subprocess.Popen, timeout: float = 120) 
         if time.monotonic() > deadline:
             raise ClassroomError(f"JupyterHub did not answer at {room.url} within {timeout:.0f} s; see {log}")
         time.sleep(0.5)
-    raise ClassroomError(f"JupyterHub exited with code {proc.returncode}; see {log}:\n"
-                         + "\n".join(log.read_text(errors="replace").splitlines()[-30:]))
+    raise ClassroomError(
+        f"JupyterHub exited with code {proc.returncode}; see {log}:\n"
+        + "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+    )
 
 
 # ------------------------------------------------------------------------------ up and down
-def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = None, port: int = 0, prefix: str = "wt",
-       proxy: Path = DEFAULT_PROXY, log=print, hub_up=None) -> Classroom:
+def up(
+    folder: Path = DEFAULT_DIR,
+    students: int = 3,
+    package: Path | None = None,
+    port: int = 0,
+    prefix: str = "wt",
+    proxy: Path = DEFAULT_PROXY,
+    log=print,
+    hub_up=None,
+) -> Classroom:
     """Make the classroom (see the module doc) and start its hub; returns it, passwords included.
     ``hub_up(room)``, if given, is called once the hub answers, while the course may still be being released."""
     if os.geteuid() != 0:
         raise ClassroomError(NEED_ROOT)
     if not Path(proxy).is_file():
-        raise ClassroomError(f"configurable-http-proxy is not at {proxy}: run `make classroom` (it installs it "
-                             "from npm into .classroom/), or pass --proxy")
+        raise ClassroomError(
+            f"configurable-http-proxy is not at {proxy}: run `make classroom` (it installs it "
+            "from npm into .classroom/), or pass --proxy"
+        )
     if not 1 <= students <= 200:
         raise ClassroomError(f"STUDENTS must be between 1 and 200, not {students}")
     folder = Path(folder).resolve()
@@ -205,8 +253,9 @@ def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = Non
         raise ClassroomError(f"every user must be able to pass through the folders above {folder}")
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o755)
-    room = Classroom(folder, port or _free_port(), f"{prefix}-instructor",
-                     [f"{prefix}-student{i}" for i in range(1, students + 1)])
+    room = Classroom(
+        folder, port or _free_port(), f"{prefix}-instructor", [f"{prefix}-student{i}" for i in range(1, students + 1)]
+    )
     room.save()
     for sub, mode in [("hub", 0o700), ("logs", 0o700), ("home", 0o755), ("exchange", 0o777)]:
         (folder / sub).mkdir()
@@ -228,8 +277,11 @@ def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = Non
 
             package = handout(Course.here(REPO), folder / "handout", log=log)
         done("accounts", f"{len(room.accounts)} accounts; the students' package: {package}")
-        done("environment", "the students' environment: " + build_env(
-            room.env, room.exchange, Path(package).resolve(), folder / "logs" / "env.log"))
+        done(
+            "environment",
+            "the students' environment: "
+            + build_env(room.env, room.exchange, Path(package).resolve(), folder / "logs" / "env.log"),
+        )
         hub, started = start_hub(room, write_hub_config(room, Path(proxy).resolve())), time.monotonic()
         with ThreadPoolExecutor(1) as pool:  # the instructor's course is made and released while the hub starts
             course = pool.submit(set_up_instructor, room, folder / "logs" / "course.log")
@@ -247,14 +299,25 @@ def up(folder: Path = DEFAULT_DIR, students: int = 3, package: Path | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m whole_transformer.course.classroom", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["up", "down"], help="up: make the classroom and start JupyterHub; "
-                   "down: stop it and remove the accounts and folders it made")
+    p = argparse.ArgumentParser(
+        prog="python -m whole_transformer.course.classroom",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "command",
+        choices=["up", "down"],
+        help="up: make the classroom and start JupyterHub; down: stop it and remove the accounts and folders it made",
+    )
     p.add_argument("--dir", default=os.environ.get("CLASSROOM_DIR") or DEFAULT_DIR, type=Path)
     p.add_argument("--students", type=int, default=int(os.environ.get("STUDENTS") or 3))
-    p.add_argument("--package", type=Path, default=None, help="the package folder the students' environment "
-                   "is installed from (default: the course's handout, built into the classroom folder)")
+    p.add_argument(
+        "--package",
+        type=Path,
+        default=None,
+        help="the package folder the students' environment "
+        "is installed from (default: the course's handout, built into the classroom folder)",
+    )
     p.add_argument("--port", type=int, default=int(os.environ.get("CLASSROOM_PORT") or 8000))
     p.add_argument("--prefix", default="wt", help="account names: PREFIX-instructor, PREFIX-student1 ...")
     p.add_argument("--proxy", type=Path, default=DEFAULT_PROXY, help="configurable-http-proxy to run")
@@ -267,13 +330,17 @@ def main(argv: list[str] | None = None) -> int:
     except ClassroomError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"\nThe classroom is up: {room.url}  (loopback only)\nEverything it made is in {room.dir} "
-          "(hub state and logs in hub/ and logs/).\nAccounts (the passwords are shown only now):")
+    print(
+        f"\nThe classroom is up: {room.url}  (loopback only)\nEverything it made is in {room.dir} "
+        "(hub state and logs in hub/ and logs/).\nAccounts (the passwords are shown only now):"
+    )
     for name in [room.instructor, *room.students]:
         role = "student: Assignments tab" if name in room.students else f"instructor: Formgrader, ~/{COURSE_FOLDER}"
         print(f"  {name:<20} {room.passwords[name]:<16} {role}")
-    print(f"The course {COURSE_ID!r} is released to the exchange {room.exchange}.\n"
-          f"Stop it and remove all of it: make classroom-stop CLASSROOM_DIR={room.dir}")
+    print(
+        f"The course {COURSE_ID!r} is released to the exchange {room.exchange}.\n"
+        f"Stop it and remove all of it: make classroom-stop CLASSROOM_DIR={room.dir}"
+    )
     return 0
 
 

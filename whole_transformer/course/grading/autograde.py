@@ -87,8 +87,11 @@ def is_done(course: Course, student: str, template: Template) -> bool:
     every notebook the student handed in (a test changed in a notebook they did not hand in leaves
     them graded; a change of the grading config, nbgrader_config.py, regrades everyone)."""
     rec = load_record(course, student)
-    if (rec is None or rec.submission != submission_digest(course.submitted / student)
-            or (course.autograde / student / ASSIGNMENT).exists() != (rec.count(GRADED) > 0)):
+    if (
+        rec is None
+        or rec.submission != submission_digest(course.submitted / student)
+        or (course.autograde / student / ASSIGNMENT).exists() != (rec.count(GRADED) > 0)
+    ):
         return False
     if rec.assignment == template.fingerprint:
         return True
@@ -112,8 +115,10 @@ def _start(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, Sett
         raise ValueError(f"--jobs must be 1 or more, got {jobs}")
     sandbox = check_sandbox(no_sandbox)
     if not sandbox:
-        log("WARNING: grading WITHOUT a sandbox: student code runs with your rights and can read the hidden "
-            "tests and the gradebook.")
+        log(
+            "WARNING: grading WITHOUT a sandbox: student code runs with your rights and can read the hidden "
+            "tests and the gradebook."
+        )
     if not course.source.is_dir():
         raise ValueError(f"no source notebooks in {course.source}")
     from whole_transformer.course.term.settings import load
@@ -123,8 +128,11 @@ def _start(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, Sett
 
     stale = points_planned(course, settings)
     if stale:
-        raise ValueError("course.toml [points] differs from source/ (" + ", ".join(
-            f"{gid} {old:g} → {new:g}" for _, gid, old, new in stale) + "): run make release first, then autograde")
+        raise ValueError(
+            "course.toml [points] differs from source/ ("
+            + ", ".join(f"{gid} {old:g} → {new:g}" for _, gid, old, new in stale)
+            + "): run make release first, then autograde"
+        )
     return sandbox, settings
 
 
@@ -226,13 +234,23 @@ class _Grading:
         self.tally.graded.append(job.student)
         self.tally.where.append(result.worker)
         self.bar.clear()
-        self.log(summary_line(job.student, result, gb, self.template,
-                              lateness_note(self.course, job.student, self.settings)))
+        self.log(
+            summary_line(job.student, result, gb, self.template, lateness_note(self.course, job.student, self.settings))
+        )
 
 
-def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: list[str] | None = None,
-              no_sandbox: bool = False, cell_timeout: int | None = None, scheduler: str | None = None,
-              progress: bool | None = None, log=print) -> ClassRun:
+def autograde(
+    course: Course,
+    jobs: int = 1,
+    *,
+    force: bool = False,
+    students: list[str] | None = None,
+    no_sandbox: bool = False,
+    cell_timeout: int | None = None,
+    scheduler: str | None = None,
+    progress: bool | None = None,
+    log=print,
+) -> ClassRun:
     """Grade every student of submitted/ (or those given) who is not graded yet; see module doc.
 
     ``scheduler``: the address of a Dask scheduler (``tcp://host:8786``) to grade on its workers;
@@ -247,24 +265,33 @@ def autograde(course: Course, jobs: int = 1, *, force: bool = False, students: l
     try:
         template, pack = _assignment(course, claims, work, log)
         todo: list[str] = []
-        for s in sorted(everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s)
-                                                       if p.suffix == ".ipynb"])):
+        for s in sorted(
+            everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s) if p.suffix == ".ipynb"])
+        ):
             (tally.skipped if is_done(course, s, template) and not force else todo).append(s)
-        graders = (DaskGraders(scheduler, sandbox, cell_timeout, log) if scheduler
-                   else LocalGraders(jobs, work, sandbox, cell_timeout))
-        log(f"autograde: {len(todo)} to grade, {len(tally.skipped)} already graded, {graders.describe()} "
-            f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})")
+        graders = (
+            DaskGraders(scheduler, sandbox, cell_timeout, log)
+            if scheduler
+            else LocalGraders(jobs, work, sandbox, cell_timeout)
+        )
+        log(
+            f"autograde: {len(todo)} to grade, {len(tally.skipped)} already graded, {graders.describe()} "
+            f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})"
+        )
         bar = Progress(len(todo), enabled=progress if progress is not None else True)
         gb = open_gradebook(course)
         try:
             _Grading(course, template, pack, graders, claims, settings, force, tally, bar, log).run(
-                todo, gb, work / "staging")
+                todo, gb, work / "staging"
+            )
         except BaseException:
             # Ctrl-C or an error: stop the graders now; students merged so far stay graded
             bar.close()
             tally.left = [s for s in todo if s not in set(tally.graded) | set(tally.elsewhere) | set(tally.skipped)]
-            log(f"autograde: stopping: {len(tally.graded)} graded in this run, {len(tally.left)} left (run it "
-                "again to grade who is left)")
+            log(
+                f"autograde: stopping: {len(tally.graded)} graded in this run, {len(tally.left)} left (run it "
+                "again to grade who is left)"
+            )
             graders.stop()
             graders = None
             raise

@@ -40,8 +40,14 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self.enabled = enabled and total > 0
         self.last = 0.0
-        self.bar = tqdm(total=total, unit="student", file=sys.stderr, disable=not (self.enabled and self.tty),
-                        bar_format="autograde {bar:20} {desc}", dynamic_ncols=True)
+        self.bar = tqdm(
+            total=total,
+            unit="student",
+            file=sys.stderr,
+            disable=not (self.enabled and self.tty),
+            bar_format="autograde {bar:20} {desc}",
+            dynamic_ncols=True,
+        )
         self.total = total
 
     def update(self, done: int, running: int, force: bool = False) -> None:
@@ -97,12 +103,15 @@ def summary_line(student: str, rec: Record, gb, template: Template, when: str = 
         parts.append(f"{counts[FAILED]} failed")
     if counts[MISSING]:
         parts.append(f"{counts[MISSING]} missing")
-    bad_cells = sum(1 for v in rec.notebooks.values() if v.status == GRADED
-                    for c in v.cells.values() if c.status != GRADED)
+    bad_cells = sum(
+        1 for v in rec.notebooks.values() if v.status == GRADED for c in v.cells.values() if c.status != GRADED
+    )
     if bad_cells:
         parts.append(f"{bad_cells} test cell(s) failed to run")
-    return (f"{student:<24} {score:6.1f} / {maximum:<5.1f} notebooks: {', '.join(parts):<34} "
-            f"findings: {len(rec.findings)}  ({rec.seconds:.0f} s)" + (f"  {when}" if when else ""))
+    return (
+        f"{student:<24} {score:6.1f} / {maximum:<5.1f} notebooks: {', '.join(parts):<34} "
+        f"findings: {len(rec.findings)}  ({rec.seconds:.0f} s)" + (f"  {when}" if when else "")
+    )
 
 
 def _some(names, most: int = 10) -> str:
@@ -117,11 +126,15 @@ def log_summary(tally: Tally, records: dict[str, Record | None], report: Path, s
     graded = tally.graded
     total_findings = sum(len(r.findings) for r in records.values() if r)
     skipped = f" ({_some(tally.skipped)})" if tally.skipped else ""
-    log(f"autograde: graded {len(graded)}, skipped {len(tally.skipped)} already graded{skipped}, in {seconds:.1f} s "
-        f"({60 * len(graded) / max(seconds, 1e-9):.1f} students/min); {total_findings} finding(s) in {report.name}")
+    log(
+        f"autograde: graded {len(graded)}, skipped {len(tally.skipped)} already graded{skipped}, in {seconds:.1f} s "
+        f"({60 * len(graded) / max(seconds, 1e-9):.1f} students/min); {total_findings} finding(s) in {report.name}"
+    )
     if tally.elsewhere:
-        log(f"autograde: {len(tally.elsewhere)} student(s) were being graded by another run: "
-            f"{', '.join(tally.elsewhere)}")
+        log(
+            f"autograde: {len(tally.elsewhere)} student(s) were being graded by another run: "
+            f"{', '.join(tally.elsewhere)}"
+        )
     if tally.left:
         log(f"autograde: {len(tally.left)} student(s) left for the next run: {', '.join(tally.left)}")
     look = []

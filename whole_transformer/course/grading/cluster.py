@@ -18,8 +18,16 @@ def local_cluster(workers: int = 2, *, port: int = 0, host: str = "127.0.0.1", d
     """A LocalCluster of ``workers`` processes with one task slot each (close it when done)."""
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host=host, scheduler_port=port,
-                        dashboard_address=dashboard, memory_limit=0, silence_logs=40)
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host=host,
+        scheduler_port=port,
+        dashboard_address=dashboard,
+        memory_limit=0,
+        silence_logs=40,
+    )
 
 
 def serve(workers: int, *, port: int = 8786, host: str = "127.0.0.1", dashboard: str = ":8787") -> None:
@@ -29,8 +37,10 @@ def serve(workers: int, *, port: int = 8786, host: str = "127.0.0.1", dashboard:
     try:
         print(f"Dask scheduler at {cluster.scheduler_address} with {workers} worker process(es), one task slot each")
         print(f"dashboard: {cluster.dashboard_link}")
-        print(f"grade on it: make autograde SCHEDULER={cluster.scheduler_address}   (Ctrl-C here stops the cluster)",
-              flush=True)
+        print(
+            f"grade on it: make autograde SCHEDULER={cluster.scheduler_address}   (Ctrl-C here stops the cluster)",
+            flush=True,
+        )
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:

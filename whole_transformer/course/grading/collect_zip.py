@@ -46,8 +46,12 @@ def roster_keys(course: Course) -> dict[str, str]:
     keys: dict[str, str] = {}
     with Gradebook(course.db_url) as gb:
         for s in gb.students:
-            for k in (s.id, s.lms_user_id, f"{s.first_name or ''}{s.last_name or ''}",
-                      f"{s.last_name or ''}{s.first_name or ''}"):
+            for k in (
+                s.id,
+                s.lms_user_id,
+                f"{s.first_name or ''}{s.last_name or ''}",
+                f"{s.last_name or ''}{s.first_name or ''}",
+            ):
                 if k and _key(k):
                     keys.setdefault(_key(k), s.id)
             if s.lms_user_id:
@@ -66,8 +70,14 @@ def place(rel: str, keys: dict[str, str], notebooks: set[str]) -> tuple[str | No
         fname = f"{r.group('stem')}{r.group('ext')}"
     student = keys.get(f"lms:{m.group('lms')}") or keys.get(_key(m.group("name")))
     if student is None:
-        return None, None, (f"no student in the roster has LMS id {m.group('lms')} or the name "
-                            f"{m.group('name')!r}: import the roster (make roster FILE=...) and run again")
+        return (
+            None,
+            None,
+            (
+                f"no student in the roster has LMS id {m.group('lms')} or the name "
+                f"{m.group('name')!r}: import the roster (make roster FILE=...) and run again"
+            ),
+        )
     if fname not in notebooks:
         return student, None, f"{fname!r} is not one of the notebooks ({', '.join(sorted(notebooks))})"
     return student, fname, ""
@@ -76,8 +86,11 @@ def place(rel: str, keys: dict[str, str], notebooks: set[str]) -> tuple[str | No
 class CourseFileNames(FileNameCollectorPlugin):
     """The course's file-name rules for nbgrader zip_collect (Canvas and Moodle downloads)."""
 
-    rules = Unicode("", help="JSON file written by make collect-zip: the roster keys, the released notebooks, "
-                             "the extracted folder and the hand-in time of every file").tag(config=True)
+    rules = Unicode(
+        "",
+        help="JSON file written by make collect-zip: the roster keys, the released notebooks, "
+        "the extracted folder and the hand-in time of every file",
+    ).tag(config=True)
 
     def collect(self, submitted_file: str):
         data = json.loads(Path(self.rules).read_text(encoding="utf-8"))
@@ -121,11 +134,23 @@ def collect_zip(course: Course, zip_path: Path, log=print) -> tuple[dict[str, li
     shutil.copy2(zip_path, down / "archive" / zip_path.name)
     times = _times(zip_path, load(course).zone)
     rules = down / "rules.json"
-    rules.write_text(json.dumps({"keys": keys, "notebooks": sorted(notebooks), "times": times,
-                                 "extracted": str(down / "extracted")}), encoding="utf-8")
-    done = run_nbgrader(["zip_collect", ASSIGNMENT, "--force", "--strict",
-                         f"--ZipCollectApp.collector_plugin={__name__}.CourseFileNames",
-                         f"--CourseFileNames.rules={rules}"], course.root)
+    rules.write_text(
+        json.dumps(
+            {"keys": keys, "notebooks": sorted(notebooks), "times": times, "extracted": str(down / "extracted")}
+        ),
+        encoding="utf-8",
+    )
+    done = run_nbgrader(
+        [
+            "zip_collect",
+            ASSIGNMENT,
+            "--force",
+            "--strict",
+            f"--ZipCollectApp.collector_plugin={__name__}.CourseFileNames",
+            f"--CourseFileNames.rules={rules}",
+        ],
+        course.root,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"nbgrader zip_collect failed:\n{(done.stdout or '')[-3000:]}{(done.stderr or '')[-3000:]}")
     placed: dict[str, list[str]] = {}
@@ -137,8 +162,10 @@ def collect_zip(course: Course, zip_path: Path, log=print) -> tuple[dict[str, li
                 placed.setdefault(student, []).append(fname)
             else:
                 unplaced.append((name, why or "nbgrader zip_collect did not place it"))
-    log(f"collect-zip: {sum(len(v) for v in placed.values())} notebooks of {len(placed)} students into submitted/"
-        + (f"; {len(unplaced)} file(s) not placed:" if unplaced else "; every file placed"))
+    log(
+        f"collect-zip: {sum(len(v) for v in placed.values())} notebooks of {len(placed)} students into submitted/"
+        + (f"; {len(unplaced)} file(s) not placed:" if unplaced else "; every file placed")
+    )
     for name, why in unplaced:
         log(f"  not placed: {name}: {why}")
     return placed, unplaced

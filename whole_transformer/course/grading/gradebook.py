@@ -59,10 +59,16 @@ def make_pack(course: Course, template: Template) -> Pack:
     for kept in release_history(course):
         for n, text in kept.items():
             history.setdefault(n, []).append(text)
-    return Pack(template.db.read_bytes(),
-                {n: (template.release / f"{n}.ipynb").read_text(encoding="utf-8") for n in template.notebooks},
-                list(template.notebooks), template.grade_cells, config.read_text(encoding="utf-8"),
-                kernel_settings(config), history, partial_credit_settings(course.root))
+    return Pack(
+        template.db.read_bytes(),
+        {n: (template.release / f"{n}.ipynb").read_text(encoding="utf-8") for n in template.notebooks},
+        list(template.notebooks),
+        template.grade_cells,
+        config.read_text(encoding="utf-8"),
+        kernel_settings(config),
+        history,
+        partial_credit_settings(course.root),
+    )
 
 
 def kernel_settings(config: Path) -> dict | None:
@@ -109,14 +115,16 @@ def assignment_fingerprint(course: Course, release: Path, names: list[str]) -> s
     so that a change to one notebook regrades only those who handed that notebook in
     (``changed_notebooks``)."""
     config = [p for p in (course.root / "nbgrader_config.py",) if p.is_file()]
-    per = {n: digest_files([course.source / f"{n}.ipynb", release / f"{n}.ipynb"], course.root)[:20]
-           for n in sorted(names)}
+    per = {
+        n: digest_files([course.source / f"{n}.ipynb", release / f"{n}.ipynb"], course.root)[:20] for n in sorted(names)
+    }
     return f"{digest_files(config, course.root)[:20]}|" + ";".join(f"{n}={d}" for n, d in per.items())
 
 
 def changed_notebooks(old: str, new: str) -> set[str] | None:
     """The notebooks whose grading differs between two fingerprints; None: all of them (the grading
     config changed, or a fingerprint of an older form)."""
+
     def parts(fp: str):
         common, sep, rest = fp.partition("|")
         if not sep:
@@ -127,6 +135,7 @@ def changed_notebooks(old: str, new: str) -> set[str] | None:
     if a is None or b is None or a[0] != b[0]:
         return None
     return {n for n in set(a[1]) | set(b[1]) if a[1].get(n) != b[1].get(n)}
+
 
 def gradebook_exists(course: Course) -> bool:
     """The course gradebook exists (a SQLite file, or a database with nbgrader's tables)."""
@@ -167,8 +176,10 @@ def prepare_database(course: Course, log=print) -> None:
     elif version != get_alembic_version():
         done = run_nbgrader(["db", "upgrade"], course.root)
         if done.returncode != 0:
-            raise RuntimeError(f"nbgrader db upgrade failed on {redact(course.db_url)}:\n"
-                               f"{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
+            raise RuntimeError(
+                f"nbgrader db upgrade failed on {redact(course.db_url)}:\n"
+                f"{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}"
+            )
         log(f"migrated {redact(course.db_url)} from nbgrader schema {version} to {get_alembic_version()}")
 
 
@@ -196,11 +207,11 @@ def build_template(course: Course, work: Path, log=print) -> Template:
         except Exception:  # noqa: BLE001 - the gradebook lacks the assignment: generate it
             cells = None
         if cells and sorted(cells) == names:
-            return Template(folder, db, course.release, names,
-                            assignment_fingerprint(course, course.release, names), cells)
+            return Template(
+                folder, db, course.release, names, assignment_fingerprint(course, course.release, names), cells
+            )
     (folder / "source").mkdir(parents=True)
-    shutil.copytree(course.source, folder / "source" / ASSIGNMENT,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(course.source, folder / "source" / ASSIGNMENT, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     private_course_config(folder, course.root / "nbgrader_config.py")
     done = run_nbgrader(["generate_assignment", ASSIGNMENT, "--force"], folder, log=folder / "nbgrader.log")
     db = folder / "gradebook.db"
@@ -208,8 +219,9 @@ def build_template(course: Course, work: Path, log=print) -> Template:
         tail = (folder / "nbgrader.log").read_text(errors="replace")[-3000:]
         raise RuntimeError(f"nbgrader generate_assignment failed on source/:\n{tail}")
     release = course.release if complete_release else folder / "release" / ASSIGNMENT
-    template = Template(folder, db, release, names, assignment_fingerprint(course, release, names),
-                        grade_cells_of(sqlite_url(db)))
+    template = Template(
+        folder, db, release, names, assignment_fingerprint(course, release, names), grade_cells_of(sqlite_url(db))
+    )
     ensure_course_gradebook(course, template, log)
     stamp_gradebook(course)
     return template
@@ -240,22 +252,30 @@ def ensure_course_gradebook(course: Course, template: Template, log) -> None:
         same = False
     if same:
         with Gradebook(course.db_url) as gb:  # also the source of every cell (hidden tests)
-            nb_src = {(nb.name, c.name): c.checksum for nb in gb.find_assignment(ASSIGNMENT).notebooks
-                      for c in nb.source_cells}
+            nb_src = {
+                (nb.name, c.name): c.checksum
+                for nb in gb.find_assignment(ASSIGNMENT).notebooks
+                for c in nb.source_cells
+            }
         with Gradebook(sqlite_url(template.db)) as gb:
-            tp_src = {(nb.name, c.name): c.checksum for nb in gb.find_assignment(ASSIGNMENT).notebooks
-                      for c in nb.source_cells}
+            tp_src = {
+                (nb.name, c.name): c.checksum
+                for nb in gb.find_assignment(ASSIGNMENT).notebooks
+                for c in nb.source_cells
+            }
         if nb_src == tp_src:
             return
     tmp = template.folder / "release-for-course"
-    done = run_nbgrader(["generate_assignment", ASSIGNMENT, "--force",
-                         f"--CourseDirectory.release_directory={tmp}"], course.root,
-                        log=template.folder / "nbgrader.log")
+    done = run_nbgrader(
+        ["generate_assignment", ASSIGNMENT, "--force", f"--CourseDirectory.release_directory={tmp}"],
+        course.root,
+        log=template.folder / "nbgrader.log",
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"could not update the assignment in {redact(course.db_url)}: "
-                           f"see {template.folder}/nbgrader.log")
-    log(f"updated the assignment in {course.gradebook.name if course.sqlite else redact(course.db_url)} "
-        "from source/")
+        raise RuntimeError(
+            f"could not update the assignment in {redact(course.db_url)}: see {template.folder}/nbgrader.log"
+        )
+    log(f"updated the assignment in {course.gradebook.name if course.sqlite else redact(course.db_url)} from source/")
 
 
 def open_gradebook(course: Course):

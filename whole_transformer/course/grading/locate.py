@@ -131,7 +131,6 @@ def locate(folder: Path, expected: list[str], release_ids: dict[str, set[str]]):
     return found
 
 
-
 def make_job(course: Course, student: str, template: Template) -> Job:
     folder = course.submitted / student
     files = {}

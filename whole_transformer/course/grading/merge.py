@@ -74,9 +74,11 @@ def _merge_grades(gb, result: StudentResult, template: Template) -> None:
                 res = result.notebooks.get(nb_name)
                 snb = gb.find_submission_notebook(nb_name, ASSIGNMENT, result.student)
                 snb.late_submission_penalty = nb_data["late"]
-                snb.flagged = bool(res and res.status != GRADED) or any(
-                    c.status != GRADED for c in (res.cells.values() if res else [])) or any(
-                    f.notebook == nb_name for f in result.findings)
+                snb.flagged = (
+                    bool(res and res.status != GRADED)
+                    or any(c.status != GRADED for c in (res.cells.values() if res else []))
+                    or any(f.notebook == nb_name for f in result.findings)
+                )
                 grades = {g.name: g for g in snb.grades}  # one query per notebook
                 comments = {c.name: c for c in snb.comments}
                 for gid, (auto, extra_credit) in nb_data["grades"].items():

@@ -71,18 +71,27 @@ class Record:
             "student": self.student,
             "fingerprint": f"{self.submission}:{self.assignment}",
             "seconds": round(self.seconds, 2),
-            "notebooks": {name: {"status": nb.status, "reason": nb.reason, "file": nb.file,
-                                 "cells": {gid: vars(c) for gid, c in nb.cells.items()}}
-                          for name, nb in self.notebooks.items()},
+            "notebooks": {
+                name: {
+                    "status": nb.status,
+                    "reason": nb.reason,
+                    "file": nb.file,
+                    "cells": {gid: vars(c) for gid, c in nb.cells.items()},
+                }
+                for name, nb in self.notebooks.items()
+            },
             "findings": [{"notebook": f.notebook, "cell": f.cell, "finding": f.finding} for f in self.findings],
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Record:
         submission, _, assignment = data["fingerprint"].partition(":")
-        notebooks = {name: NotebookResult(nb["status"], nb["reason"], nb.get("file", ""),
-                                          {gid: CellStatus(**c) for gid, c in nb["cells"].items()})
-                     for name, nb in data["notebooks"].items()}
+        notebooks = {
+            name: NotebookResult(
+                nb["status"], nb["reason"], nb.get("file", ""), {gid: CellStatus(**c) for gid, c in nb["cells"].items()}
+            )
+            for name, nb in data["notebooks"].items()
+        }
         findings = [Finding(f["cell"], f["finding"], f["notebook"]) for f in data["findings"]]
         return cls(data["student"], submission, assignment, notebooks, findings, data.get("seconds", 0.0))
 

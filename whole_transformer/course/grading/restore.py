@@ -51,9 +51,14 @@ def started_from(submitted: NotebookNode, releases: list[NotebookNode]) -> Noteb
 
     def score(rel: NotebookNode) -> tuple[int, int]:
         cells = _protected_by_gid(rel)
-        same = sum(1 for gid, rc in cells.items()
-                   if gid in theirs and cell_source(theirs[gid]) == cell_source(rc)
-                   and flags(theirs[gid]) == flags(rc) and theirs[gid].get("cell_type") == rc.cell_type)
+        same = sum(
+            1
+            for gid, rc in cells.items()
+            if gid in theirs
+            and cell_source(theirs[gid]) == cell_source(rc)
+            and flags(theirs[gid]) == flags(rc)
+            and theirs[gid].get("cell_type") == rc.cell_type
+        )
         return same, -sum(1 for gid in cells if gid not in theirs)
 
     best = max(range(len(releases)), key=lambda i: (*score(releases[i]), i))
@@ -73,7 +78,8 @@ def _pick(rc: NotebookNode, scells: list, by_gid: dict[str, list[int]], taken: d
         return same_id[0]
     text = cell_source(rc)
     same_src = [
-        j for j in range(len(scells))
+        j
+        for j in range(len(scells))
         if j not in taken and not grade_id(scells[j]) and text.strip() and cell_source(scells[j]) == text
     ]
     return same_src[0] if same_src else None
@@ -116,8 +122,9 @@ def _loose(sc: NotebookNode, j: int, prot_ids: set[str], findings: list[Finding]
     gid = grade_id(sc)
     if "nbgrader" in sc.get("metadata", {}):
         if gid in prot_ids:
-            findings.append(Finding(gid, f"duplicate grade_id {gid!r} (cell {j + 1}): the extra copy was made "
-                                          "an ordinary cell"))
+            findings.append(
+                Finding(gid, f"duplicate grade_id {gid!r} (cell {j + 1}): the extra copy was made an ordinary cell")
+            )
         elif gid:
             findings.append(Finding(f"cell {j + 1}", f"nbgrader metadata with unknown grade_id {gid!r} removed"))
     kind = sc.get("cell_type", "")  # none: a markdown cell
@@ -140,8 +147,9 @@ def _put_back(rc: NotebookNode, sc: NotebookNode, was: NotebookNode, findings: l
     elif want != got:
         findings.append(Finding(gid, f"{kind} retagged ({_describe_flags(want, got)}); restored"))
     if sc.get("cell_type") != was.cell_type:
-        findings.append(Finding(gid, f"{kind} re-typed {was.cell_type} → {sc.get('cell_type')}; "
-                                     f"restored as {rc.cell_type}"))
+        findings.append(
+            Finding(gid, f"{kind} re-typed {was.cell_type} → {sc.get('cell_type')}; restored as {rc.cell_type}")
+        )
     if nbgrader_meta(rc).get("solution"):
         cell = copy.deepcopy(rc)
         cell.source = cell_source(sc)
@@ -161,8 +169,9 @@ def _put_back(rc: NotebookNode, sc: NotebookNode, was: NotebookNode, findings: l
     return cell
 
 
-def restore(submitted: NotebookNode, release: NotebookNode,
-            started: NotebookNode | None = None) -> tuple[NotebookNode, list[Finding]]:
+def restore(
+    submitted: NotebookNode, release: NotebookNode, started: NotebookNode | None = None
+) -> tuple[NotebookNode, list[Finding]]:
     """The submission with every protected cell of the release put back; the findings, judged
     against ``started`` (the release the student started from; default: ``release``)."""
     findings: list[Finding] = []

@@ -66,9 +66,13 @@ def module_aliases(sources: list[str]) -> dict[str, str]:
 _TEXT_RULES = (
     (re.compile(r"NBGRADER_EXECUTION"), "refers to NBGRADER_EXECUTION (may behave differently when graded)"),
     (re.compile(r"showtraceback"), "touches IPython's showtraceback (may hide errors from the grader)"),
-    (re.compile(r"whole_transformer\s*\.\s*course|import\s+reference\b|from\s+whole_transformer[.\w]*\s+import[^\n]*"
-                r"\b(reference|course)\b"),
-     "imports the course's grading side (reference implementations, hidden tests)"),
+    (
+        re.compile(
+            r"whole_transformer\s*\.\s*course|import\s+reference\b|from\s+whole_transformer[.\w]*\s+import[^\n]*"
+            r"\b(reference|course)\b"
+        ),
+        "imports the course's grading side (reference implementations, hidden tests)",
+    ),
     (re.compile(r"gradebook\.db"), "names the gradebook"),
 )
 

@@ -20,8 +20,11 @@ def _same(got, want, rel: float, abs_tol: float) -> bool:
     """
     tw, tg = type(want), type(got)
     if tw is list:
-        return tg is list and len(got) == len(want) and all(
-            _same(g, w, rel, abs_tol) for g, w in zip(got, want, strict=True))
+        return (
+            tg is list
+            and len(got) == len(want)
+            and all(_same(g, w, rel, abs_tol) for g, w in zip(got, want, strict=True))
+        )
     if tw is bool or tg is bool:
         return tg is tw and got is want
     if tw is int:

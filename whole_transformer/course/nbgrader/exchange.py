@@ -21,11 +21,15 @@ class ReleaseFeedback(ExchangeReleaseFeedback):
         skipped = []
         for folder in sorted(glob.glob(pattern)):
             if glob.glob(os.path.join(folder, "*.html")) and not all(
-                    os.path.isfile(os.path.join(folder, f)) for f in ("submission_secret.txt", "timestamp.txt")):
+                os.path.isfile(os.path.join(folder, f)) for f in ("submission_secret.txt", "timestamp.txt")
+            ):
                 skipped.append(os.path.basename(os.path.dirname(folder)))
         if skipped:
-            self.log.warning("not released through the exchange (handed in another way, no submission_secret.txt): "
-                             "%s; give them feedback-pages/<student>.html instead", ", ".join(skipped))
+            self.log.warning(
+                "not released through the exchange (handed in another way, no submission_secret.txt): "
+                "%s; give them feedback-pages/<student>.html instead",
+                ", ".join(skipped),
+            )
             excluded = set(filter(None, (self.coursedir.student_id_exclude or "").split(",")))
             self.coursedir.student_id_exclude = ",".join(sorted(excluded | set(skipped)))
         super().copy_files()

@@ -60,9 +60,9 @@ def _error(ename: str, evalue: str) -> NotebookNode:
 
 
 class SandboxExecute(Execute):
-    sandbox = Unicode(
-        "bwrap", help="'bwrap' runs the kernel in bubblewrap; 'off' runs it unconfined (opt-out)"
-    ).tag(config=True)
+    sandbox = Unicode("bwrap", help="'bwrap' runs the kernel in bubblewrap; 'off' runs it unconfined (opt-out)").tag(
+        config=True
+    )
     scratch_dir = Unicode("", help="the kernel's working folder; a fresh temporary one if empty").tag(config=True)
     report_dir = Unicode("", help="where to write <notebook>.json with what happened to each cell").tag(config=True)
     notebook_timeout = Integer(300, help="seconds for all cells of one notebook, restarts included").tag(config=True)
@@ -72,10 +72,16 @@ class SandboxExecute(Execute):
     memory_limit = Integer(MEMORY_LIMIT, help="address-space limit of the kernel, bytes").tag(config=True)
     file_size_limit = Integer(FILE_SIZE_LIMIT, help="largest file the kernel may write, bytes").tag(config=True)
     threads = Integer(1, help="threads for NumPy/PyTorch in the kernel").tag(config=True)
-    warm_kernels = Bool(True, help="fork the sandboxed kernels from one process that imported the libraries "
-                                   "once (warm_kernels.py); False starts each kernel afresh").tag(config=True)
-    headless_labs = Bool(True, help="the labs build no widgets and train nothing (nothing displays them "
-                                    "while grading; whole_transformer/labs/__init__.py)").tag(config=True)
+    warm_kernels = Bool(
+        True,
+        help="fork the sandboxed kernels from one process that imported the libraries "
+        "once (warm_kernels.py); False starts each kernel afresh",
+    ).tag(config=True)
+    headless_labs = Bool(
+        True,
+        help="the labs build no widgets and train nothing (nothing displays them "
+        "while grading; whole_transformer/labs/__init__.py)",
+    ).tag(config=True)
 
     def __init__(self, **kw):
         super().__init__(**kw)
@@ -130,8 +136,9 @@ class SandboxExecute(Execute):
         return await super()._async_handle_timeout(timeout, cell)
 
     # ------------------------------------------------------------------ run
-    def preprocess(self, nb: NotebookNode, resources: dict | None = None,
-                   km: AsyncKernelManager | None = None) -> tuple[NotebookNode, dict]:
+    def preprocess(
+        self, nb: NotebookNode, resources: dict | None = None, km: AsyncKernelManager | None = None
+    ) -> tuple[NotebookNode, dict]:
         from nbclient import NotebookClient
 
         NotebookClient.__init__(self, nb, km)

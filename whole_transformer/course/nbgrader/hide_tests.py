@@ -70,7 +70,7 @@ def safe_message(evalue: str, rules: tuple[set[str], set[str], set[str]]) -> boo
         return True
     for p in prefixes:
         if evalue.startswith(p):
-            rest = evalue[len(p):]
+            rest = evalue[len(p) :]
             if rest and all(part in constants for part in rest.split("; ")):
                 return True
     return False
@@ -123,8 +123,9 @@ def solution_fragments(source: str, min_len: int = 16) -> set[str]:
     """The lines of a solution cell's answer (between BEGIN and END SOLUTION) long enough to search for,
     comments left out (a stub's comment may say the same)."""
     _, answer = split_region(source, SOLUTION)
-    return {line.strip() for line in answer.split("\n")
-            if len(line.strip()) >= min_len and not line.strip().startswith("#")}
+    return {
+        line.strip() for line in answer.split("\n") if len(line.strip()) >= min_len and not line.strip().startswith("#")
+    }
 
 
 def _verdict(cell: NotebookNode, rules) -> NotebookNode:
@@ -146,8 +147,10 @@ def _verdict(cell: NotebookNode, rules) -> NotebookNode:
         elif ename == "NotImplementedError":
             text = "Not answered yet: the answer still raises NotImplementedError."
         else:
-            text = (f"Test failed: your code raised {ename} while the tests ran it. "
-                    "Run the visible check above in your notebook to see the details.")
+            text = (
+                f"Test failed: your code raised {ename} while the tests ran it. "
+                "Run the visible check above in your notebook to see the details."
+            )
         return NotebookNode(output_type="error", ename="Failed", evalue=text, traceback=[text])
     if stderr:
         text = "Test failed: the cell wrote to stderr (a warning or error message counts as a failure)."
@@ -195,8 +198,9 @@ class HideHiddenTests(NbGraderPreprocessor):
             outs = []
             for o in cell.get("outputs", []):
                 if _quotes(o, fragments):
-                    o = NotebookNode(output_type="stream", name="stdout",
-                                     text="[output not shown: it quoted the hidden tests]\n")
+                    o = NotebookNode(
+                        output_type="stream", name="stdout", text="[output not shown: it quoted the hidden tests]\n"
+                    )
                 outs.append(o)
             cell.outputs = outs
         nb.metadata.pop("widgets", None)  # saved widget views are not feedback

@@ -69,7 +69,7 @@ def split_expected(source: str) -> tuple[str, dict | None]:
         return source, None
     text = "".join(line.lstrip()[1:].strip() for line in m.group(1).splitlines() if line.strip().startswith("#"))
     payload = json.loads(text)
-    return source[: m.start()] + source[m.end():], payload
+    return source[: m.start()] + source[m.end() :], payload
 
 
 # ------------------------------------------------------------------------------ the preprocessors
@@ -96,8 +96,11 @@ class Verdict(NbGraderPreprocessor):
     (``DETAIL_KEY``), from which the grading records them (``grading/student.py``).
     """
 
-    partial_credit_file = Unicode("", help="JSON of course.toml's [partial_credit] (exercise → kind → "
-                                           "weight); empty: every kind of case weighs the same").tag(config=True)
+    partial_credit_file = Unicode(
+        "",
+        help="JSON of course.toml's [partial_credit] (exercise → kind → "
+        "weight); empty: every kind of case weighs the same",
+    ).tag(config=True)
 
     def preprocess(self, nb, resources):
         held = resources.get("wt_expected", {})
@@ -105,8 +108,11 @@ class Verdict(NbGraderPreprocessor):
         if self.partial_credit_file:
             with open(self.partial_credit_file, encoding="utf-8") as f:
                 settings = json.load(f)
-        answers = {c.metadata.nbgrader["grade_id"]: c for c in nb.cells
-                   if c.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in c.metadata.nbgrader}
+        answers = {
+            c.metadata.nbgrader["grade_id"]: c
+            for c in nb.cells
+            if c.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in c.metadata.nbgrader
+        }
         for cell in nb.cells:
             if is_test(cell):
                 expected = held.get(cell.metadata.nbgrader["grade_id"])
@@ -161,13 +167,18 @@ def _left_as_released(solution) -> bool:
 
 def _not_answered(expected: dict, why: str) -> tuple[list[NotebookNode], dict]:
     text = f"{expected['name']} {why}"
-    return [error(NOT_ANSWERED, text)], {"outcome": "unanswered", "passed": 0, "run": len(expected["cases"]),
-                                         "why": why}
+    return [error(NOT_ANSWERED, text)], {
+        "outcome": "unanswered",
+        "passed": 0,
+        "run": len(expected["cases"]),
+        "why": why,
+    }
 
 
 def _still_as_released(expected: dict, solution) -> tuple[list[NotebookNode], dict]:
-    return _not_answered(expected, "is still as released" if _left_as_released(solution)
-                         else "still raises NotImplementedError")
+    return _not_answered(
+        expected, "is still as released" if _left_as_released(solution) else "still raises NotImplementedError"
+    )
 
 
 def _no_single_result(expected: dict, outputs, handed: list, solution) -> tuple[list[NotebookNode], dict]:
@@ -182,10 +193,13 @@ def _no_single_result(expected: dict, outputs, handed: list, solution) -> tuple[
         # the kernel cannot speak for the grader
         ename = "Error" if ename in (FAILED, GRADER_ERROR, NOT_ANSWERED) else ename
         return [error(ename, str(e.get("evalue", "")))], {
-            "outcome": "raised", "passed": 0, "run": n, "errors": {"the whole test cell": ename}}
+            "outcome": "raised",
+            "passed": 0,
+            "run": n,
+            "errors": {"the whole test cell": ename},
+        }
     why = "no results were handed out" if not handed else "more than one set of results was handed out"
-    return [error(FAILED, f"{expected['name']}: {why}")], {"outcome": "wrong", "passed": 0, "run": n,
-                                                            "why": why}
+    return [error(FAILED, f"{expected['name']}: {why}")], {"outcome": "wrong", "passed": 0, "run": n, "why": why}
 
 
 def _judged(expected: dict, results) -> tuple[list[str], list[bool]]:
@@ -229,8 +243,11 @@ def _diagnosed(expected: dict, results, passed: list[bool], points: float, setti
         if found.get("stale"):
             detail["stale"] = True
     kinds = kinds_of(expected["cases"])
-    detail["kinds_passed"] = [k for k in kinds if all(
-        ok for c, ok in zip(expected["cases"], passed, strict=True) if c.get("kind", "the answer") == k)]
+    detail["kinds_passed"] = [
+        k
+        for k in kinds
+        if all(ok for c, ok in zip(expected["cases"], passed, strict=True) if c.get("kind", "the answer") == k)
+    ]
     detail["kinds"] = len(kinds)
     if points:
         detail["score"] = partial_score(expected, passed, points, settings)
@@ -238,8 +255,9 @@ def _diagnosed(expected: dict, results, passed: list[bool], points: float, setti
     return said
 
 
-def assess(cell, expected: dict | None, solution=None, points: float = 0.0,
-           settings: dict | None = None) -> tuple[list[NotebookNode], dict]:
+def assess(
+    cell, expected: dict | None, solution=None, points: float = 0.0, settings: dict | None = None
+) -> tuple[list[NotebookNode], dict]:
     """(the outputs a test cell keeps, the details of the verdict for the instructor's records).
 
     ``solution``: the answer cell (to tell an answer left as released); ``points``: the cell's
@@ -249,8 +267,13 @@ def assess(cell, expected: dict | None, solution=None, points: float = 0.0,
     """
     outputs = cell.get("outputs", [])
     if expected is None:
-        return [error(GRADER_ERROR, "this test has no expected values: regenerate the hidden tests "
-                                    "(python -m whole_transformer.course hidden-tests --write)")], {}
+        return [
+            error(
+                GRADER_ERROR,
+                "this test has no expected values: regenerate the hidden tests "
+                "(python -m whole_transformer.course hidden-tests --write)",
+            )
+        ], {}
     n = len(expected["cases"])
     handed = _handed(outputs, expected["name"])
     if len(handed) != 1:
@@ -260,13 +283,21 @@ def assess(cell, expected: dict | None, solution=None, points: float = 0.0,
     if not failed:
         text = f"{PASSED} ({n} case{'s' if n != 1 else ''})\n" if not expected.get("question") else f"{PASSED}\n"
         return [NotebookNode(output_type="stream", name="stdout", text=text)], {
-            "outcome": "right", "passed": n, "run": n}
+            "outcome": "right",
+            "passed": n,
+            "run": n,
+        }
     errs, raised = _raised(expected, results, passed)
     stub = len(raised) == n and all(raised) and set(errs.values()) == {"NotImplementedError"}
     if _left_as_released(solution) or stub:
         return _still_as_released(expected, solution)
-    detail = {"outcome": "raised" if raised and all(raised) else "wrong", "passed": sum(passed), "run": n,
-              "failed": failed, "errors": errs}
+    detail = {
+        "outcome": "raised" if raised and all(raised) else "wrong",
+        "passed": sum(passed),
+        "run": n,
+        "failed": failed,
+        "errors": errs,
+    }
     message = failure_message(expected, failed)
     if expected.get("question"):
         detail.update(question_detail(expected, results))
@@ -278,6 +309,13 @@ def assess(cell, expected: dict | None, solution=None, points: float = 0.0,
     failure["traceback"] = instructor_summary(cell, expected, results, passed, message)
     out = [failure]
     if detail.get("score"):
-        out.insert(0, NotebookNode(output_type="execute_result", execution_count=None, metadata={},
-                                   data={"text/plain": f"{detail['score']:g}"}))
+        out.insert(
+            0,
+            NotebookNode(
+                output_type="execute_result",
+                execution_count=None,
+                metadata={},
+                data={"text/plain": f"{detail['score']:g}"},
+            ),
+        )
     return out, detail

@@ -68,8 +68,12 @@ def _case_inputs(source: str) -> list[str]:
     except SyntaxError:
         return []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "hand_out" \
-                and len(node.args) >= 3 and isinstance(node.args[2], ast.List):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "hand_out"
+            and len(node.args) >= 3
+            and isinstance(node.args[2], ast.List)
+        ):
             return [" ".join((ast.get_source_segment(source, e) or "?").split()) for e in node.args[2].elts]
     return []
 
@@ -91,8 +95,13 @@ def instructor_summary(cell, expected: dict, results, passed: list[bool], messag
             lines.append(f"… and {len(passed) - sum(passed) - 12} more failed case(s)")
             break
         r = results[i] if type(results) is list and i < len(results) else None
-        got = ("raised " + str(r["error"])) if type(r) is dict and "error" in r else \
-            short(r.get("value")) if type(r) is dict else "nothing readable"
+        got = (
+            ("raised " + str(r["error"]))
+            if type(r) is dict and "error" in r
+            else short(r.get("value"))
+            if type(r) is dict
+            else "nothing readable"
+        )
         if type(r) is dict and "before" in case and r.get("after") != case["before"]:
             got += " (and changed its argument)"
         lines.append("")

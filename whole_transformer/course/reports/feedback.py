@@ -75,9 +75,11 @@ def leaks(path: Path, lines, own: str = "") -> list[str]:
     plain = html.unescape(text)
     bare = html.unescape(_TAG.sub("", text))
     kinds = lines if isinstance(lines, dict) else dict.fromkeys(lines, HIDDEN)
-    return [ln for ln, kind in kinds.items()
-            if (ln in text or ln in plain or ln in bare or html.escape(ln) in text)
-            and not (kind == SOLUTION and ln in own)]
+    return [
+        ln
+        for ln, kind in kinds.items()
+        if (ln in text or ln in plain or ln in bare or html.escape(ln) in text) and not (kind == SOLUTION and ln in own)
+    ]
 
 
 def student_of(course: Course, feedback_file: Path) -> str:
@@ -112,8 +114,9 @@ def remove_leaks(course: Course, files: list[Path], log=print) -> list[Path]:
 
 
 def _removed(course: Course, f: Path, lines: dict[str, str], found: list[str]) -> str:
-    return (f"REMOVED {f.relative_to(course.root)}: it contained {lines[found[0]]} text ({found[0][:60]!r})"
-            + (f" and {len(found) - 1} more" if len(found) > 1 else ""))
+    return f"REMOVED {f.relative_to(course.root)}: it contained {lines[found[0]]} text ({found[0][:60]!r})" + (
+        f" and {len(found) - 1} more" if len(found) > 1 else ""
+    )
 
 
 def _check_leaks(course: Course, files: list[Path], what: str, log=print) -> list[Path]:
@@ -126,8 +129,10 @@ def _check_leaks(course: Course, files: list[Path], what: str, log=print) -> lis
 
     bad = remove_leaks(course, files, say)
     if bad:
-        raise LeakError(f"{len(bad)} {what} contained hidden tests, expected values or solutions and were removed "
-                        "(nothing was handed out):\n" + "\n".join(said))
+        raise LeakError(
+            f"{len(bad)} {what} contained hidden tests, expected values or solutions and were removed "
+            "(nothing was handed out):\n" + "\n".join(said)
+        )
     return bad
 
 
@@ -139,8 +144,10 @@ def feedback(course: Course, log=print) -> list[Path]:
         log(f"nbgrader generate_feedback reported errors:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     files = sorted(course.feedback.glob(f"*/{ASSIGNMENT}/*.html"))
     _check_leaks(course, files, "feedback file(s)", log)
-    log(f"feedback: {len(files)} files for {len({student_of(course, f) for f in files})} students in "
-        f"{course.feedback.relative_to(course.root)}/")
+    log(
+        f"feedback: {len(files)} files for {len({student_of(course, f) for f in files})} students in "
+        f"{course.feedback.relative_to(course.root)}/"
+    )
     write_student_pages(course, log)
     return files
 
@@ -151,6 +158,8 @@ def write_student_pages(course: Course, log=print) -> list[Path]:
 
     pages = write_pages(course)
     _check_leaks(course, pages, "page(s) per student", log)
-    log(f"feedback: one page per student, {len(pages)} in {FOLDER}/ (the total, late penalty, comments and "
-        "every notebook's feedback), for an LMS or mail")
+    log(
+        f"feedback: one page per student, {len(pages)} in {FOLDER}/ (the total, late penalty, comments and "
+        "every notebook's feedback), for an LMS or mail"
+    )
     return pages

@@ -136,11 +136,18 @@ def detail_rows(course: Course) -> list[dict]:
                         notes.append("the submission changed after grading: run make autograde")
                     if status not in (GRADED, UNANSWERED):
                         score = 0.0
-                    rows.append({
-                        "student_id": student, "notebook": nb_name, "grade_id": gid,
-                        "score": f"{score:g}", "max_score": f"{max_score:g}", "status": status,
-                        "reason": "; ".join(notes), "cases": cases,
-                    })
+                    rows.append(
+                        {
+                            "student_id": student,
+                            "notebook": nb_name,
+                            "grade_id": gid,
+                            "score": f"{score:g}",
+                            "max_score": f"{max_score:g}",
+                            "status": status,
+                            "reason": "; ".join(notes),
+                            "cases": cases,
+                        }
+                    )
     return rows
 
 
@@ -168,8 +175,10 @@ def grades(course: Course, log=print) -> tuple[Path, Path]:
     rows = detail_rows(course)
     detail = write_detail(course, rows=rows)
     counts = {k: sum(1 for r in rows if r["status"] == k) for k in (GRADED, UNANSWERED, FAILED, MISSING)}
-    log(f"wrote {out.name} and {detail.name}: {len(rows)} graded cells — {counts[GRADED]} graded, "
-        f"{counts[UNANSWERED]} unanswered, {counts[FAILED]} failed, {counts[MISSING]} missing")
+    log(
+        f"wrote {out.name} and {detail.name}: {len(rows)} graded cells — {counts[GRADED]} graded, "
+        f"{counts[UNANSWERED]} unanswered, {counts[FAILED]} failed, {counts[MISSING]} missing"
+    )
     write_lms_files(course, log)
     return out, detail
 
@@ -182,5 +191,7 @@ def write_lms_files(course: Course, log=print) -> None:
     all_totals = totals(course)
     canvas, moodle = write_lms(course, all_totals)
     late = sum(1 for t in all_totals if t.penalty)
-    log(f"wrote {canvas.name} (Canvas gradebook import) and {moodle.name} (Moodle grade import): "
-        f"{len(all_totals)} students, {late} with a late penalty")
+    log(
+        f"wrote {canvas.name} (Canvas gradebook import) and {moodle.name} (Moodle grade import): "
+        f"{len(all_totals)} students, {late} with a late penalty"
+    )

@@ -113,8 +113,9 @@ def collect(course: Course) -> Insights:
             ex.outcomes[got].append(s)
             if got in ("partial", "none") and verdict.get("mistake_name"):
                 key = verdict.get("mistake") or ""
-                m = ex.mistakes.setdefault(key, {"name": verdict["mistake_name"], "says": verdict.get("says", ""),
-                                                 "students": []})
+                m = ex.mistakes.setdefault(
+                    key, {"name": verdict["mistake_name"], "says": verdict.get("says", ""), "students": []}
+                )
                 m["students"].append(s)
         else:
             q = questions.setdefault(name, Question(name))
@@ -130,33 +131,64 @@ def collect(course: Course) -> Insights:
     for ex in exercises.values():
         for key, m in ex.mistakes.items():
             if key:
-                items.append({"what": f"{ex.name}: {m['name']}", "detail": key, "count": len(m["students"]),
-                              "students": m["students"], "hint": m["says"]})
+                items.append(
+                    {
+                        "what": f"{ex.name}: {m['name']}",
+                        "detail": key,
+                        "count": len(m["students"]),
+                        "students": m["students"],
+                        "hint": m["says"],
+                    }
+                )
         if ex.outcomes["unanswered"]:
-            items.append({"what": f"{ex.name}: not answered", "detail": "unanswered",
-                          "count": len(ex.outcomes["unanswered"]), "students": ex.outcomes["unanswered"],
-                          "hint": "Walk through the exercise once more: these students left it as released."})
+            items.append(
+                {
+                    "what": f"{ex.name}: not answered",
+                    "detail": "unanswered",
+                    "count": len(ex.outcomes["unanswered"]),
+                    "students": ex.outcomes["unanswered"],
+                    "hint": "Walk through the exercise once more: these students left it as released.",
+                }
+            )
     for q in questions.values():
         for answer, w in q.wrong.items():
-            items.append({"what": f"{q.name}: answered {answer}", "detail": answer, "count": len(w["students"]),
-                          "students": w["students"], "hint": w["hint"]})
+            items.append(
+                {
+                    "what": f"{q.name}: answered {answer}",
+                    "detail": answer,
+                    "count": len(w["students"]),
+                    "students": w["students"],
+                    "hint": w["hint"],
+                }
+            )
     items.sort(key=lambda it: (-it["count"], it["what"]))
-    return Insights(students, exercises, questions, _late(course),
-                    sorted((s, "; ".join(v)) for s, v in failed.items()), items[:NEXT_LECTURE])
+    return Insights(
+        students,
+        exercises,
+        questions,
+        _late(course),
+        sorted((s, "; ".join(v)) for s, v in failed.items()),
+        items[:NEXT_LECTURE],
+    )
 
 
 # ---------------------------------------------------------------------------------- insights.csv
 def csv_rows(ins: Insights) -> list[dict]:
     def row(section, item, detail, students, hint="", count=None):
-        return {"section": section, "item": item, "detail": detail,
-                "count": len(students) if count is None else count, "students": " ".join(students), "hint": hint}
+        return {
+            "section": section,
+            "item": item,
+            "detail": detail,
+            "count": len(students) if count is None else count,
+            "students": " ".join(students),
+            "hint": hint,
+        }
 
     out = []
     for ex in ins.exercises.values():
         out += [row("exercise", ex.name, k, ex.outcomes[k]) for k in OUTCOMES]
         for key, m in sorted(ex.mistakes.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0])):
-            out.append(row("mistake", ex.name, f"{key} ({m['name']})" if key else m["name"], m["students"],
-                           m["says"]))
+            out.append(row("mistake", ex.name, f"{key} ({m['name']})" if key else m["name"], m["students"], m["says"]))
     for q in ins.questions.values():
         out.append(row("question", q.name, "right", q.right))
         out.append(row("question", q.name, "unanswered", q.unanswered))
@@ -164,8 +196,9 @@ def csv_rows(ins: Insights) -> list[dict]:
             out.append(row("question", q.name, f"answered {answer}", w["students"], w["hint"]))
     out += [row("late", s, how, [s]) for s, how in ins.late]
     out += [row("failed", s, why, [s]) for s, why in ins.failed]
-    out += [row("next lecture", str(i), it["what"], it["students"], it["hint"])
-            for i, it in enumerate(ins.next_lecture, 1)]
+    out += [
+        row("next lecture", str(i), it["what"], it["students"], it["hint"]) for i, it in enumerate(ins.next_lecture, 1)
+    ]
     return out
 
 
@@ -186,6 +219,8 @@ def insights(course: Course, log=print) -> tuple[Path, Path]:
     w.writerows(csv_rows(ins))
     _write(out_csv, buf.getvalue())
     _write(out_html, render_html(ins))
-    log(f"wrote {out_html.name} and {out_csv.name}: {len(ins.students)} students; what to go over next: "
-        + ("; ".join(f"{it['what']} ({it['count']})" for it in ins.next_lecture[:3]) or "nothing"))
+    log(
+        f"wrote {out_html.name} and {out_csv.name}: {len(ins.students)} students; what to go over next: "
+        + ("; ".join(f"{it['what']} ({it['count']})" for it in ins.next_lecture[:3]) or "nothing")
+    )
     return out_html, out_csv

@@ -15,8 +15,14 @@ from ..layout import ASSIGNMENT
 from .insights import OUTCOMES, Insights
 
 # ---------------------------------------------------------------------------------- plots
-COLOURS = {"full": "#1b7837", "partial": "#a6dba0", "none": "#c2a5cf", "unanswered": "#bababa",
-           "failed": "#d6604d", "missing": "#f4f4f4"}
+COLOURS = {
+    "full": "#1b7837",
+    "partial": "#a6dba0",
+    "none": "#c2a5cf",
+    "unanswered": "#bababa",
+    "failed": "#d6604d",
+    "missing": "#f4f4f4",
+}
 
 
 def _png(fig) -> str:
@@ -46,9 +52,15 @@ def outcome_plot(ins: Insights) -> tuple[str, str]:
     ax.set_xlabel("students")
     ax.legend(ncol=len(OUTCOMES), loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False, fontsize=8)
     ax.spines[["top", "right"]].set_visible(False)
-    alt = "Students per exercise by outcome: " + "; ".join(
-        f"{n}: " + ", ".join(f"{len(ins.exercises[n].outcomes[k])} {k}" for k in OUTCOMES
-                             if ins.exercises[n].outcomes[k]) for n in names) + "."
+    alt = (
+        "Students per exercise by outcome: "
+        + "; ".join(
+            f"{n}: "
+            + ", ".join(f"{len(ins.exercises[n].outcomes[k])} {k}" for k in OUTCOMES if ins.exercises[n].outcomes[k])
+            for n in names
+        )
+        + "."
+    )
     return _png(fig), alt
 
 
@@ -60,8 +72,15 @@ def mistake_plot(ins: Insights) -> tuple[str, str] | None:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    bars = sorted(((f"{ex.name}: {m['name']}", len(m["students"])) for ex in ins.exercises.values()
-                   for key, m in ex.mistakes.items() if key), key=lambda b: (-b[1], b[0]))
+    bars = sorted(
+        (
+            (f"{ex.name}: {m['name']}", len(m["students"]))
+            for ex in ins.exercises.values()
+            for key, m in ex.mistakes.items()
+            if key
+        ),
+        key=lambda b: (-b[1], b[0]),
+    )
     if not bars:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.32 * len(bars)))
@@ -97,42 +116,71 @@ def _e(text) -> str:
 def _table(head: list[str], rows: list[list], numeric: Container[int] = frozenset(), caption: str = "") -> str:
     cap = f"<caption>{_e(caption)}</caption>" if caption else ""
     th = "".join(f'<th scope="col">{_e(h)}</th>' for h in head)
-    body = "".join("<tr>" + "".join(f'<td class="n">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
-                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="n">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>" for i, c in enumerate(r))
+        + "</tr>"
+        for r in rows
+    )
     return f"<table>{cap}<thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _figure(png_alt, caption: str) -> str:
     png, alt = png_alt
-    return (f'<figure><img src="data:image/png;base64,{png}" alt="{_e(alt)}">'
-            f"<figcaption>{_e(caption)} The table below holds the same numbers.</figcaption></figure>")
+    return (
+        f'<figure><img src="data:image/png;base64,{png}" alt="{_e(alt)}">'
+        f"<figcaption>{_e(caption)} The table below holds the same numbers.</figcaption></figure>"
+    )
 
 
 def render_html(ins: Insights) -> str:
-    parts = [f"<h1>What the class got wrong: {_e(ASSIGNMENT)}</h1>",
-             f"<p>{len(ins.students)} students. Made by <code>make insights</code> from the gradebook and the "
-             "grading records.</p>", "<h2>What to go over in the next lecture</h2>"]
+    parts = [
+        f"<h1>What the class got wrong: {_e(ASSIGNMENT)}</h1>",
+        f"<p>{len(ins.students)} students. Made by <code>make insights</code> from the gradebook and the "
+        "grading records.</p>",
+        "<h2>What to go over in the next lecture</h2>",
+    ]
     if ins.next_lecture:
-        parts.append('<ol class="next">' + "".join(
-            f"<li><strong>{_e(it['what'])}</strong>: {it['count']} student{'s' if it['count'] != 1 else ''}"
-            f"{'. <span class=hint>' + _e(it['hint']) + '</span>' if it['hint'] else ''}"
-            f" <span class=who>({_e(', '.join(it['students']))})</span></li>" for it in ins.next_lecture) + "</ol>")
+        parts.append(
+            '<ol class="next">'
+            + "".join(
+                f"<li><strong>{_e(it['what'])}</strong>: {it['count']} student{'s' if it['count'] != 1 else ''}"
+                f"{'. <span class=hint>' + _e(it['hint']) + '</span>' if it['hint'] else ''}"
+                f" <span class=who>({_e(', '.join(it['students']))})</span></li>"
+                for it in ins.next_lecture
+            )
+            + "</ol>"
+        )
     else:
         parts.append("<p>Nothing: no catalogued mistake, no wrong answer, nothing left unanswered.</p>")
     parts.append("<h2>Exercises</h2>")
     parts.append(_figure(outcome_plot(ins), "Students per exercise, by outcome."))
-    parts.append(_table(["exercise", *OUTCOMES], [[ex.name, *(len(ex.outcomes[k]) for k in OUTCOMES)]
-                                                  for ex in ins.exercises.values()],
-                        set(range(1, len(OUTCOMES) + 1)), "Students per exercise, by outcome"))
+    parts.append(
+        _table(
+            ["exercise", *OUTCOMES],
+            [[ex.name, *(len(ex.outcomes[k]) for k in OUTCOMES)] for ex in ins.exercises.values()],
+            set(range(1, len(OUTCOMES) + 1)),
+            "Students per exercise, by outcome",
+        )
+    )
     plot = mistake_plot(ins)
     if plot:
         parts.append(_figure(plot, "Students per catalogued mistake."))
-    mrows = [[ex.name, m["name"] + (f" ({key})" if key else ""), len(m["students"]), ", ".join(m["students"]),
-              m["says"]]
-             for ex in ins.exercises.values()
-             for key, m in sorted(ex.mistakes.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0]))]
-    parts.append(_table(["exercise", "mistake", "students", "who", "what the check tells them"], mrows, {2},
-                        "Mistakes found in the wrong answers") if mrows else "<p>No wrong answers.</p>")
+    mrows = [
+        [ex.name, m["name"] + (f" ({key})" if key else ""), len(m["students"]), ", ".join(m["students"]), m["says"]]
+        for ex in ins.exercises.values()
+        for key, m in sorted(ex.mistakes.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0]))
+    ]
+    parts.append(
+        _table(
+            ["exercise", "mistake", "students", "who", "what the check tells them"],
+            mrows,
+            {2},
+            "Mistakes found in the wrong answers",
+        )
+        if mrows
+        else "<p>No wrong answers.</p>"
+    )
     parts.append("<h2>Questions</h2>")
     qrows = []
     for q in ins.questions.values():
@@ -141,14 +189,31 @@ def render_html(ins: Insights) -> str:
             qrows.append([q.name, f"answered {answer}", len(w["students"]), ", ".join(w["students"]), w["hint"]])
         if q.unanswered:
             qrows.append([q.name, "unanswered", len(q.unanswered), ", ".join(q.unanswered), ""])
-    parts.append(_table(["question", "answer", "students", "who", "hint for that answer"], qrows, {2},
-                        "Answers given to each question"))
+    parts.append(
+        _table(
+            ["question", "answer", "students", "who", "hint for that answer"],
+            qrows,
+            {2},
+            "Answers given to each question",
+        )
+    )
     parts.append("<h2>Late and failed submissions</h2>")
-    parts.append(_table(["student", "how late"], [list(x) for x in ins.late], caption="Late submissions")
-                 if ins.late else "<p>No late submission.</p>")
-    parts.append(_table(["student", "what could not be graded"], [list(x) for x in ins.failed],
-                        caption="Submissions that could not be graded") if ins.failed
-                 else "<p>Every submission handed in could be graded.</p>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>What the class got wrong: {_e(ASSIGNMENT)}</title><style>{STYLE}</style></head>"
-            "<body><main>" + "\n".join(parts) + "</main></body></html>\n")
+    parts.append(
+        _table(["student", "how late"], [list(x) for x in ins.late], caption="Late submissions")
+        if ins.late
+        else "<p>No late submission.</p>"
+    )
+    parts.append(
+        _table(
+            ["student", "what could not be graded"],
+            [list(x) for x in ins.failed],
+            caption="Submissions that could not be graded",
+        )
+        if ins.failed
+        else "<p>Every submission handed in could be graded.</p>"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>What the class got wrong: {_e(ASSIGNMENT)}</title><style>{STYLE}</style></head>"
+        "<body><main>" + "\n".join(parts) + "</main></body></html>\n"
+    )

@@ -51,11 +51,13 @@ def canvas_rows(all_totals: list[StudentTotal]) -> tuple[list[str], list[list[st
     rows = []
     if all_totals:
         first = all_totals[0]
-        rows.append(["Points Possible", "", "", "", "", _n(first.max_score)]
-                    + [_n(first.notebooks[n][1]) for n in names])
+        rows.append(
+            ["Points Possible", "", "", "", "", _n(first.max_score)] + [_n(first.notebooks[n][1]) for n in names]
+        )
     for t in all_totals:
-        rows.append([t.display_name, t.lms_user_id, t.student, "", "", _n(t.final)]
-                    + [_n(t.notebooks[n][0]) for n in names])
+        rows.append(
+            [t.display_name, t.lms_user_id, t.student, "", "", _n(t.final)] + [_n(t.notebooks[n][0]) for n in names]
+        )
     return header, rows
 
 
@@ -67,8 +69,11 @@ def moodle_rows(all_totals: list[StudentTotal]) -> tuple[list[str], list[list[st
         note = t.lateness.describe() if t.lateness else "nothing handed in"
         if t.penalty:
             note += f"; {_n(t.score)} before the late penalty of {_n(t.penalty)} points"
-        rows.append([t.student, t.email, t.first_name, t.last_name, _n(t.final)]
-                    + [_n(t.notebooks[n][0]) for n in names] + [note])
+        rows.append(
+            [t.student, t.email, t.first_name, t.last_name, _n(t.final)]
+            + [_n(t.notebooks[n][0]) for n in names]
+            + [note]
+        )
     return header, rows
 
 

@@ -66,11 +66,15 @@ def page(course: Course, t: StudentTotal) -> str:
         if not styles:
             styles = "\n".join(_STYLES.findall(text))
         m = _BODY.search(text)
-        parts.append(f"<section class='wt-notebook' id='{esc(name)}'><h2>{esc(name)}</h2>"
-                     f"{m.group('body') if m else text}</section>")
-    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}</head>"
-            f"<body>{''.join(parts)}</body></html>\n")
+        parts.append(
+            f"<section class='wt-notebook' id='{esc(name)}'><h2>{esc(name)}</h2>"
+            f"{m.group('body') if m else text}</section>"
+        )
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}</head>"
+        f"<body>{''.join(parts)}</body></html>\n"
+    )
 
 
 def write_pages(course: Course, all_totals: list[StudentTotal] | None = None) -> list[Path]:

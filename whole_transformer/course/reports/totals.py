@@ -60,8 +60,13 @@ def totals(course: Course, settings: Settings | None = None) -> list[StudentTota
         known = {s.id: s for s in gb.students}
         for sid in sorted(set(known) | set(course.students())):
             s = known.get(sid)
-            t = StudentTotal(sid, (s.first_name or "") if s else "", (s.last_name or "") if s else "",
-                             (s.email or "") if s else "", (s.lms_user_id or "") if s else "")
+            t = StudentTotal(
+                sid,
+                (s.first_name or "") if s else "",
+                (s.last_name or "") if s else "",
+                (s.email or "") if s else "",
+                (s.lms_user_id or "") if s else "",
+            )
             for name in sorted(maxima):
                 score = 0.0
                 try:

@@ -84,8 +84,10 @@ def read_timestamp(folder: Path) -> datetime | None:
     text = path.read_text(encoding="utf-8", errors="replace").strip()
     when = parse_time(text)
     if when is None:
-        raise ValueError(f"{path}: cannot read the hand-in time {text[:60]!r}; nbgrader writes it as "
-                         "'2026-10-16 23:59:00.000000 UTC' (fix or delete the file)")
+        raise ValueError(
+            f"{path}: cannot read the hand-in time {text[:60]!r}; nbgrader writes it as "
+            "'2026-10-16 23:59:00.000000 UTC' (fix or delete the file)"
+        )
     return when
 
 

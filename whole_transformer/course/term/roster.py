@@ -16,9 +16,13 @@ import csv
 import re
 from pathlib import Path
 
-COLUMNS = {"id": ("id", "student_id", "username"), "first_name": ("first_name", "firstname", "first"),
-           "last_name": ("last_name", "lastname", "last"), "email": ("email", "email_address"),
-           "lms_user_id": ("lms_user_id", "lms_id")}
+COLUMNS = {
+    "id": ("id", "student_id", "username"),
+    "first_name": ("first_name", "firstname", "first"),
+    "last_name": ("last_name", "lastname", "last"),
+    "email": ("email", "email_address"),
+    "lms_user_id": ("lms_user_id", "lms_id"),
+}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 
 
@@ -39,8 +43,10 @@ def read_roster(path: Path) -> list[dict[str, str]]:
             if found:
                 where[key] = found[0]
         if "id" not in where:
-            raise ValueError(f"{path}: no id column; the header must name one of {', '.join(COLUMNS['id'])} "
-                             f"(it has: {', '.join(reader.fieldnames or []) or 'nothing'})")
+            raise ValueError(
+                f"{path}: no id column; the header must name one of {', '.join(COLUMNS['id'])} "
+                f"(it has: {', '.join(reader.fieldnames or []) or 'nothing'})"
+            )
         rows: list[dict[str, str]] = []
         seen: dict[str, int] = {}  # id → its line
         bad: list[str] = []

@@ -61,8 +61,15 @@ class LatePolicy:
 
 
 FEEDBACK_KINDS = ("pass_fail", "full")
-_SERVICE_KEYS = ("enabled", "attempts", "cooldown", "counts", "grade_after_due", "feedback_before_due",
-                 "feedback_after_due")
+_SERVICE_KEYS = (
+    "enabled",
+    "attempts",
+    "cooldown",
+    "counts",
+    "grade_after_due",
+    "feedback_before_due",
+    "feedback_after_due",
+)
 
 
 @dataclass(frozen=True)
@@ -108,22 +115,26 @@ def _where(path: Path | None, key: str) -> str:
 
 def _date(text, path, key, zone: ZoneInfo, base: datetime | None = None) -> datetime:
     if not isinstance(text, (str, datetime)):
-        raise SettingsError(f"{_where(path, key)}: expected a date such as \"2026-10-16 23:59\", got {text!r}")
+        raise SettingsError(f'{_where(path, key)}: expected a date such as "2026-10-16 23:59", got {text!r}')
     if isinstance(text, datetime):
         value = text
     else:
         m = _SHIFT.match(text.strip())
         if m:
             if base is None:
-                raise SettingsError(f"{_where(path, key)}: {text!r} is counted from the due date, but "
-                                    "[assignment] has no due date; set due there or give a date here")
+                raise SettingsError(
+                    f"{_where(path, key)}: {text!r} is counted from the due date, but "
+                    "[assignment] has no due date; set due there or give a date here"
+                )
             return base + timedelta(**{_UNIT[m.group(2)]: float(m.group(1))})
         try:
             value = datetime.fromisoformat(text.strip())
         except ValueError:
-            raise SettingsError(f"{_where(path, key)}: cannot read {text!r} as a date; write it as "
-                                "\"2026-10-16 23:59\" (local time in [assignment] timezone) or \"+2d\" / "
-                                "\"+36h\" after the due date") from None
+            raise SettingsError(
+                f"{_where(path, key)}: cannot read {text!r} as a date; write it as "
+                '"2026-10-16 23:59" (local time in [assignment] timezone) or "+2d" / '
+                '"+36h" after the due date'
+            ) from None
     return value.replace(tzinfo=zone) if value.tzinfo is None else value.astimezone(zone)
 
 
@@ -144,39 +155,51 @@ def parse(text: str, path: Path | None = None) -> Settings:
         raise SettingsError(f"{path or FILE} is not valid TOML: {e}") from None
     unknown = sorted(set(data) - _SECTIONS)
     if unknown:
-        raise SettingsError(f"{path or FILE}: unknown section(s) {', '.join(unknown)}; the sections are "
-                            f"{', '.join(sorted(_SECTIONS))} (see the comment at the top of the file)")
+        raise SettingsError(
+            f"{path or FILE}: unknown section(s) {', '.join(unknown)}; the sections are "
+            f"{', '.join(sorted(_SECTIONS))} (see the comment at the top of the file)"
+        )
     a = data.get("assignment", {})
     extra = sorted(set(a) - {"due", "timezone"})
     if extra:
-        raise SettingsError(f"{_where(path, '[assignment]')}: unknown key(s) {', '.join(extra)}; "
-                            "the keys are due and timezone")
+        raise SettingsError(
+            f"{_where(path, '[assignment]')}: unknown key(s) {', '.join(extra)}; the keys are due and timezone"
+        )
     tz = a.get("timezone", "UTC")
     try:
         zone = ZoneInfo(str(tz))
     except (ZoneInfoNotFoundError, ValueError):
-        raise SettingsError(f"{_where(path, '[assignment] timezone')}: unknown time zone {tz!r}; use an IANA "
-                            "name such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\"") from None
+        raise SettingsError(
+            f"{_where(path, '[assignment] timezone')}: unknown time zone {tz!r}; use an IANA "
+            'name such as "Europe/Berlin", "America/New_York" or "UTC"'
+        ) from None
     due = _date(a["due"], path, "[assignment] due", zone) if "due" in a else None
 
     lt = data.get("late", {})
     extra = sorted(set(lt) - {"policy", "penalty", "grace_minutes", "cap"})
     if extra:
-        raise SettingsError(f"{_where(path, '[late]')}: unknown key(s) {', '.join(extra)}; "
-                            "the keys are policy, penalty, grace_minutes and cap")
+        raise SettingsError(
+            f"{_where(path, '[late]')}: unknown key(s) {', '.join(extra)}; "
+            "the keys are policy, penalty, grace_minutes and cap"
+        )
     policy = lt.get("policy", "none")
     if policy not in POLICIES:
-        raise SettingsError(f"{_where(path, '[late] policy')}: {policy!r} is not a policy; use one of "
-                            f"{', '.join(POLICIES)}")
+        raise SettingsError(
+            f"{_where(path, '[late] policy')}: {policy!r} is not a policy; use one of {', '.join(POLICIES)}"
+        )
     if policy != "none" and "penalty" not in lt:
-        raise SettingsError(f"{_where(path, '[late] penalty')}: policy {policy!r} needs a penalty (percent per "
-                            "started day or hour late), e.g. penalty = 10")
+        raise SettingsError(
+            f"{_where(path, '[late] penalty')}: policy {policy!r} needs a penalty (percent per "
+            "started day or hour late), e.g. penalty = 10"
+        )
     if policy != "none" and due is None:
-        raise SettingsError(f"{_where(path, '[late] policy')}: a late policy needs a due date: set due in "
-                            "[assignment]")
-    late = LatePolicy(policy, _number(lt.get("penalty", 0), path, "[late] penalty", 0, 100),
-                      _number(lt.get("grace_minutes", 0), path, "[late] grace_minutes"),
-                      _number(lt["cap"], path, "[late] cap", 0, 100) if "cap" in lt else None)
+        raise SettingsError(f"{_where(path, '[late] policy')}: a late policy needs a due date: set due in [assignment]")
+    late = LatePolicy(
+        policy,
+        _number(lt.get("penalty", 0), path, "[late] penalty", 0, 100),
+        _number(lt.get("grace_minutes", 0), path, "[late] grace_minutes"),
+        _number(lt["cap"], path, "[late] cap", 0, 100) if "cap" in lt else None,
+    )
     ext = {str(s): _date(v, path, f"[extensions] {s}", zone, due) for s, v in data.get("extensions", {}).items()}
     points = {str(g): _number(v, path, f"[points] {g}") for g, v in data.get("points", {}).items()}
     return Settings(path, due, str(tz), late, ext, points, data, service=_service(data.get("service", {}), path))
@@ -185,8 +208,10 @@ def parse(text: str, path: Path | None = None) -> Settings:
 def _choice(sv: dict, key: str, path, options: tuple[str, ...], default: str) -> str:
     value = sv.get(key, default)
     if value not in options:
-        raise SettingsError(f"{_where(path, f'[service] {key}')}: {value!r} is not one of "
-                            f"{', '.join(map(repr, options))}; pick one of them")
+        raise SettingsError(
+            f"{_where(path, f'[service] {key}')}: {value!r} is not one of "
+            f"{', '.join(map(repr, options))}; pick one of them"
+        )
     return value
 
 
@@ -203,23 +228,31 @@ def _service(sv: dict, path) -> ServicePolicy:
         raise SettingsError(f"{_where(path, 'service')}: expected a table [service] with its keys, got {sv!r}")
     extra = sorted(set(sv) - set(_SERVICE_KEYS))
     if extra:
-        raise SettingsError(f"{_where(path, '[service]')}: unknown key(s) {', '.join(extra)}; "
-                            f"the keys are {', '.join(_SERVICE_KEYS)}")
+        raise SettingsError(
+            f"{_where(path, '[service]')}: unknown key(s) {', '.join(extra)}; the keys are {', '.join(_SERVICE_KEYS)}"
+        )
     attempts = sv.get("attempts", 0)
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
-        raise SettingsError(f"{_where(path, '[service] attempts')}: expected a whole number of graded attempts "
-                            f"per student (0 for no limit), got {attempts!r}")
+        raise SettingsError(
+            f"{_where(path, '[service] attempts')}: expected a whole number of graded attempts "
+            f"per student (0 for no limit), got {attempts!r}"
+        )
     cooldown = sv.get("cooldown", "0m")
     m = _SHIFT.match("+" + cooldown.strip()) if isinstance(cooldown, str) else None
     if m is None:
-        raise SettingsError(f"{_where(path, '[service] cooldown')}: cannot read {cooldown!r} as a time; write "
-                            "it as \"30m\", \"2h\" or \"1d\" (\"0m\" for none)")
-    return ServicePolicy(_flag(sv, "enabled", path, False), attempts,
-                         timedelta(**{_UNIT[m.group(2)]: float(m.group(1))}),
-                         _choice(sv, "counts", path, ("last", "best"), "last"),
-                         _flag(sv, "grade_after_due", path, True),
-                         _choice(sv, "feedback_before_due", path, FEEDBACK_KINDS, "pass_fail"),
-                         _choice(sv, "feedback_after_due", path, FEEDBACK_KINDS, "full"))
+        raise SettingsError(
+            f"{_where(path, '[service] cooldown')}: cannot read {cooldown!r} as a time; write "
+            'it as "30m", "2h" or "1d" ("0m" for none)'
+        )
+    return ServicePolicy(
+        _flag(sv, "enabled", path, False),
+        attempts,
+        timedelta(**{_UNIT[m.group(2)]: float(m.group(1))}),
+        _choice(sv, "counts", path, ("last", "best"), "last"),
+        _flag(sv, "grade_after_due", path, True),
+        _choice(sv, "feedback_before_due", path, FEEDBACK_KINDS, "pass_fail"),
+        _choice(sv, "feedback_after_due", path, FEEDBACK_KINDS, "full"),
+    )
 
 
 def load(course) -> Settings:

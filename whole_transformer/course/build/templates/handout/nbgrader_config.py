@@ -7,4 +7,5 @@ with its hint; this line heads that list. The grade comes from the hidden tests 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 c.Validator.failed_warning = (
     "{num_failed} visible check(s) below are not right yet, each shown with its hint. The visible checks "
-    "only help: the hidden tests your instructor runs after you hand in decide the grade.\n")
+    "only help: the hidden tests your instructor runs after you hand in decide the grade.\n"
+)
