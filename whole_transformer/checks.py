@@ -44,8 +44,7 @@ def _assigned_names(source: str) -> set[str]:
     cell with a syntax error counts too)."""
     names = set()
     for name in (*QUESTIONS, *EXERCISES):
-        if re.search(rf"^(?:{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)|def\s+{re.escape(name)}\s*\()",
-                     source, re.M):
+        if re.search(rf"^(?:{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)|def\s+{re.escape(name)}\s*\()", source, re.M):
             names.add(name)
     return names
 
@@ -86,11 +85,15 @@ _watch_cells()
 
 def _did_not_run(name: str, what: str) -> str:
     if _FAILED[name].startswith("NotImplementedError"):
-        return (f"✗ The {what} still raises NotImplementedError: delete the line `raise NotImplementedError()`, "
-                "run the cell, then run this check again. Nothing was graded.")
-    return (f"✗ The {what} did not run: it stopped with {_FAILED[name]}. So `{name}` is not what the cell "
-            f"says now (or has changed since it ran), and nothing was graded. Fix the cell, run it, then run "
-            "this check again.")
+        return (
+            f"✗ The {what} still raises NotImplementedError: delete the line `raise NotImplementedError()`, "
+            "run the cell, then run this check again. Nothing was graded."
+        )
+    return (
+        f"✗ The {what} did not run: it stopped with {_FAILED[name]}. So `{name}` is not what the cell "
+        f"says now (or has changed since it ran), and nothing was graded. Fix the cell, run it, then run "
+        "this check again."
+    )
 
 
 class _Quiet:
@@ -144,8 +147,10 @@ def check(qid: str, answer=_MISSING):
 
 
 #: What Validate adds under a check that is not right (it lists the check's cell as failed).
-VALIDATE_NOTE = ("This is a visible check, there to help: it is not the grade. The hidden tests your instructor "
-                 "runs after you hand in decide the grade.")
+VALIDATE_NOTE = (
+    "This is a visible check, there to help: it is not the grade. The hidden tests your instructor "
+    "runs after you hand in decide the grade."
+)
 
 
 def _validating() -> bool:
@@ -174,8 +179,9 @@ def _check(qid: str, answer, caller: dict) -> bool:
     elif qid in QUESTIONS:
         cell, missing = "answer cell", f"No answer yet: write `{qid} = ...` in the answer cell above and run it."
     else:
-        raise ValueError(f"unknown question {qid!r}; the questions are {sorted(QUESTIONS)} "
-                         f"and the exercises {sorted(EXERCISES)}")
+        raise ValueError(
+            f"unknown question {qid!r}; the questions are {sorted(QUESTIONS)} and the exercises {sorted(EXERCISES)}"
+        )
     if answer is _MISSING:  # the notebook's variable (or function) of the same name
         if qid in _FAILED:
             print(_did_not_run(qid, cell))

@@ -48,7 +48,7 @@ class Trace:
 
     @property
     def answer(self) -> str:
-        return answer_words(self.ids[len(self.prompt):])
+        return answer_words(self.ids[len(self.prompt) :])
 
     @property
     def finished(self) -> bool:
@@ -168,4 +168,3 @@ def evaluate(model: torch.nn.Module, numbers: Iterable[int], task: str = "read")
     said = read_numbers(model, numbers)
     mistakes = [(n, said[n]) for n in numbers if said[n] != expected_answer(n, task)]
     return Evaluation(len(numbers) - len(mistakes), len(numbers), mistakes, task)
-

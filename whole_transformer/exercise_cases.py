@@ -30,7 +30,6 @@ class Case:
     watch: int | None = None  # the argument (a list) that the function must not change
 
 
-
 # ---------------------------------------------------------------- the stand-in model of notebook 03
 #: Seven tokens, enough to read 202 aloud.
 STAND_IN_VOCAB = ["<pad>", "<eos>", "0", "2", "=", "two", "hundred"]
@@ -70,15 +69,27 @@ def nt_cases() -> list[Case]:
     rng = np.random.default_rng(2024)
     h4, W46, b6 = rng.normal(size=4), rng.normal(size=(4, 6)), rng.normal(size=6) * 0.1
     return [
-        c("h = [2, 0.5] with a 2 × 4 output layer", [2.0, 0.5], [[0.5, 1.0, -1.0, 0.25], [1.0, 1.5, 2.0, -0.5]],
-          [0.0, 0.0, 0.5, 1.0]),
+        c(
+            "h = [2, 0.5] with a 2 × 4 output layer",
+            [2.0, 0.5],
+            [[0.5, 1.0, -1.0, 0.25], [1.0, 1.5, 2.0, -0.5]],
+            [0.0, 0.0, 0.5, 1.0],
+        ),
         c("a random h (4,), W (4, 6), b (6,)", h4, W46, b6),
         c("a case where the bias decides", [1.0, 1.0], [[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]], [0.0, -0.5, 0.2]),
-        c("a tie: ids 1 and 3 share the highest score", [1.0, 2.0], [[0.0, 1.0, 0.0, 3.0], [0.5, 1.5, 1.0, 0.5]],
-          [0.0, 0.0, 0.0, 0.0]),
+        c(
+            "a tie: ids 1 and 3 share the highest score",
+            [1.0, 2.0],
+            [[0.0, 1.0, 0.0, 3.0], [0.5, 1.5, 1.0, 0.5]],
+            [0.0, 0.0, 0.0, 0.0],
+        ),
         c("scores that are all negative", [1.0, 1.0], [[-3.0, -1.0, -2.0], [-1.0, -2.0, -2.0]], [0.0, 0.0, -1.0]),
-        c("a square W (d = V = 3)", [1.0, 0.0, 2.0], [[0.0, 3.0, 1.0], [5.0, 0.0, 0.0], [1.0, 0.0, 2.0]],
-          [0.0, 0.0, 0.0]),
+        c(
+            "a square W (d = V = 3)",
+            [1.0, 0.0, 2.0],
+            [[0.0, 3.0, 1.0], [5.0, 0.0, 0.0], [1.0, 0.0, 2.0]],
+            [0.0, 0.0, 0.0],
+        ),
     ]
 
 
@@ -126,8 +137,11 @@ def ml_cases() -> list[Case]:
 
     rng = np.random.default_rng(4242)
     return [
-        c("logits (4, 3), targets [2, 0, 1, 0]", [[1.0, 0.5, 2.0], [0.0, 2.0, 1.0], [0.5, 1.5, -1.0],
-                                                    [3.0, 0.0, 0.0]], [2, 0, 1, 0]),
+        c(
+            "logits (4, 3), targets [2, 0, 1, 0]",
+            [[1.0, 0.5, 2.0], [0.0, 2.0, 1.0], [0.5, 1.5, -1.0], [3.0, 0.0, 0.0]],
+            [2, 0, 1, 0],
+        ),
         c("random logits (6, 5), three rows PAD", rng.normal(size=(6, 5)), [0, 3, 0, 1, 4, 0]),
         c("random logits (3, 4), no PAD row", rng.normal(size=(3, 4)), [1, 3, 2]),
         c("pad=2 (so target 0 counts)", rng.normal(size=(5, 4)), [0, 2, 3, 2, 0], pad=2),

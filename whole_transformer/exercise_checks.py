@@ -110,12 +110,13 @@ def _is_number_not_int(v) -> bool:
     return isinstance(v, float) or isinstance(v, tuple)
 
 
-
 def _nt_diagnose(cases, got) -> str | None:
     for o in got:
         if o.error is None and (_is_number_not_int(o.value) or isinstance(o.value, bool)):
-            return ("It returns a score (or several), not an id. The id of the next token is the position of the "
-                    "highest score: np.argmax(scores).")
+            return (
+                "It returns a score (or several), not an id. The id of the next token is the position of the "
+                "highest score: np.argmax(scores)."
+            )
     for o in got:
         if o.error is not None and ("matmul" in str(o.error) or "shape" in str(o.error) or "align" in str(o.error)):
             return "Check the product: h is (d,) and W is (d, V), so the scores are h @ W + b, of shape (V,)."
@@ -125,12 +126,16 @@ def _nt_diagnose(cases, got) -> str | None:
 def _gd_diagnose(cases, got) -> str | None:
     for o in got:
         if o.error is None and isinstance(o.value, tuple) and any(not isinstance(v, int) for v in o.value):
-            return ("It appends scores, not ids. Append the position of the highest score of the last row "
-                    "(np.argmax), an int.")
+            return (
+                "It appends scores, not ids. Append the position of the highest score of the last row "
+                "(np.argmax), an int."
+            )
     for o in got:
         if o.error is None and o.changed:
-            return ("It changes the caller's prompt: append to a new list that starts as a copy of it, and leave "
-                    "the prompt you were given as it was.")
+            return (
+                "It changes the caller's prompt: append to a new list that starts as a copy of it, and leave "
+                "the prompt you were given as it was."
+            )
     for o in got:
         if o.error is None and not isinstance(o.value, tuple):
             return f"It should return the list of ids, but returned {o.describe()}."
@@ -150,13 +155,18 @@ def _xy_diagnose(cases, got) -> str | None:
 def _ml_diagnose(cases, got) -> str | None:
     for o in got:
         if o.error is None and isinstance(o.value, tuple):
-            return ("It returns several numbers; the loss is one number: the mean of the rows' losses, over the "
-                    "rows that count.")
+            return (
+                "It returns several numbers; the loss is one number: the mean of the rows' losses, over the "
+                "rows that count."
+            )
     for c, o in zip(cases, got, strict=True):
         if "large" in c.label and o.error is None and isinstance(o.value, float) and not np.isfinite(o.value):
-            return ("With large logits it gives nan or inf: exp overflows. Use the notebook's softmax, which "
-                    "subtracts each row's maximum first.")
+            return (
+                "With large logits it gives nan or inf: exp overflows. Use the notebook's softmax, which "
+                "subtracts each row's maximum first."
+            )
     return None
+
 
 @dataclass
 class Exercise:
@@ -168,8 +178,9 @@ class Exercise:
 
 EXERCISES: dict[str, Exercise] = {
     "next_token": Exercise("next_token", "next_token(h, W, b)", nt_cases, _nt_diagnose),
-    "greedy_decode": Exercise("greedy_decode", "greedy_decode(model, prompt, eos=1, max_new=6)", gd_cases,
-                              _gd_diagnose),
+    "greedy_decode": Exercise(
+        "greedy_decode", "greedy_decode(model, prompt, eos=1, max_new=6)", gd_cases, _gd_diagnose
+    ),
     "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", xy_cases, _xy_diagnose),
     "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", ml_cases, _ml_diagnose),
 }
@@ -197,8 +208,10 @@ def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
         return True, f"✓ Right. {ex.name} gives the right result on all {len(cases)} cases."
     first = got[bad[0]]
     if isinstance(first.error, NotImplementedError):
-        return False, (f"✗ Not written yet: replace `raise NotImplementedError()` in {ex.name} with your code, "
-                       "run that cell, then run this one again.")
+        return False, (
+            f"✗ Not written yet: replace `raise NotImplementedError()` in {ex.name} with your code, "
+            "run that cell, then run this one again."
+        )
     if isinstance(first.error, _TooManyCalls):
         return False, f"✗ Not yet. On {cases[bad[0]].label}: {first.error}"
     if first.error is None and first.raw is None:

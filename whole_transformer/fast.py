@@ -46,8 +46,9 @@ def logits_at(model, ids: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     output layer), so the other rows are dropped there: a training step does about a tenth less work.
     """
     if rows.shape != ids.shape or rows.dtype != torch.bool:
-        raise ValueError(f"rows must be a bool tensor shaped like ids {tuple(ids.shape)}, got {rows.dtype} "
-                         f"{tuple(rows.shape)}")
+        raise ValueError(
+            f"rows must be a bool tensor shaped like ids {tuple(ids.shape)}, got {rows.dtype} {tuple(rows.shape)}"
+        )
     model.check_length(ids.shape[1])
     mask = model.mask(ids)  # (B, 1, L, L)
     x = model.embed(ids)  # (B, L, d_model)

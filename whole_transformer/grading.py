@@ -124,7 +124,7 @@ def hand_out(exercise: str, fn, cases, watch: int | None = None, models: int | N
     for args, kwargs in cases:
         args = _tuple(args)
         if models is not None:
-            args = args[:models] + (counted(args[models]),) + args[models + 1:]
+            args = args[:models] + (counted(args[models]),) + args[models + 1 :]
         results.append(outcome(fn, args, kwargs, watch))
     _publish(exercise, results)
 
@@ -204,8 +204,16 @@ def random_ids(seed: int, shape, low: int, high: int):
     return _default_rng(seed).integers(low, high, size=shape)
 
 
-def score_model(seed: int, n_tokens: int, *, eos: int | None = None, never_eos: bool = False,
-                ties: bool = False, scale: float = 1.0, length: int = 24):
+def score_model(
+    seed: int,
+    n_tokens: int,
+    *,
+    eos: int | None = None,
+    never_eos: bool = False,
+    ties: bool = False,
+    scale: float = 1.0,
+    length: int = 24,
+):
     """A model for greedy decoding: ids → one row of ``n_tokens`` scores per id (float64).
 
     Row p depends on the token at p, the token before it and the position p, so running the

@@ -50,8 +50,21 @@ __all__ = ["Intermediate", "NAMES", "BLOCK_NAMES", "trace", "forward", "find", "
 #: The names of the steps before the blocks, inside every block, and after the blocks.
 BEFORE = ("token rows", "scaled", "+ positions")
 BLOCK_NAMES = (
-    "LayerNorm 1", "Q", "K", "V", "scores", "masked scores", "weights", "mixed values",
-    "attention out", "residual 1", "LayerNorm 2", "FFN hidden", "ReLU", "FFN out", "residual 2",
+    "LayerNorm 1",
+    "Q",
+    "K",
+    "V",
+    "scores",
+    "masked scores",
+    "weights",
+    "mixed values",
+    "attention out",
+    "residual 1",
+    "LayerNorm 2",
+    "FFN hidden",
+    "ReLU",
+    "FFN out",
+    "residual 2",
 )
 AFTER = ("final LayerNorm", "logits")
 NAMES = BEFORE + BLOCK_NAMES + AFTER
@@ -97,9 +110,7 @@ def _check_ids(model, ids) -> np.ndarray:
         ids = ids.detach().cpu().numpy()
     arr = np.asarray(ids)
     if arr.ndim != 1:
-        raise ValueError(
-            f"trace reads ONE sequence: give 1-D ids like prompt(89), got an array of shape {arr.shape}"
-        )
+        raise ValueError(f"trace reads ONE sequence: give 1-D ids like prompt(89), got an array of shape {arr.shape}")
     if arr.size == 0:
         raise ValueError("the sequence is empty: give at least one token id, e.g. prompt(89)")
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
@@ -169,31 +180,65 @@ def trace(model, ids: npt.ArrayLike) -> list[Intermediate]:
         def heads(m):
             return m.reshape(L, h, dk).transpose(1, 0, 2)  # (L, d_model) → (h, L, d_head)
 
-        a_in = record("LayerNorm 1", _layer_norm(x, W[p + "ln1.weight"], W[p + "ln1.bias"]), ("L", "d_model"), b,
-                      "each row to mean 0, variance 1, then × scale + shift")
+        a_in = record(
+            "LayerNorm 1",
+            _layer_norm(x, W[p + "ln1.weight"], W[p + "ln1.bias"]),
+            ("L", "d_model"),
+            b,
+            "each row to mean 0, variance 1, then × scale + shift",
+        )
         q = record("Q", heads(a_in @ W[p + "attn.W_Q.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_Q.T")
         k = record("K", heads(a_in @ W[p + "attn.W_K.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_K.T")
         v = record("V", heads(a_in @ W[p + "attn.W_V.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_V.T")
         s = record("scores", q @ k.transpose(0, 2, 1) / math.sqrt(dk), ("h", "L_q", "L_k"), b, f"Q @ K.T / √{dk}")
-        s = record("masked scores", np.where(allowed[None], s, -np.inf), ("h", "L_q", "L_k"), b,
-                   "-inf where the key is later than the query" + (" or is PAD" if cfg.causal else " (PAD keys only)"))
+        s = record(
+            "masked scores",
+            np.where(allowed[None], s, -np.inf),
+            ("h", "L_q", "L_k"),
+            b,
+            "-inf where the key is later than the query" + (" or is PAD" if cfg.causal else " (PAD keys only)"),
+        )
         w = record("weights", softmax_rows(s), ("h", "L_q", "L_k"), b, "softmax of each row of the masked scores")
         mixed = record("mixed values", w @ v, ("h", "L", "d_head"), b, "weights @ V")
         side_by_side = mixed.transpose(1, 0, 2).reshape(L, d)  # (L, d_model) the heads side by side
-        a = record("attention out", side_by_side @ W[p + "attn.W_O.weight"].T + W[p + "attn.W_O.bias"],
-                   ("L", "d_model"), b, "mixed values (heads side by side) @ W_O.T + b_O")
+        a = record(
+            "attention out",
+            side_by_side @ W[p + "attn.W_O.weight"].T + W[p + "attn.W_O.bias"],
+            ("L", "d_model"),
+            b,
+            "mixed values (heads side by side) @ W_O.T + b_O",
+        )
         x = record("residual 1", x + a, ("L", "d_model"), b, "block input + attention out")
-        f_in = record("LayerNorm 2", _layer_norm(x, W[p + "ln2.weight"], W[p + "ln2.bias"]), ("L", "d_model"), b,
-                      "each row to mean 0, variance 1, then × scale + shift")
-        hid = record("FFN hidden", f_in @ W[p + "ffn.up.weight"].T + W[p + "ffn.up.bias"], ("L", "d_ff"), b,
-                     "LayerNorm 2 @ up.T + b_up")
+        f_in = record(
+            "LayerNorm 2",
+            _layer_norm(x, W[p + "ln2.weight"], W[p + "ln2.bias"]),
+            ("L", "d_model"),
+            b,
+            "each row to mean 0, variance 1, then × scale + shift",
+        )
+        hid = record(
+            "FFN hidden",
+            f_in @ W[p + "ffn.up.weight"].T + W[p + "ffn.up.bias"],
+            ("L", "d_ff"),
+            b,
+            "LayerNorm 2 @ up.T + b_up",
+        )
         r = record("ReLU", np.maximum(hid, 0.0), ("L", "d_ff"), b, "negatives set to 0")
-        f = record("FFN out", r @ W[p + "ffn.down.weight"].T + W[p + "ffn.down.bias"], ("L", "d_model"), b,
-                   "ReLU @ down.T + b_down")
+        f = record(
+            "FFN out",
+            r @ W[p + "ffn.down.weight"].T + W[p + "ffn.down.bias"],
+            ("L", "d_model"),
+            b,
+            "ReLU @ down.T + b_down",
+        )
         x = record("residual 2", x + f, ("L", "d_model"), b, "residual 1 + FFN out")
 
-    z = record("final LayerNorm", _layer_norm(x, W["ln_f.weight"], W["ln_f.bias"]), ("L", "d_model"),
-               formula="each row to mean 0, variance 1, then × scale + shift")
+    z = record(
+        "final LayerNorm",
+        _layer_norm(x, W["ln_f.weight"], W["ln_f.bias"]),
+        ("L", "d_model"),
+        formula="each row to mean 0, variance 1, then × scale + shift",
+    )
     record("logits", z @ W["head.weight"].T + W["head.bias"], ("L", "V"), formula="final LayerNorm @ head.T + b_head")
     return steps
 
@@ -222,4 +267,3 @@ def forward(model, ids) -> np.ndarray:
             raise ValueError("the batch is empty: give at least one sequence")
         return np.stack([trace(model, row)[-1].array for row in arr])
     return trace(model, arr)[-1].array
-

@@ -37,8 +37,9 @@ def _as_int(x) -> int:
     if hasattr(x, "item") and getattr(x, "ndim", 1) == 0 and not isinstance(x, (str, float)):
         return _as_int(x.item())
     if isinstance(x, (str, float, numbers.Number)):
-        raise ValueError(f"write a whole number, without quotes or a decimal point (like 12, not '12' or 12.0); "
-                         f"got {x!r}")
+        raise ValueError(
+            f"write a whole number, without quotes or a decimal point (like 12, not '12' or 12.0); got {x!r}"
+        )
     raise ValueError(f"expected a whole number, got {x!r}")
 
 

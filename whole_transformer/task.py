@@ -29,9 +29,26 @@ import numpy as np
 PAD, EOS, EQ = 0, 1, 12
 
 ONES = [
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-    "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-    "seventeen", "eighteen", "nineteen",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
 ]
 TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
@@ -158,9 +175,7 @@ def parse_prompt(text: str) -> list[int]:
     if not toks:
         raise ValueError("the prompt is empty: type the digits of a number from 0 to 999, like '8 9 ='")
     if not all(len(t) == 1 and t.isdigit() for t in toks) or len(toks) > 3:
-        raise ValueError(
-            f"cannot read {text!r} as a prompt: type 1 to 3 digits (0 to 999), optionally followed by '='"
-        )
+        raise ValueError(f"cannot read {text!r} as a prompt: type 1 to 3 digits (0 to 999), optionally followed by '='")
     return prompt(int("".join(toks)))
 
 

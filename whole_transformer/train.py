@@ -97,8 +97,9 @@ def train(
     if isinstance(evaluate_every, bool) or not isinstance(evaluate_every, int) or evaluate_every < 0:
         raise ValueError(f"evaluate_every must be a whole number of epochs (0: never), got {evaluate_every!r}")
     with single_thread():  # see fast.py: faster here, and the same numbers on any machine
-        return _train(model_config or ModelConfig(), train_config or TrainConfig(), callback, progress, snapshots,
-                      evaluate_every)
+        return _train(
+            model_config or ModelConfig(), train_config or TrainConfig(), callback, progress, snapshots, evaluate_every
+        )
 
 
 def _train(model_config, train_config, callback, progress, snapshots, evaluate_every) -> Run:
