@@ -22,8 +22,14 @@ def load(name):
 def execute(nb, *, timeout=180, allow_errors=False, store_widget_state=False, **env):
     """Run nb in a fresh kernel (cwd: the source folder); returns the seconds it took, kernel start included.
     With store_widget_state the widgets' last state is kept in nb.metadata.widgets (see widget_text)."""
-    return kernel.run_notebook(nb, SOURCE, timeout=timeout, env=kernel_env(**env), allow_errors=allow_errors,
-                               store_widget_state=store_widget_state)
+    return kernel.run_notebook(
+        nb,
+        SOURCE,
+        timeout=timeout,
+        env=kernel_env(**env),
+        allow_errors=allow_errors,
+        store_widget_state=store_widget_state,
+    )
 
 
 def run_fresh(name, mode, record_property, **options):
@@ -51,8 +57,13 @@ def stream_text(cell):
 
 
 def errors(nb):
-    return [(i, o.ename) for i, c in enumerate(nb.cells) if c.cell_type == "code"
-            for o in c.get("outputs", []) if o.output_type == "error"]
+    return [
+        (i, o.ename)
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.output_type == "error"
+    ]
 
 
 def plain(html_text):

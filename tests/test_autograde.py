@@ -56,6 +56,7 @@ def _once(tmp_path_factory, worker_id, name, build_it) -> Path:
 @pytest.fixture(scope="module")
 def mini_built(tmp_path_factory, worker_id):
     """The small course, released once (release/ and gradebook.db); tests copy it."""
+
     def make(folder):
         shutil.rmtree(folder / "course", ignore_errors=True)
         root = make_course(folder / "course")
@@ -82,6 +83,7 @@ def _answered(rel, q="answer_q = 8", f="def double(x):\n    return 2 * x"):
 
 def _mini_class(root: Path, rel) -> dict[str, float]:
     """Six students of the small course; returns the expected total of each."""
+
     def put(student, nb=None, raw=None):
         d = root / "submitted" / student / ASSIGNMENT
         d.mkdir(parents=True, exist_ok=True)
@@ -89,6 +91,7 @@ def _mini_class(root: Path, rel) -> dict[str, float]:
             nbformat.write(nb, d / f"{NAME}.ipynb")
         if raw is not None:
             (d / f"{NAME}.ipynb").write_text(raw)
+
     put("ada", _answered(rel))
     put("bob", _answered(rel, "answer_q = 7"))
     put("cyd", _answered(rel, f="def double(x):\n    return x + x if x > 0 else x"))
@@ -146,6 +149,7 @@ def test_parallel_grading_gives_the_same_grades(mini_courses):
     report = (mini_courses[1]["root"] / "integrity-report.csv").read_text()
     assert "gus,submission,files," in report and "symbolic link" in report
 
+
 @pytest.mark.xdist_group("course-mini")
 def test_gradebook_intact_after_parallel_grading(mini_courses):
     root = mini_courses[3]["root"]
@@ -173,8 +177,9 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_buil
     root, rel = _fresh(mini_built, tmp_path)
     expected = _mini_class(root, rel)
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--jobs", "1"]
-    proc = subprocess.Popen(cmd, cwd=REPO, env=nbgrader_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     records = root / "autograde" / ".wt" / "students"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and len(list(records.glob("*.json"))) < 2:
@@ -190,8 +195,13 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_buil
         if not leftovers:
             break
         time.sleep(0.25)
-    alive = subprocess.run(["ps", "-o", "pid,ppid,etime,args", "-p", ",".join(leftovers)], capture_output=True,
-                           text=True).stdout if leftovers else ""
+    alive = (
+        subprocess.run(
+            ["ps", "-o", "pid,ppid,etime,args", "-p", ",".join(leftovers)], capture_output=True, text=True
+        ).stdout
+        if leftovers
+        else ""
+    )
     assert leftovers == [], f"graders or kernels outlived the killed run by 15 s:\n{alive}"
     run = autograde(Course(root), jobs=2, log=lambda *a: None)
     assert set(run.skipped) == done_first

@@ -46,8 +46,13 @@ def table_rows(text: str) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "results.md"
-    done = subprocess.run([sys.executable, str(BENCH), "--quick", "--out", str(out)], cwd=REPO,
-                          capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert out.exists(), f"no results written:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done, out.read_text(encoding="utf-8")
 
@@ -62,14 +67,18 @@ def test_quick_run_writes_every_row(quick_run):
     groups = {r[0] for r in rows}
     assert groups == set(bench.GROUPS), f"groups without a row: {set(bench.GROUPS) - groups}"
 
-    expected = ["training step, batch 64, default model (ours)", "training step, ours on 2 torch threads",
-                "training step, x-transformers with attn_flash=True", "full training, 60 epochs (wall)",
-                "epochs to 100/100 held out", "read all 1,000 numbers, batched (read_numbers)",
-                "read all 1,000 numbers, one at a time (greedy_decode_slow, baseline)",
-                "training_lab: redraw after one epoch (chart, table, status)"]
+    expected = [
+        "training step, batch 64, default model (ours)",
+        "training step, ours on 2 torch threads",
+        "training step, x-transformers with attn_flash=True",
+        "full training, 60 epochs (wall)",
+        "epochs to 100/100 held out",
+        "read all 1,000 numbers, batched (read_numbers)",
+        "read all 1,000 numbers, one at a time (greedy_decode_slow, baseline)",
+        "training_lab: redraw after one epoch (chart, table, status)",
+    ]
     expected += [f"{c.lab}: {c.change}" for c in bench.LAB_CHANGES]
-    expected += [f"{name[:2]} {how}" for name in bench.NOTEBOOKS for how in ("in a fresh kernel",
-                                                                               "under autograding")]
+    expected += [f"{name[:2]} {how}" for name in bench.NOTEBOOKS for how in ("in a fresh kernel", "under autograding")]
     missing = [e for e in expected if e not in items]
     assert not missing, f"rows missing: {missing}\n{text}"
     assert any(i.startswith("training step, x-transformers") and "(baseline)" in i for i in items)
@@ -89,8 +98,11 @@ def test_quick_run_writes_every_row(quick_run):
         assert result in ({"pass", "**MISS**"} if target != "—" else {"—"}), (item, target, result)
 
     # the core figures are measured, not left out, even in --quick mode
-    for key in ("training step, batch 64, default model (ours)", "full training, 60 epochs (wall)",
-                "read all 1,000 numbers, batched (read_numbers)"):
+    for key in (
+        "training step, batch 64, default model (ours)",
+        "full training, 60 epochs (wall)",
+        "read all 1,000 numbers, batched (read_numbers)",
+    ):
         assert re.fullmatch(r"[\d.]+ m?s", items[key][2]), items[key]
         assert items[key][5] in ("pass", "**MISS**")
     assert "faster than x-transformers" in items["training step, batch 64, default model (ours)"][6]
@@ -131,9 +143,12 @@ def test_quick_autograde_and_scale_really_run(quick_run):
     assert re.fullmatch(r"[\d.]+ ms", dask[2]) and int(dask[3]) >= 1, dask
     study = text.split("## Scale study")[1].split("## Machine")[0]
     assert "the class of 3 was graded with JOBS=2, ÷ 3" in study, study
-    sizes = re.search(r"the student's files \((\d+) kB.*the assignment \((\d+) kB.*the scores \((\d+) kB.*"
-                      r"writes (\d+) kB per student.*at 128 cores, ([\d.]+) students a second, ([\d.]+) MB/s",
-                      study, re.S)
+    sizes = re.search(
+        r"the student's files \((\d+) kB.*the assignment \((\d+) kB.*the scores \((\d+) kB.*"
+        r"writes (\d+) kB per student.*at 128 cores, ([\d.]+) students a second, ([\d.]+) MB/s",
+        study,
+        re.S,
+    )
     assert sizes, study
     assert all(float(x) > 0 for x in sizes.groups()), sizes.groups()
 
@@ -166,11 +181,13 @@ def test_machine_is_described(quick_run):
 
 
 def test_bad_arguments_are_refused():
-    done = subprocess.run([sys.executable, str(BENCH), "--only", "nonsense"], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--only", "nonsense"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2 and "unknown group" in done.stderr and "train-step" in done.stderr
-    listed = subprocess.run([sys.executable, str(BENCH), "--list"], cwd=REPO, capture_output=True, text=True,
-                            timeout=120)
+    listed = subprocess.run(
+        [sys.executable, str(BENCH), "--list"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert listed.returncode == 0 and "autograde" in listed.stdout
 
 
@@ -184,8 +201,9 @@ def test_the_readme_speed_table_is_results_md():
     want = "\n".join(bench.readme_table(bench.read_rows(bench.RESULTS), bench.read_machine(bench.RESULTS)))
     assert shown == want, "run `.venv/bin/python benchmarks/bench.py --readme` (or `make bench`)"
     table = [ln for ln in shown.splitlines() if ln.startswith("| ") and not ln.startswith("| what")]
-    assert len(table) >= 8 and all(ln.rstrip(" |").rsplit("| ", 1)[1] in ("pass", "**MISS**", "—")
-                                   for ln in table), table
+    assert len(table) >= 8 and all(ln.rstrip(" |").rsplit("| ", 1)[1] in ("pass", "**MISS**", "—") for ln in table), (
+        table
+    )
 
 
 def test_the_committed_results_name_the_run_of_every_row():
@@ -207,20 +225,49 @@ def test_a_kept_row_names_its_run_or_is_dropped(tmp_path):
     bench = load_bench()
     old = tmp_path / "results.md"
     b = bench.Bench(False)
-    b.rows = [bench.Row("train-60", "full training, 60 epochs (wall)", 5.0, "s", 3, "≤ 8 s", True, "", "measured"),
-              bench.Row("labs", "decode_lab: Next step button", 0.1, "ms", 30, "≤ 30 ms", True, "",
-                        "p90 0.1 ms; kept from the run of 2026-11-30 10:00 (commit abc1234, load average "
-                        "before 1.0 / 1.0 / 1.0; after 2.0 / 2.0 / 2.0)"),
-              bench.Row("startup", "fresh kernel to the first lab on screen", 0.9, "s", 3, "≤ 3 s", True, "",
-                        "kept from the previous run")]
+    b.rows = [
+        bench.Row("train-60", "full training, 60 epochs (wall)", 5.0, "s", 3, "≤ 8 s", True, "", "measured"),
+        bench.Row(
+            "labs",
+            "decode_lab: Next step button",
+            0.1,
+            "ms",
+            30,
+            "≤ 30 ms",
+            True,
+            "",
+            "p90 0.1 ms; kept from the run of 2026-11-30 10:00 (commit abc1234, load average "
+            "before 1.0 / 1.0 / 1.0; after 2.0 / 2.0 / 2.0)",
+        ),
+        bench.Row(
+            "startup",
+            "fresh kernel to the first lab on screen",
+            0.9,
+            "s",
+            3,
+            "≤ 3 s",
+            True,
+            "",
+            "kept from the previous run",
+        ),
+    ]
     import datetime
 
-    bench.write_results(old, b, [("commit", "def5678")], datetime.datetime(2026, 12, 1, 9, 30), "0.5 / 0.5 / 0.5",
-                        "1.5 / 1.5 / 1.5", 10.0, {})
+    bench.write_results(
+        old,
+        b,
+        [("commit", "def5678")],
+        datetime.datetime(2026, 12, 1, 9, 30),
+        "0.5 / 0.5 / 0.5",
+        "1.5 / 1.5 / 1.5",
+        10.0,
+        {},
+    )
     kept = {r.item: r for r in bench.keep_rows(old, ran={"read-1000"})}
     assert kept["full training, 60 epochs (wall)"].note == (
         "measured; kept from the run of 2026-12-01 09:30 (commit def5678, load average before 0.5 / 0.5 / 0.5; "
-        "after 1.5 / 1.5 / 1.5)")
+        "after 1.5 / 1.5 / 1.5)"
+    )
     assert "commit abc1234" in kept["decode_lab: Next step button"].note  # its own run, not the last one
     assert "fresh kernel to the first lab on screen" not in kept  # kept once before, by no run it can name
     assert bench.keep_rows(old, ran={"train-60", "labs", "startup"}) == []
@@ -228,9 +275,19 @@ def test_a_kept_row_names_its_run_or_is_dropped(tmp_path):
 
 def test_the_scale_study_prints_what_was_measured():
     bench = load_bench()
-    facts = {"submission_s": 9.0, "submission_grade_s": 7.0, "submission_cpu_s": 8.0, "cpu_of_class": 7,
-             "merge_sqlite_s": 0.07, "merge_sqlite_cpu_s": 0.06, "dask_task_s": 0.02, "job_bytes": 71_234,
-             "pack_bytes": 347_000, "result_bytes": 510_000, "written_bytes": 1_200_000}
+    facts = {
+        "submission_s": 9.0,
+        "submission_grade_s": 7.0,
+        "submission_cpu_s": 8.0,
+        "cpu_of_class": 7,
+        "merge_sqlite_s": 0.07,
+        "merge_sqlite_cpu_s": 0.06,
+        "dask_task_s": 0.02,
+        "job_bytes": 71_234,
+        "pack_bytes": 347_000,
+        "result_bytes": 510_000,
+        "written_bytes": 1_200_000,
+    }
     text = "\n".join(bench.scale_study(facts, "1.0 / 1.0 / 1.0"))
     assert "the class of 7 was graded with JOBS=2, ÷ 7" in text and "class of 25" not in text
     assert "the student's files (71 kB" in text and "the assignment (347 kB" in text and "(510 kB)" in text

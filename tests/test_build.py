@@ -73,10 +73,16 @@ def test_lecture_edition_keeps_solutions_and_drops_tests_and_metadata():
         assert "HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text and "_hidden_" not in text
         assert all("nbgrader" not in c.metadata for c in nb.cells)
         state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-        views = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
-                 if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
-        assert views and all(o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] in state
-                             for o in views), nb_path.name
+        views = [
+            o
+            for c in nb.cells
+            if c.cell_type == "code"
+            for o in c.outputs
+            if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        ]
+        assert views and all(
+            o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] in state for o in views
+        ), nb_path.name
     src = nbformat.read(REPO / "source" / ASSIGNMENT / "03-one-word-at-a-time.ipynb", as_version=4)
     lec = nbformat.read(REPO / "notebooks" / "03-one-word-at-a-time.ipynb", as_version=4)
     sol = [ln for c in src.cells for ln in _solution_lines(c.source)]
@@ -94,11 +100,11 @@ def test_lecture_html_is_standalone_and_offline():
         assert hashlib.sha256((static / f.name).read_bytes()).digest() == hashlib.sha256(f.read_bytes()).digest()
     for page in sorted(html_dir.glob("*.html")):
         text = page.read_text()
-        urls = re.findall(r'''(?:src|href)=["']([^"'#]+)["']''', text)
+        urls = re.findall(r"""(?:src|href)=["']([^"'#]+)["']""", text)
         remote = [u for u in urls if re.match(r"(?:https?:)?//", u)]
         assert not remote, f"{page.name} loads {remote[:3]} from the network"
         assert f"'{build.WIDGET_JS}'" in text and build.REQUIRE_JS in text
-        assert 'application/vnd.jupyter.widget-state+json' in text
+        assert "application/vnd.jupyter.widget-state+json" in text
         for u in urls:
             if not u.startswith(("data:", "mailto:")):
                 assert (page.parent / u).exists(), f"{page.name}: {u} is missing"

@@ -56,8 +56,14 @@ def spellings(kind, answer):
     if kind == "int":
         return [answer, np.int64(answer), np.int32(answer), np.array(answer), torch.tensor(answer)]
     if kind == "shape":
-        return [answer, list(answer), torch.Size(answer), np.zeros(answer).shape, torch.zeros(answer).shape,
-                tuple(np.int64(d) for d in answer)]
+        return [
+            answer,
+            list(answer),
+            torch.Size(answer),
+            np.zeros(answer).shape,
+            torch.zeros(answer).shape,
+            tuple(np.int64(d) for d in answer),
+        ]
     return [answer, answer.lower(), f" {answer} ", f"{answer}.", f"{answer})", f"{answer.lower()}:"]
 
 
@@ -96,12 +102,30 @@ def test_visible_check_and_hidden_test_agree(qid):
     """A spelling the check calls right must earn the point, and one that cannot earn it must not be called right."""
     kind, answer = ANSWERS[qid]
     if kind == "int":
-        candidates = [float(answer), str(answer), f" {answer} ", f"{answer:,}", [answer], (answer,), answer + 1,
-                      True, np.float64(answer), torch.tensor(float(answer))]
+        candidates = [
+            float(answer),
+            str(answer),
+            f" {answer} ",
+            f"{answer:,}",
+            [answer],
+            (answer,),
+            answer + 1,
+            True,
+            np.float64(answer),
+            torch.tensor(float(answer)),
+        ]
     elif kind == "shape":
         text = ", ".join(map(str, answer))
-        candidates = [f"({text})", text, " × ".join(map(str, answer)), np.array(answer), torch.tensor(answer),
-                      tuple(float(d) for d in answer), answer[:-1], answer + (1,)]
+        candidates = [
+            f"({text})",
+            text,
+            " × ".join(map(str, answer)),
+            np.array(answer),
+            torch.tensor(answer),
+            tuple(float(d) for d in answer),
+            answer[:-1],
+            answer + (1,),
+        ]
     else:
         candidates = ["A", "C", "b and c", "BB", "", 2, ["B"], f"({answer})"]
     for value in candidates:
@@ -236,8 +260,6 @@ def test_same_shape_and_choice():
     assert not any(verdicts.choice(v, "B") for v in ["A", "BC", "", None, 2, ["B"]])
 
 
-
-
 class _LyingInt(int):
     def __eq__(self, other):
         return True
@@ -275,7 +297,12 @@ def test_replaced_builtins_and_numpy_change_nothing():
         builtins.abs, builtins.len, builtins.isinstance, np.isclose = saved
     wants = [("same", 8.0), ("same", (1, 2, 3)), ("same", (1, 2)), ("shape", (64, 8, 42)), ("same", 8)]
     assert [verdicts.grader_side(c, h, w) for h, (c, w) in zip(handed, wants, strict=True)] == [
-        False, False, True, False, False]
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
 
 
 # ------------------------------------------------------------------ checks inside IPython

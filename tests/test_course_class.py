@@ -41,7 +41,6 @@ class ClassTiming(UserWarning):
     """Not a problem: how long the simulated class took, shown in pytest's warnings summary."""
 
 
-
 def _grade_the_class(root: Path) -> dict:
     make_course(root, real_source=True)
     course = Course(root)
@@ -61,16 +60,23 @@ def _grade_the_class(root: Path) -> dict:
     grades(course, log=lines.append)
     feedback(course, log=lines.append)
     after = time.monotonic() - t1
-    message = (f"simulated class: {len(students)} students graded with JOBS={jobs} in {wall:.1f} s "
-               f"(grades + feedback {after:.1f} s)")
+    message = (
+        f"simulated class: {len(students)} students graded with JOBS={jobs} in {wall:.1f} s "
+        f"(grades + feedback {after:.1f} s)"
+    )
     artifacts = REPO / "artifacts"
     artifacts.mkdir(exist_ok=True)
     (artifacts / "course-class-timing.txt").write_text(message + "\n" + "\n".join(lines) + "\n")
     print("\n" + message)
     # also as a warning, so that `make test` (pytest-xdist captures prints) shows it in its summary
     warnings.warn(ClassTiming(message), stacklevel=1)
-    return {"course": course, "nbs": nbs, "students": {s.name: s for s in students}, "graded": run.graded,
-            "listener_reached": reached}
+    return {
+        "course": course,
+        "nbs": nbs,
+        "students": {s.name: s for s in students},
+        "graded": run.graded,
+        "listener_reached": reached,
+    }
 
 
 def _detail(course: Course) -> dict[tuple[str, str], dict]:
@@ -93,8 +99,10 @@ def check_points_and_status_of_every_graded_cell(graded):
                 wrong.append(f"{name}/{g}: no row in grades-detail.csv")
                 continue
             if float(row["score"]) != points or row["status"] != status:
-                wrong.append(f"{name}/{g}: got {row['score']} {row['status']} ({row['reason']}), "
-                             f"expected {points:g} {status}   [{s.note}]")
+                wrong.append(
+                    f"{name}/{g}: got {row['score']} {row['status']} ({row['reason']}), "
+                    f"expected {points:g} {status}   [{s.note}]"
+                )
     assert not wrong, "\n".join(wrong)
 
 
@@ -127,19 +135,23 @@ def check_integrity_findings(graded):
         by_student.setdefault(r["student_id"], []).append(r)
 
     def expected(s, r) -> bool:
-        return any(r["notebook"] == nb and (cell is None or r["cell"] == cell) and words in r["finding"]
-                   for nb, cell, words in [*s.findings, *s.may_find])
+        return any(
+            r["notebook"] == nb and (cell is None or r["cell"] == cell) and words in r["finding"]
+            for nb, cell, words in [*s.findings, *s.may_find]
+        )
 
     missing, unexpected = [], []
     for name, s in graded["students"].items():
         got = by_student.get(name, [])
         for nb, cell, words in s.findings:
-            if not any(r["notebook"] == nb and (cell is None or r["cell"] == cell) and words in r["finding"]
-                       for r in got):
+            if not any(
+                r["notebook"] == nb and (cell is None or r["cell"] == cell) and words in r["finding"] for r in got
+            ):
                 missing.append(f"{name}: no finding on {nb}/{cell} containing {words!r}; got {got}")
         # every student, honest or not, is reported for nothing but what their submission did
-        unexpected += [f"{name} [{s.note}]: a finding the roster does not expect: {r}"
-                       for r in got if not expected(s, r)]
+        unexpected += [
+            f"{name} [{s.note}]: a finding the roster does not expect: {r}" for r in got if not expected(s, r)
+        ]
     unknown = set(by_student) - set(graded["students"])
     assert not missing and not unexpected and not unknown, "\n".join(missing + unexpected + sorted(unknown))
 
@@ -157,8 +169,9 @@ def check_everyone_graded_once(graded):
 
 def _outputs(course: Course, student: str, notebook: str) -> str:
     nb = nbformat.read(course.autograde / student / ASSIGNMENT / f"{notebook}.ipynb", as_version=4)
-    return "\n".join(str(o.get("text", "")) + str(o.get("evalue", "")) for c in nb.cells if c.cell_type == "code"
-                     for o in c.outputs)
+    return "\n".join(
+        str(o.get("text", "")) + str(o.get("evalue", "")) for c in nb.cells if c.cell_type == "code" for o in c.outputs
+    )
 
 
 def check_sandbox_kept_the_student_out(graded):
@@ -216,10 +229,18 @@ def check_records_are_json(graded):
         assert rec["student"] == name
 
 
-CHECKS = [check_class_is_big_enough, check_points_and_status_of_every_graded_cell,
-          check_failed_and_missing_cells_say_why, check_grades_csv_totals_match, check_integrity_findings,
-          check_everyone_graded_once, check_sandbox_kept_the_student_out, check_output_flood_was_cut,
-          check_feedback_holds_no_hidden_test, check_records_are_json]
+CHECKS = [
+    check_class_is_big_enough,
+    check_points_and_status_of_every_graded_cell,
+    check_failed_and_missing_cells_say_why,
+    check_grades_csv_totals_match,
+    check_integrity_findings,
+    check_everyone_graded_once,
+    check_sandbox_kept_the_student_out,
+    check_output_flood_was_cut,
+    check_feedback_holds_no_hidden_test,
+    check_records_are_json,
+]
 
 
 def test_simulated_class(tmp_path):

@@ -60,8 +60,10 @@ def postgres():
 @pytest.fixture
 def db_url_env(monkeypatch):
     """Set DB_URL for this test (the course's nbgrader_config.py reads it)."""
+
     def use(url):
         monkeypatch.setenv("DB_URL", url)
+
     yield use
     monkeypatch.delenv("DB_URL", raising=False)
 
@@ -102,8 +104,9 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
             c = Course(root)
             assert c.sqlite == (way != "dask-postgres"), c.db_url
             t = time.monotonic()
-            run = autograde(c, jobs=1, scheduler=None if way == "jobs1-sqlite" else cluster.scheduler_address,
-                            log=lambda *a: None)
+            run = autograde(
+                c, jobs=1, scheduler=None if way == "jobs1-sqlite" else cluster.scheduler_address, log=lambda *a: None
+            )
             timings[way] = time.monotonic() - t
             assert sorted(run.graded) == sorted(SMALL_CLASS), run
             grades(c, log=lambda *a: None)
@@ -135,8 +138,9 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
     assert details["dask-sqlite"] == details["jobs1-sqlite"]
     assert details["dask-postgres"] == details["jobs1-sqlite"]
     # the class report reads the gradebook and the records: the same on PostgreSQL as on SQLite
-    assert reports["jobs1-sqlite"] and any(r["section"] == "question" and r["detail"] == "answered 6"
-                                           for r in reports["jobs1-sqlite"])
+    assert reports["jobs1-sqlite"] and any(
+        r["section"] == "question" and r["detail"] == "answered 6" for r in reports["jobs1-sqlite"]
+    )
     assert reports["dask-sqlite"] == reports["jobs1-sqlite"]
     assert reports["dask-postgres"] == reports["jobs1-sqlite"]
 
@@ -238,8 +242,9 @@ def test_two_runs_at_once_share_a_postgres_gradebook(tmp_path, postgres, db_url_
     assert not (root / "gradebook.db").exists()
     env = dict(os.environ, DB_URL=url, PYTHONPATH=str(REPO))
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--jobs", "1"]
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     outs = ["".join(p.communicate(timeout=600)) for p in procs]  # stdout (summary lines first), stderr
     assert [p.returncode for p in procs] == [0, 0], outs
     graded = [set(re.findall(r"^(\S+)\s+[\d.]+ / ", out, re.M)) for out in outs]

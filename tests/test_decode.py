@@ -18,7 +18,7 @@ from whole_transformer.task import EOS, TOKEN_ID, answer_words, encode, expected
 
 
 def _one_at_a_time(model, numbers):
-    return {n: answer_words(greedy_decode_slow(model, prompt(n))[len(prompt(n)):]) for n in numbers}
+    return {n: answer_words(greedy_decode_slow(model, prompt(n))[len(prompt(n)) :]) for n in numbers}
 
 
 # ------------------------------------------------------------------ the shipped models read as the course says

@@ -19,7 +19,8 @@ import pytest
 import whole_transformer
 
 MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(whole_transformer.__path__, "whole_transformer.")
+    m.name
+    for m in pkgutil.walk_packages(whole_transformer.__path__, "whole_transformer.")
     if not m.name.endswith("__main__")  # running it is the command line, not an example
 )
 
@@ -47,14 +48,20 @@ def test_every_module_is_found():
 
 def test_the_modules_with_examples_keep_them():
     """The modules that teach by example still do (an example deleted, or a module moved, fails here)."""
-    assert {"whole_transformer.task", "whole_transformer.numpy_model", "whole_transformer.labs._html",
-            "whole_transformer.questions", "whole_transformer.checks"} <= set(WITH_EXAMPLES), WITH_EXAMPLES
+    assert {
+        "whole_transformer.task",
+        "whole_transformer.numpy_model",
+        "whole_transformer.labs._html",
+        "whole_transformer.questions",
+        "whole_transformer.checks",
+    } <= set(WITH_EXAMPLES), WITH_EXAMPLES
 
 
 @pytest.mark.parametrize("name", sorted(WITH_EXAMPLES))
 def test_doctests(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
-    assert result.attempted == WITH_EXAMPLES[name], (f"{name}: doctest ran {result.attempted} examples, its "
-                                                     f"docstrings hold {WITH_EXAMPLES[name]}")
+    assert result.attempted == WITH_EXAMPLES[name], (
+        f"{name}: doctest ran {result.attempted} examples, its docstrings hold {WITH_EXAMPLES[name]}"
+    )
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {name} failed (see above)"

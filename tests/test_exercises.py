@@ -102,8 +102,15 @@ def test_every_exercise_has_correct_and_wrong_implementations_and_every_listed_m
     for ex in EXERCISES:
         assert sum(1 for e, v, _ in names if e == ex and v == "correct") >= 4, ex
     must = {  # the typical mistakes the issue lists, each a file
-        "greedy_decode": ["eos_dropped", "prompt_only", "last_token_only", "first_row", "one_too_many",
-                          "one_too_few", "returns_scores"],
+        "greedy_decode": [
+            "eos_dropped",
+            "prompt_only",
+            "last_token_only",
+            "first_row",
+            "one_too_many",
+            "one_too_few",
+            "returns_scores",
+        ],
         "masked_loss": ["mean_over_all", "keep_mean", "pad_hard_coded", "sum", "sign"],
         "make_xy": ["no_shift", "eq_target_kept", "first_word_dropped"],
         "next_token": ["returns_score"],
@@ -135,8 +142,10 @@ def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake
     message, _, named = message.partition(". This looks like a typical mistake, ")
     assert named, message  # the grader names the catalogued mistake (answers/diagnose.py)
     kinds = message.split(": ", 2)[2].split("; ")
-    assert set(kinds) <= hidden_kinds(imp.exercise) | {"the caller's prompt must not change",
-                                                       "the caller's sequence must not change"}, kinds
+    assert set(kinds) <= hidden_kinds(imp.exercise) | {
+        "the caller's prompt must not change",
+        "the caller's sequence must not change",
+    }, kinds
 
 
 def expected_of(exercise: str) -> dict:
@@ -191,8 +200,18 @@ def test_the_trained_model_cases_expect_the_right_readings():
 
 def test_hidden_tests_cover_the_cases_the_issue_names():
     kinds = {ex: " | ".join(hidden_kinds(ex)) for ex in EXERCISES}
-    for needle in ["random score tables", "prompts of every length", "never picks eos", "max_new = 0",
-                   "max_new = 1", "ties", "large scores", "NumPy ints", "eos other than 1", "trained model"]:
+    for needle in [
+        "random score tables",
+        "prompts of every length",
+        "never picks eos",
+        "max_new = 0",
+        "max_new = 1",
+        "ties",
+        "large scores",
+        "NumPy ints",
+        "eos other than 1",
+        "trained model",
+    ]:
         assert needle in kinds["greedy_decode"], needle
     for needle in ["pad other than 0", "large logits", "no target is PAD", "batch 0…63", "float32"]:
         assert needle in kinds["masked_loss"], needle
@@ -295,8 +314,12 @@ def test_shadowed_builtins_and_numpy_do_not_take_points_from_a_right_answer(exer
 
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_an_always_equal_return_value_gets_no_points(exercise):
-    args = {"next_token": "h, W, b", "greedy_decode": "model, prompt, eos=1, max_new=6",
-            "make_xy": "seq, eq=12, pad=0", "masked_loss": "logits, targets, pad=0"}[exercise]
+    args = {
+        "next_token": "h, W, b",
+        "greedy_decode": "model, prompt, eos=1, max_new=6",
+        "make_xy": "seq, eq=12, pad=0",
+        "masked_loss": "logits, targets, pad=0",
+    }[exercise]
     src = f"def {exercise}({args}):\n    return AlwaysEqual()\n"
     graded = grade(exercise, src, {"AlwaysEqual": AlwaysEqual})
     assert graded.points == 0
@@ -424,8 +447,14 @@ def test_check_stops_a_loop_that_never_ends(capsys):
 
 
 def test_check_hints_for_the_questions_of_03_and_04(capsys):
-    right = {"changes_during_inference": "C", "rows_742": 7, "counted_427": 5, "flat_shape": (320, 42),
-             "no_causal_mask": "A", "learns_nothing": "B"}
+    right = {
+        "changes_during_inference": "C",
+        "rows_742": 7,
+        "counted_427": 5,
+        "flat_shape": (320, 42),
+        "no_causal_mask": "A",
+        "learns_nothing": "B",
+    }
     for qid, answer in right.items():
         assert checks.check(qid, answer), qid
         assert "✓ Right." in capsys.readouterr().out
@@ -455,10 +484,18 @@ def test_same_ids_accepts_lists_tuples_and_int_arrays():
     want = [6, 4, 12, 1]
     for ok in (want, tuple(want), np.array(want), [np.int64(v) for v in want], torch.tensor(want)):
         assert verdicts.same_ids(ok, want), ok
-    for bad in ([6, 4, 12], [6, 4, 12, 1, 0], [6.0, 4, 12, 1], np.array(want, dtype=float), [6, 4, 12, True],
-                "6 4 12 1", None, [[6, 4, 12, 1]], AlwaysEqual()):
+    for bad in (
+        [6, 4, 12],
+        [6, 4, 12, 1, 0],
+        [6.0, 4, 12, 1],
+        np.array(want, dtype=float),
+        [6, 4, 12, True],
+        "6 4 12 1",
+        None,
+        [[6, 4, 12, 1]],
+        AlwaysEqual(),
+    ):
         assert not verdicts.same_ids(bad, want), bad
-
 
     assert verdicts.same_pair(([1, 2], [0, 3]), [1, 2], [0, 3])
     assert verdicts.same_pair([np.array([1, 2]), (0, 3)], [1, 2], [0, 3])
@@ -492,8 +529,9 @@ def test_score_model_depends_on_token_position_and_the_token_before():
     assert rows.shape == (3, 8)
     assert not np.allclose(m([4])[-1], rows[-1]), "the last token alone gives another row"
     assert not np.allclose(m([5, 3, 4])[-1], m([2, 6, 4])[-1])
-    assert np.array_equal(m(np.array([2, 3, 4])), m((2, 3, 4))) and np.array_equal(m(grading.numpy_ints([2, 3, 4])),
-                                                                                    rows)
+    assert np.array_equal(m(np.array([2, 3, 4])), m((2, 3, 4))) and np.array_equal(
+        m(grading.numpy_ints([2, 3, 4])), rows
+    )
     never = grading.score_model(2, 6, eos=1, never_eos=True)
     assert all(never([2, 3, 4, 5])[:, 1] < never([2, 3, 4, 5]).max(axis=1))
     ties = grading.score_model(3, 6, ties=True)(list(range(2, 6)))

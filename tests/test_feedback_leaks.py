@@ -65,15 +65,17 @@ def planted(course: Course):
     a_float = next(repr(c["want"]) for c in payload["cases"] if type(c["want"]) is float and len(repr(c["want"])) > 12)
     _, xy_payload = split_expected(split_hidden(xy.source)[1])
     a_pair = str(xy_payload["cases"][-1]["want"])
-    solution = next(c for c in source_cells(course) if nbgrader_meta(c).get("solution")
-                    and "def masked_loss" in c.source)
-    sol_line = next(ln.strip() for ln in split_region(solution.source, SOLUTION)[1].splitlines()
-                    if "return" in ln)
-    return [(HIDDEN, "a line of the hidden test", line),
-            (EXPECTED, "the EXPECTED part's JSON line", json_line),
-            (EXPECTED, "an expected loss (a float)", a_float),
-            (EXPECTED, "an expected (x, y) pair of make_xy", a_pair),
-            (SOLUTION_KIND, "a line of the reference solution", sol_line)]
+    solution = next(
+        c for c in source_cells(course) if nbgrader_meta(c).get("solution") and "def masked_loss" in c.source
+    )
+    sol_line = next(ln.strip() for ln in split_region(solution.source, SOLUTION)[1].splitlines() if "return" in ln)
+    return [
+        (HIDDEN, "a line of the hidden test", line),
+        (EXPECTED, "the EXPECTED part's JSON line", json_line),
+        (EXPECTED, "an expected loss (a float)", a_float),
+        (EXPECTED, "an expected (x, y) pair of make_xy", a_pair),
+        (SOLUTION_KIND, "a line of the reference solution", sol_line),
+    ]
 
 
 def write_feedback(course: Course, student: str, cells: list, notebook: str = NB) -> Path:
@@ -116,8 +118,12 @@ def test_the_secrets_hold_every_kind(course):
     found = secrets(course)
     kinds = set(found.values())
     assert kinds == {HIDDEN, EXPECTED, SOLUTION_KIND}, kinds
-    tests = [c for name in ("01-whole-machine", "02-microscope", "03-one-word-at-a-time", NB)
-             for c in source_cells(course, name) if is_test(c) and "BEGIN EXPECTED" in c.source]
+    tests = [
+        c
+        for name in ("01-whole-machine", "02-microscope", "03-one-word-at-a-time", NB)
+        for c in source_cells(course, name)
+        if is_test(c) and "BEGIN EXPECTED" in c.source
+    ]
     for cell in tests:  # every EXPECTED line and every expected value of every case is searched for
         hidden = split_hidden(cell.source)[1]
         json_line = next(ln.strip() for ln in hidden.splitlines() if ln.strip().startswith("# {"))
@@ -129,8 +135,9 @@ def test_the_secrets_hold_every_kind(course):
             assert f'"want": {json.dumps(case["want"], ensure_ascii=False)}' in found, (grade_id(cell), case)
 
 
-@pytest.mark.parametrize("index", range(5), ids=["hidden-line", "expected-json", "expected-float",
-                                                   "expected-pair", "solution"])
+@pytest.mark.parametrize(
+    "index", range(5), ids=["hidden-line", "expected-json", "expected-float", "expected-pair", "solution"]
+)
 def test_each_kind_planted_in_an_output_is_caught(course, index):
     kind, what, text = planted(course)[index]
     student = f"planted-{index}"
@@ -184,10 +191,20 @@ def test_hide_hidden_tests_drops_an_output_quoting_the_expected_line():
     """In the notebook nbgrader hands the feedback step, an output quoting a test's EXPECTED line is
     replaced, like one quoting its kernel's part."""
     expected = '# {"name": "double", "compare": "same", "cases": [{"kind": "a negative number", "want": -6}]}'
-    test = nbf.new_code_cell('### BEGIN HIDDEN TESTS\ngrading.hand_out("double", double, [((-3,), {})])\n'
-                             f"### BEGIN EXPECTED\n{expected}\n### END EXPECTED\n### END HIDDEN TESTS",
-                             metadata={"nbgrader": {"grade": True, "grade_id": "test_double", "locked": True,
-                                                    "points": 1, "solution": False, "schema_version": 3}})
+    test = nbf.new_code_cell(
+        '### BEGIN HIDDEN TESTS\ngrading.hand_out("double", double, [((-3,), {})])\n'
+        f"### BEGIN EXPECTED\n{expected}\n### END EXPECTED\n### END HIDDEN TESTS",
+        metadata={
+            "nbgrader": {
+                "grade": True,
+                "grade_id": "test_double",
+                "locked": True,
+                "points": 1,
+                "solution": False,
+                "schema_version": 3,
+            }
+        },
+    )
     nb = nbf.new_notebook(cells=[test, output(expected), output("the end")])
     out, _ = HideHiddenTests().preprocess(nb, {})
     assert "quoted the hidden tests" in out.cells[1].outputs[0]["text"]
@@ -204,9 +221,13 @@ def test_no_hint_students_are_given_holds_a_line_of_a_solution(course):
     package = Path(__import__("whole_transformer").__file__).parent / "data"
     said = [p.read_text() for p in sorted(package.glob("*.json"))]
     said += [f"{m.hint}\n{m.check_says}" for mistakes in CATALOGUE.values() for m in mistakes]
-    lines = {line for name in ("01-whole-machine", "02-microscope", "03-one-word-at-a-time", NB)
-             for c in source_cells(course, name) if nbgrader_meta(c).get("solution")
-             for line in solution_fragments(c.source)}
+    lines = {
+        line
+        for name in ("01-whole-machine", "02-microscope", "03-one-word-at-a-time", NB)
+        for c in source_cells(course, name)
+        if nbgrader_meta(c).get("solution")
+        for line in solution_fragments(c.source)
+    }
     assert lines
     shown = [(line, text[:80]) for line in lines for text in said if line in text]
     assert not shown, shown
@@ -216,15 +237,27 @@ def test_feedback_keeps_hidden_tests_out():
     src = mini_notebook()
     nb = copy.deepcopy(src)
     tests = [c for c in nb.cells if grade_id(c) and grade_id(c).startswith("test_")]
-    tests[0].outputs = [nbf.new_output("error", ename="TestFailed", evalue="answer_q: the count is not right",
-                                       traceback=["TestFailed: answer_q: the count is not right"])]
-    tests[1].outputs = [nbf.new_output("error", ename="ValueError", evalue="17 is not 42 (from the test)",
-                                       traceback=['grading.hand_out("double", double, [((21,), {})])'])]
-    tests[2].outputs = [nbf.new_output("error", ename="AssertionError", evalue="42 expected, sneaky",
-                                       traceback=["x"])]
+    tests[0].outputs = [
+        nbf.new_output(
+            "error",
+            ename="TestFailed",
+            evalue="answer_q: the count is not right",
+            traceback=["TestFailed: answer_q: the count is not right"],
+        )
+    ]
+    tests[1].outputs = [
+        nbf.new_output(
+            "error",
+            ename="ValueError",
+            evalue="17 is not 42 (from the test)",
+            traceback=['grading.hand_out("double", double, [((21,), {})])'],
+        )
+    ]
+    tests[2].outputs = [nbf.new_output("error", ename="AssertionError", evalue="42 expected, sneaky", traceback=["x"])]
     spy = nbf.new_code_cell("print(In)")
-    spy.outputs = [nbf.new_output("stream", name="stdout",
-                                  text="['grading.hand_out(\"double\", double, [((-3,), {})])']")]
+    spy.outputs = [
+        nbf.new_output("stream", name="stdout", text="['grading.hand_out(\"double\", double, [((-3,), {})])']")
+    ]
     nb.cells.append(spy)
     out, _ = HideHiddenTests().preprocess(nb, {})
     text = json.dumps(out)

@@ -56,8 +56,14 @@ def isolated_env(root: Path) -> dict[str, str]:
 
 
 def run_isolated(root: Path, code: str, timeout: int = 600) -> str:
-    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=root, env=isolated_env(root), capture_output=True,
-                          text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=root,
+        env=isolated_env(root),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -65,14 +71,39 @@ def run_isolated(root: Path, code: str, timeout: int = 600) -> str:
 # ------------------------------------------------------------------------------------------ contents
 def test_the_handout_holds_what_a_student_needs_and_nothing_more(handout):
     top = sorted(p.name for p in handout.iterdir())
-    assert top == sorted([".gitignore", handout_mod.MARK, "Makefile", "README.md", "environment.yml",
-                          "nbgrader_config.py", "pyproject.toml", "release", "whole_transformer"])
+    assert top == sorted(
+        [
+            ".gitignore",
+            handout_mod.MARK,
+            "Makefile",
+            "README.md",
+            "environment.yml",
+            "nbgrader_config.py",
+            "pyproject.toml",
+            "release",
+            "whole_transformer",
+        ]
+    )
     notebooks = sorted(p.name for p in (handout / "release" / ASSIGNMENT).iterdir())
     assert notebooks == sorted(set(NOTEBOOK_OF.values()) | {"01-whole-machine.ipynb", "02-microscope.ipynb"})
     assert not (handout / "whole_transformer" / "course").exists()
     names = {p.name for p in handout.rglob("*")}
-    assert not names & {"reference.py", "mistakes.py", "mistakes.toml", "hidden.py", "checkdata.py", "source", "tests",
-                        "notebooks", "gradebook.db", "autograde", "submitted", "sandbox.py", "scan.py", "restore.py"}
+    assert not names & {
+        "reference.py",
+        "mistakes.py",
+        "mistakes.toml",
+        "hidden.py",
+        "checkdata.py",
+        "source",
+        "tests",
+        "notebooks",
+        "gradebook.db",
+        "autograde",
+        "submitted",
+        "sandbox.py",
+        "scan.py",
+        "restore.py",
+    }
     for nb in (handout / "release").rglob("*.ipynb"):
         text = nb.read_text()
         for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "BEGIN EXPECTED", "hand_out"):
@@ -90,11 +121,15 @@ def test_make_lab_is_set_up_in_the_handout(handout):
     assert "release/whole-transformer/01-whole-machine.ipynb" in done.stdout
     # nbgrader's instructor tools are turned off in the handout's own .venv (Validate stays)
     shown = " ".join(done.stdout.replace("\\\n", " ").split())
-    assert ("jupyter server extension disable --sys-prefix nbgrader.server_extensions.formgrader "
-            "nbgrader.server_extensions.course_list nbgrader.server_extensions.assignment_list") in shown
-    assert ("jupyter labextension disable --level=sys_prefix @jupyter/nbgrader:formgrader "
-            "@jupyter/nbgrader:create-assignment @jupyter/nbgrader:course-list @jupyter/nbgrader:assignment-list "
-            "@jupyter/nbgrader:menu") in shown
+    assert (
+        "jupyter server extension disable --sys-prefix nbgrader.server_extensions.formgrader "
+        "nbgrader.server_extensions.course_list nbgrader.server_extensions.assignment_list"
+    ) in shown
+    assert (
+        "jupyter labextension disable --level=sys_prefix @jupyter/nbgrader:formgrader "
+        "@jupyter/nbgrader:create-assignment @jupyter/nbgrader:course-list @jupyter/nbgrader:assignment-list "
+        "@jupyter/nbgrader:menu"
+    ) in shown
     assert "validate" not in shown.split("jupyter lab --")[0], "Validate must stay on"
 
 
@@ -106,8 +141,16 @@ def test_the_readme_is_the_student_guide_and_says_how_to_hand_in(handout):
     for line in guide.splitlines():
         assert ("#" + line if line.startswith("#") else line) in readme.splitlines(), line
     handing_in = readme.split("### Handing in\n")[1]
-    for route in ("**JupyterHub:**", "press *Submit*", "**git:**", "push them", "**LMS upload:**",
-                  "four `.ipynb` files", "01-whole-machine.ipynb", "04-how-it-learned.ipynb"):
+    for route in (
+        "**JupyterHub:**",
+        "press *Submit*",
+        "**git:**",
+        "push them",
+        "**LMS upload:**",
+        "four `.ipynb` files",
+        "01-whole-machine.ipynb",
+        "04-how-it-learned.ipynb",
+    ):
         assert route in handing_in, route
     assert "press **Validate**" in readme and "hidden tests" in readme
 
@@ -145,9 +188,12 @@ def test_rebuilding_keeps_the_git_folder(tmp_path):
 
 # ------------------------------------------------------------------------------------------ it works alone
 def test_the_copy_cannot_see_the_instructors_package(handout):
-    out = run_isolated(handout, "import importlib.util, whole_transformer\n"
-                                "print(whole_transformer.__file__)\n"
-                                "print(importlib.util.find_spec('whole_transformer.course'))")
+    out = run_isolated(
+        handout,
+        "import importlib.util, whole_transformer\n"
+        "print(whole_transformer.__file__)\n"
+        "print(importlib.util.find_spec('whole_transformer.course'))",
+    )
     path, course = out.split()
     assert Path(path).resolve().is_relative_to(handout.resolve()) and course == "None"
 
@@ -160,21 +206,41 @@ def test_every_notebook_runs_top_to_bottom_from_the_copy(handout, tmp_path):
 
     kernels = tmp_path / "kernels" / "handout"
     kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-S", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "handout", "language": "python", "env": isolated_env(handout)}))
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-S", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "handout",
+                "language": "python",
+                "env": isolated_env(handout),
+            }
+        )
+    )
     os.environ["JUPYTER_PATH"] = str(tmp_path)
     try:
         for path in sorted((handout / "release" / ASSIGNMENT).glob("*.ipynb")):
             nb = nbformat.read(path, as_version=4)
-            nb.cells.append(nbformat.v4.new_code_cell(
-                "import whole_transformer, importlib.util\n"
-                f"assert whole_transformer.__file__.startswith({str(handout.resolve())!r})\n"
-                "assert importlib.util.find_spec('whole_transformer.course') is None"))
-            NotebookClient(nb, kernel_name="handout", timeout=300, resources={"metadata": {"path": str(path.parent)}},
-                           allow_errors=False).execute()
-            errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                      if o.output_type == "error" and o.ename != "NotImplementedError"]
+            nb.cells.append(
+                nbformat.v4.new_code_cell(
+                    "import whole_transformer, importlib.util\n"
+                    f"assert whole_transformer.__file__.startswith({str(handout.resolve())!r})\n"
+                    "assert importlib.util.find_spec('whole_transformer.course') is None"
+                )
+            )
+            NotebookClient(
+                nb,
+                kernel_name="handout",
+                timeout=300,
+                resources={"metadata": {"path": str(path.parent)}},
+                allow_errors=False,
+            ).execute()
+            errors = [
+                o
+                for c in nb.cells
+                if c.cell_type == "code"
+                for o in c.get("outputs", [])
+                if o.output_type == "error" and o.ename != "NotImplementedError"
+            ]
             assert not errors, (path.name, errors[:1])
     finally:
         os.environ.pop("JUPYTER_PATH", None)
@@ -182,8 +248,10 @@ def test_every_notebook_runs_top_to_bottom_from_the_copy(handout, tmp_path):
 
 def test_the_visible_checks_work_from_the_copy(handout):
     """✓ Right for every correct implementation; the catalogued words for every wrong one."""
-    imps = [{"id": i.id, "exercise": i.exercise, "correct": i.correct, "source": i.source, "says": i.check_says}
-            for i in implementations()]
+    imps = [
+        {"id": i.id, "exercise": i.exercise, "correct": i.correct, "source": i.source, "says": i.check_says}
+        for i in implementations()
+    ]
     setup = {ex: cell_source_of(ex, "constants") for ex in NOTEBOOK_OF}
     code = f"""
 import contextlib, io, json
@@ -215,7 +283,7 @@ def cell_source_of(exercise: str, gid: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ nothing solves
-SOLVERS = r'''
+SOLVERS = r"""
 import importlib, inspect, json, pkgutil, signal, sys, os
 import numpy as np
 import whole_transformer
@@ -270,7 +338,7 @@ for exercise, kernel_part in spec.items():
             grading._publish = saved
         results.setdefault(exercise, {})[label] = handed[0]
 print(json.dumps(results))
-'''
+"""
 
 
 @pytest.mark.slow
@@ -280,8 +348,15 @@ def test_no_function_of_the_handout_passes_a_hidden_test(handout):
         (cell,) = graded_cells(ex).values()
         hidden = HIDDEN_REGION.search(cell["source"]).group(1)
         spec[ex], expected[ex] = verdict.split_expected(hidden)
-    done = subprocess.run([sys.executable, "-S", "-c", SOLVERS], input=json.dumps(spec), cwd=handout,
-                          env=isolated_env(handout), capture_output=True, text=True, timeout=1500)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", SOLVERS],
+        input=json.dumps(spec),
+        cwd=handout,
+        env=isolated_env(handout),
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])
     for ex, by_function in results.items():
@@ -308,11 +383,13 @@ class _Rename(ast.NodeTransformer):
 
 
 def _normal(statements: list[ast.stmt]) -> str:
-    body = [s for s in statements if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-                                          and isinstance(s.value.value, str))]
+    body = [
+        s
+        for s in statements
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))
+    ]
     renamer = _Rename()
-    return "|".join(ast.dump(renamer.visit(ast.fix_missing_locations(ast.parse(ast.unparse(s)).body[0])))
-                    for s in body)
+    return "|".join(ast.dump(renamer.visit(ast.fix_missing_locations(ast.parse(ast.unparse(s)).body[0]))) for s in body)
 
 
 def _bodies(tree: ast.AST) -> list[list[ast.stmt]]:
@@ -345,7 +422,7 @@ def holds_solution(text: str, solutions: dict[str, tuple[int, str]]) -> list[str
     for block in _bodies(tree):
         for ex, (n, want) in solutions.items():
             for i in range(0, max(0, len(block) - n) + 1):
-                if _normal(block[i:i + n]) == want:
+                if _normal(block[i : i + n]) == want:
                     found.append(ex)
     return found
 

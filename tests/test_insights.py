@@ -60,8 +60,9 @@ def _cell(results, name):
     from whole_transformer import grading
 
     data = grading._encode({"name": name, "results": results})
-    return NotebookNode(source="", outputs=[NotebookNode(output_type="display_data", metadata={},
-                                                         data={grading.RESULTS_MIME: data})])
+    return NotebookNode(
+        source="", outputs=[NotebookNode(output_type="display_data", metadata={}, data={grading.RESULTS_MIME: data})]
+    )
 
 
 # ------------------------------------------------------------------------------ fast: the table
@@ -90,8 +91,10 @@ def test_right_answers_get_full_points_and_no_mistake(exercise):
     cases = __import__("whole_transformer.course.answers.hidden_tests", fromlist=["CASES"]).CASES[exercise]()
     model_at = {"greedy_decode": 0}.get(exercise)
     for impl in implementations(exercise, "correct"):
-        ns = {"np": __import__("numpy"), "softmax": __import__(
-            "whole_transformer.course.answers.reference", fromlist=["softmax"]).softmax}
+        ns = {
+            "np": __import__("numpy"),
+            "softmax": __import__("whole_transformer.course.answers.reference", fromlist=["softmax"]).softmax,
+        }
         exec(compile(impl.source, impl.id, "exec"), ns)  # the test suite's own implementations
         results = []
         for c in cases:
@@ -105,8 +108,16 @@ def test_right_answers_get_full_points_and_no_mistake(exercise):
 
 
 def test_partial_credit_splits_points_over_kinds_evenly_or_as_course_toml_says(tmp_path):
-    expected = {"name": "ex", "compare": "same", "cases": [
-        {"kind": "a", "want": 1}, {"kind": "a", "want": 2}, {"kind": "b", "want": 3}, {"kind": "c", "want": 4}]}
+    expected = {
+        "name": "ex",
+        "compare": "same",
+        "cases": [
+            {"kind": "a", "want": 1},
+            {"kind": "a", "want": 2},
+            {"kind": "b", "want": 3},
+            {"kind": "c", "want": 4},
+        ],
+    }
     assert diagnose.partial_score(expected, [True, True, True, True], 3) == 3.0
     assert diagnose.partial_score(expected, [True, True, False, False], 3) == 1.0  # kind a: 1 of 3 kinds
     assert diagnose.partial_score(expected, [True, False, True, True], 3) == 2.0  # a failed one case
@@ -116,9 +127,12 @@ def test_partial_credit_splits_points_over_kinds_evenly_or_as_course_toml_says(t
     assert settings == {"ex": {"a": 2.0, "c": 0.0}}
     assert diagnose.partial_score(expected, [True, True, False, True], 3, settings) == 2.0  # a: 2 of 3
     assert diagnose.partial_score(expected, [True, True, True, False], 3, settings) == 2.99  # never full
-    for bad, words in [('[partial_credit.ex]\na = "two"\n', "must be a number"),
-                       ('[partial_credit.ex]\na = -1\n', "must be a number"),
-                       ('[partial_credit]\nex = 3\n', "must map kinds"), ("[partial_credit\n", "not valid TOML")]:
+    for bad, words in [
+        ('[partial_credit.ex]\na = "two"\n', "must be a number"),
+        ("[partial_credit.ex]\na = -1\n", "must be a number"),
+        ("[partial_credit]\nex = 3\n", "must map kinds"),
+        ("[partial_credit\n", "not valid TOML"),
+    ]:
         (tmp_path / "course.toml").write_text(bad)
         with pytest.raises(ValueError, match=words):
             diagnose.partial_credit_settings(tmp_path)
@@ -129,9 +143,22 @@ def test_unanswered_is_told_apart_and_feedback_says_not_answered_yet():
     stub = [{"error": "NotImplementedError"}] * len(EXPECTED["make_xy"]["cases"])
     outputs, detail = verdict.assess(_cell(stub, "make_xy"), EXPECTED["make_xy"], None, 2.0)
     assert detail["outcome"] == "unanswered" and outputs[0].ename == verdict.NOT_ANSWERED
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "check('make_xy')", metadata={"nbgrader": {"grade": True, "grade_id": "test_make_xy", "points": 2,
-                                                   "locked": True, "solution": False}})])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "check('make_xy')",
+                metadata={
+                    "nbgrader": {
+                        "grade": True,
+                        "grade_id": "test_make_xy",
+                        "points": 2,
+                        "locked": True,
+                        "solution": False,
+                    }
+                },
+            )
+        ]
+    )
     nb.cells[0].outputs = outputs
     nb, _ = HideHiddenTests().preprocess(nb, {})
     text = nb.cells[0].outputs[0].evalue
@@ -149,8 +176,11 @@ def test_a_question_records_the_wrong_answer_and_its_hint():
 def test_the_instructors_summary_names_input_returned_and_expected_wrapped():
     m = next(m for m in CATALOGUE["greedy_decode"] if m.id == "eos_dropped")
     table = diagnose.mistake_table()["greedy_decode"]["mistakes"][m.id]
-    source = next(c.source for c in nbformat.read(SOURCE / NOTEBOOK_OF["greedy_decode"], as_version=4).cells
-                  if grade_id(c) == "test_greedy_decode")
+    source = next(
+        c.source
+        for c in nbformat.read(SOURCE / NOTEBOOK_OF["greedy_decode"], as_version=4).cells
+        if grade_id(c) == "test_greedy_decode"
+    )
     kernel_part, expected = verdict.split_expected(source)
     cell = _cell(table, "greedy_decode")
     cell.source = kernel_part
@@ -193,8 +223,7 @@ def graded(tmp_path_factory):
         detail = {(r["student_id"], r["grade_id"]): r for r in csv.DictReader(f)}
     with open(root / "insights.csv") as f:
         ins = list(csv.DictReader(f))
-    return {"course": course, "nbs": nbs, "students": {s.name: s for s in students}, "detail": detail,
-            "insights": ins}
+    return {"course": course, "nbs": nbs, "students": {s.name: s for s in students}, "detail": detail, "insights": ins}
 
 
 def _impls(student) -> dict[str, str]:
@@ -272,8 +301,13 @@ def test_feedback_names_the_mistake_and_never_shows_hidden_inputs_or_expected_va
     course = graded["course"]
     hidden = secrets(course)
     released = " ".join(p.read_text() for p in course.release.glob("*.ipynb")).replace(" ", "")
-    wants = {json.dumps(c["want"]) for p in EXPECTED.values() if not p.get("question") for c in p["cases"]
-             if isinstance(c["want"], list) and len(json.dumps(c["want"])) > 12}
+    wants = {
+        json.dumps(c["want"])
+        for p in EXPECTED.values()
+        if not p.get("question")
+        for c in p["cases"]
+        if isinstance(c["want"], list) and len(json.dumps(c["want"])) > 12
+    }
     wants = {w for w in wants if w.replace(" ", "") not in released}  # not the notebook's own examples
     named = 0
     for name, s in graded["students"].items():
@@ -310,8 +344,9 @@ def test_insights_csv_equals_what_the_roster_says(graded):
     assert {k: sorted(v) for k, v in got.items()} == want
     assert all(int(r["count"]) == len(r["students"].split()) for r in rows if r["section"] == "mistake")
     ex_rows = {(r["item"], r["detail"]): r["students"].split() for r in rows if r["section"] == "exercise"}
-    assert "release" in ex_rows[("greedy_decode", "unanswered")] and "partial" in ex_rows[("greedy_decode",
-                                                                                              "unanswered")]
+    assert (
+        "release" in ex_rows[("greedy_decode", "unanswered")] and "partial" in ex_rows[("greedy_decode", "unanswered")]
+    )
     assert ex_rows[("make_xy", "missing")] == ["partial"]
     for ex in NOTEBOOK_OF:
         wrong = {n for (e, _), v in _roster_counts(graded).items() if e == ex for n in v}

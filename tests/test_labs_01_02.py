@@ -49,7 +49,7 @@ def drawn_order(a: np.ndarray) -> np.ndarray:
     out = []
     for s in slices:
         for first in range(0, s.shape[1], MAX_COLS):
-            out.append(s[:, first:first + MAX_COLS].reshape(-1))
+            out.append(s[:, first : first + MAX_COLS].reshape(-1))
     return np.concatenate(out)
 
 
@@ -74,8 +74,9 @@ def test_machine_defaults_show_72106_from_the_parameter_table():
     assert lab.counts == parameter_counts(ModelConfig())
     assert 'data-total="72106"' in lab.table.value and "72,106" in text(lab.table.value)
     for part, count, formula in parameter_table(ModelConfig()):
-        assert f"{count:,}" in text(lab.table.value) and html.escape(formula).replace("&#x27;", "'") in \
-            lab.table.value.replace("&#x27;", "'"), part
+        assert f"{count:,}" in text(lab.table.value) and html.escape(formula).replace(
+            "&#x27;", "'"
+        ) in lab.table.value.replace("&#x27;", "'"), part
     assert lab.part.value == "block 1"
     assert "33,280" in text(lab.detail.value)
 
@@ -255,8 +256,7 @@ def test_microscope_shapes_are_named_and_full_model_shapes_match_the_course(tiny
         assert text(lab.sentence.value), f"step {stage.name} has no sentence"
     assert seen == set(expected)
     assert full_shape(("h", "L_q", "L_k")) == ((64, 4, 8, 8), ("B", "h", "L_q", "L_k"))
-    assert FULL_SIZES == {"B": 64, "L": 8, "L_q": 8, "L_k": 8, "d_model": 64, "h": 4, "d_k": 16, "d_ff": 128,
-                          "V": 42}
+    assert FULL_SIZES == {"B": 64, "L": 8, "L_q": 8, "L_k": 8, "d_model": 64, "h": 4, "d_k": 16, "d_ff": 128, "V": 42}
 
 
 def test_microscope_last_step_is_the_word_the_model_writes(tiny):
@@ -314,8 +314,17 @@ def test_block_picture_carries_the_microscope_shapes_and_numbers(tiny):
     assert pic.png[:8] == b"\x89PNG\r\n\x1a\n"
     words = [t.get_text() for t in pic.figure.axes[0].texts]
     joined = " ".join(words)
-    for label in ("LayerNorm 1", "LayerNorm 2", "attention, 1 head", "FFN 6 → 12 → 6", "150 parameters",
-                  "162 parameters", "336 parameters", "weights (h 1, L_q 3, L_k 3)", "hidden (L 3, d_ff 12)"):
+    for label in (
+        "LayerNorm 1",
+        "LayerNorm 2",
+        "attention, 1 head",
+        "FFN 6 → 12 → 6",
+        "150 parameters",
+        "162 parameters",
+        "336 parameters",
+        "weights (h 1, L_q 3, L_k 3)",
+        "hidden (L 3, d_ff 12)",
+    ):
         assert label in joined, label
     steps = trace(tiny, parse_prompt("8 9 ="))
     by = {s.label: s.array for s in steps}
@@ -339,8 +348,11 @@ def test_scale_lab_lengths_for_each_start():
 
 
 def test_scale_lab_waits_for_the_student_before_it_shows_the_runs():
-    for act in (lambda lab: lab.show.click(), lambda lab: setattr(lab.factor, "value", False),
-                lambda lab: setattr(lab.std, "value", 1.0)):
+    for act in (
+        lambda lab: lab.show.click(),
+        lambda lab: setattr(lab.factor, "value", False),
+        lambda lab: setattr(lab.std, "value", 1.0),
+    ):
         lab = scale_lab()
         assert not lab.revealed and lab.runs.value == "" and lab.verdict.value == ""
         assert "held out" not in lab.said and "press Show the training runs" in lab.said
@@ -438,8 +450,14 @@ def test_html_bars_shape_label_and_table():
 
 
 # ------------------------------------------------------------------------------------------ answer checks
-RIGHT = {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "C", "ffn_params": 16576,
-         "attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "A"}
+RIGHT = {
+    "tokens_905": 8,
+    "logits_shape": (64, 8, 42),
+    "heads_4_to_8": "C",
+    "ffn_params": 16576,
+    "attention_scores_shape": (64, 4, 8, 8),
+    "std1_no_factor": "A",
+}
 
 
 @pytest.mark.parametrize("qid", sorted(RIGHT))

@@ -36,13 +36,16 @@ def text(widget_html: str) -> str:
 
 def bars(view_html: str) -> dict[str, float]:
     """The attention weight drawn above each input token (token → weight; later duplicates win)."""
-    return {html.unescape(tok): float(w) for tok, w in
-            re.findall(r'class="wt-decode-token" data-token="([^"]*)" data-weight="([0-9.]+)"', view_html)}
+    return {
+        html.unescape(tok): float(w)
+        for tok, w in re.findall(r'class="wt-decode-token" data-token="([^"]*)" data-weight="([0-9.]+)"', view_html)
+    }
 
 
 def weights(view_html: str) -> list[float]:
-    return [float(w) for w in re.findall(r'class="wt-decode-token" data-token="[^"]*" data-weight="([0-9.]+)"',
-                                         view_html)]
+    return [
+        float(w) for w in re.findall(r'class="wt-decode-token" data-token="[^"]*" data-weight="([0-9.]+)"', view_html)
+    ]
 
 
 # ------------------------------------------------------------------------------------------ decode lab

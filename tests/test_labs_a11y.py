@@ -35,8 +35,14 @@ from whole_transformer.train import EpochLog
 
 LABS_DIR = Path(__file__).resolve().parents[1] / "whole_transformer" / "labs"
 FINGERPRINTS = Path(__file__).resolve().parent / "data" / "reference-10-word-runs.txt"
-NAMED = (widgets.IntSlider, widgets.SelectionSlider, widgets.Dropdown, widgets.Text, widgets.Checkbox,
-         widgets.ToggleButtons)
+NAMED = (
+    widgets.IntSlider,
+    widgets.SelectionSlider,
+    widgets.Dropdown,
+    widgets.Text,
+    widgets.Checkbox,
+    widgets.ToggleButtons,
+)
 
 
 def words(text: str) -> list[str]:
@@ -45,7 +51,7 @@ def words(text: str) -> list[str]:
 
 def fingerprints(text: str) -> set[str]:
     w = words(text)
-    return {hashlib.sha256(" ".join(w[i:i + 10]).encode()).hexdigest()[:16] for i in range(len(w) - 9)}
+    return {hashlib.sha256(" ".join(w[i : i + 10]).encode()).hexdigest()[:16] for i in range(len(w) - 9)}
 
 
 def widgets_in(root, keep):
@@ -66,8 +72,15 @@ def controls(root):
 
 @pytest.fixture(scope="module")
 def labs():
-    return {"machine": machine_lab(), "microscope": microscope_lab(), "block": block_picture(),
-            "scale": scale_lab(), "decode": decode_lab(), "batch": batch_lab(), "training": training_lab()}
+    return {
+        "machine": machine_lab(),
+        "microscope": microscope_lab(),
+        "block": block_picture(),
+        "scale": scale_lab(),
+        "decode": decode_lab(),
+        "batch": batch_lab(),
+        "training": training_lab(),
+    }
 
 
 def test_every_control_has_a_name(labs):
@@ -81,18 +94,36 @@ def test_every_control_has_a_name(labs):
 
 # one change per control kind, for each lab: (what to do, a control it changes)
 CHANGES = {
-    "machine": [lambda lab: setattr(lab.d_model, "value", 32), lambda lab: setattr(lab.heads, "value", 8),
-                lambda lab: setattr(lab.blocks, "value", 3), lambda lab: setattr(lab.d_ff, "value", 64),
-                lambda lab: setattr(lab.batch, "value", 2), lambda lab: setattr(lab.length, "value", 5),
-                lambda lab: setattr(lab.part, "value", "output layer"), lambda lab: lab.buttons["block 2"].click(),
-                lambda lab: setattr(lab.inside, "value", "FFN")],
-    "microscope": [lambda lab: lab.next.click(), lambda lab: lab.prev.click(),
-                   lambda lab: setattr(lab.step, "value", 5), lambda lab: setattr(lab.prompt, "value", "4 2 =")],
-    "scale": [lambda lab: lab.show.click(), lambda lab: setattr(lab.factor, "value", False),
-              lambda lab: setattr(lab.std, "value", 1.0)],
-    "decode": [lambda lab: lab.next_button.click(), lambda lab: setattr(lab.head, "value", 1),
-               lambda lab: setattr(lab.block, "value", 1), lambda lab: lab.reset_button.click(),
-               lambda lab: setattr(lab.number, "value", "14"), lambda lab: setattr(lab.checkpoint, "value", "2")],
+    "machine": [
+        lambda lab: setattr(lab.d_model, "value", 32),
+        lambda lab: setattr(lab.heads, "value", 8),
+        lambda lab: setattr(lab.blocks, "value", 3),
+        lambda lab: setattr(lab.d_ff, "value", 64),
+        lambda lab: setattr(lab.batch, "value", 2),
+        lambda lab: setattr(lab.length, "value", 5),
+        lambda lab: setattr(lab.part, "value", "output layer"),
+        lambda lab: lab.buttons["block 2"].click(),
+        lambda lab: setattr(lab.inside, "value", "FFN"),
+    ],
+    "microscope": [
+        lambda lab: lab.next.click(),
+        lambda lab: lab.prev.click(),
+        lambda lab: setattr(lab.step, "value", 5),
+        lambda lab: setattr(lab.prompt, "value", "4 2 ="),
+    ],
+    "scale": [
+        lambda lab: lab.show.click(),
+        lambda lab: setattr(lab.factor, "value", False),
+        lambda lab: setattr(lab.std, "value", 1.0),
+    ],
+    "decode": [
+        lambda lab: lab.next_button.click(),
+        lambda lab: setattr(lab.head, "value", 1),
+        lambda lab: setattr(lab.block, "value", 1),
+        lambda lab: lab.reset_button.click(),
+        lambda lab: setattr(lab.number, "value", "14"),
+        lambda lab: setattr(lab.checkpoint, "value", "2"),
+    ],
     "batch": [lambda lab: setattr(lab.numbers, "value", "5, 17, 905"), lambda lab: setattr(lab.numbers, "value", "x")],
 }
 
@@ -121,14 +152,18 @@ def _rgb(c: str) -> tuple[int, int, int]:
         return tuple(int(v) for v in re.findall(r"\d+", c)[:3])
     c = c.lstrip("#")
     c = "".join(ch * 2 for ch in c) if len(c) == 3 else c
-    return tuple(int(c[i:i + 2], 16) for i in (0, 2, 4))
+    return tuple(int(c[i : i + 2], 16) for i in (0, 2, 4))
 
 
 def test_text_colours_keep_4_5_to_1_on_white(labs):
     sources = [p.read_text() for p in LABS_DIR.glob("*.py")]
     sources += [w.value for lab in labs.values() for w in _html_widgets(lab)]
-    low = {c for text in sources for c in _colours(text)
-           if "white" not in c and _html.contrast(_rgb(c), (255, 255, 255)) < 4.5}
+    low = {
+        c
+        for text in sources
+        for c in _colours(text)
+        if "white" not in c and _html.contrast(_rgb(c), (255, 255, 255)) < 4.5
+    }
     assert not low, f"text colours below 4.5:1 on white: {sorted(low)}"
 
 

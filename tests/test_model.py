@@ -292,9 +292,13 @@ def test_sizes_must_be_whole_numbers_of_at_least_1(name, value):
 
 
 def test_heads_must_divide_d_model():
-    with pytest.raises(ValueError, match=re.escape(
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
             "n_heads=5 does not divide d_model=64: each head takes d_model / n_heads columns; "
-            "choose one of [1, 2, 4, 8, 16, 32, 64]")):
+            "choose one of [1, 2, 4, 8, 16, 32, 64]"
+        ),
+    ):
         ModelConfig(n_heads=5)
     with pytest.raises(ValueError, match=r"n_heads=4 does not divide d_model=6"):
         ModelConfig(d_model=6, n_heads=4)

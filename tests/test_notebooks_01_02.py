@@ -37,14 +37,14 @@ def execute(nb, **env):
     return _execute(nb, timeout=120, **env)
 
 
-
 NOTEBOOKS = {
-    "01-whole-machine.ipynb": {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "C",
-                               "ffn_params": 16576},
+    "01-whole-machine.ipynb": {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "C", "ffn_params": 16576},
     "02-microscope.ipynb": {"attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "A"},
 }
-LABS = {"01-whole-machine.ipynb": ["machine_lab()"],
-        "02-microscope.ipynb": ["microscope_lab(step=-1)", "block_picture()", "scale_lab()"]}
+LABS = {
+    "01-whole-machine.ipynb": ["machine_lab()"],
+    "02-microscope.ipynb": ["microscope_lab(step=-1)", "block_picture()", "scale_lab()"],
+}
 TIME_LIMIT = 30  # seconds, top to bottom in a fresh kernel
 
 
@@ -156,6 +156,12 @@ def test_release_form_runs_with_only_the_stubs_raising(name):
 def test_nbgrader_validate_passes_on_the_source(name, tmp_path):
     target = tmp_path / name
     target.write_bytes((SOURCE / name).read_bytes())
-    result = subprocess.run([sys.executable, "-m", "nbgrader", "validate", name], cwd=tmp_path,
-                            env=kernel_env(), capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "validate", name],
+        cwd=tmp_path,
+        env=kernel_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "Success! Your notebook passes all the tests." in result.stdout, result.stdout + result.stderr

@@ -43,11 +43,12 @@ def execute(nb, **env):
     return _execute(nb, allow_errors=True, store_widget_state=True, **env)
 
 
-
 REPO = Path(__file__).resolve().parents[1]
 N03, N04 = "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb"
-QUESTIONS = {N03: {"changes_during_inference": "C", "rows_742": 7},
-             N04: {"counted_427": 5, "flat_shape": (320, 42), "no_causal_mask": "A", "learns_nothing": "B"}}
+QUESTIONS = {
+    N03: {"changes_during_inference": "C", "rows_742": 7},
+    N04: {"counted_427": 5, "flat_shape": (320, 42), "no_causal_mask": "A", "learns_nothing": "B"},
+}
 EXERCISES = {N03: {"next_token": 2, "greedy_decode": 3}, N04: {"make_xy": 2, "masked_loss": 3}}
 LABS = {N03: ["decode_lab(finished=True)"], N04: ["batch_lab()"]}
 TIME_LIMIT = {N03: 30, N04: 60}  # seconds, top to bottom in a fresh kernel
@@ -108,7 +109,7 @@ def test_questions_and_exercises_follow_the_convention(name):
         tests = [c for c in cells if nbg(c).get("grade") and nbg(c)["grade_id"].startswith(f"test_{ex}")]
         assert [nbg(c)["points"] for c in tests] == [points]
         # every later cell that calls the student's function may raise in the release
-        for c in cells[i + 1:]:
+        for c in cells[i + 1 :]:
             if c.cell_type == "code" and not nbg(c) and re.search(rf"\b{ex}\(", c.source):
                 assert "raises-exception" in c.metadata.get("tags", []), c.source[:80]
 
@@ -164,9 +165,14 @@ def test_notebook_runs_top_to_bottom_in_a_fresh_kernel(name, mode, record_proper
         losses = dict(re.findall(r"after\s+(\d+) epochs:\s+PyTorch ([0-9.]+)\s+yours \2", everything))
         assert set(losses) == {"2", "60"}, "masked_loss agrees with PyTorch to six digits"
         labs = "\n".join(widget_text(nb, c) for c in nb.cells if c.cell_type == "code" and "training_lab(" in c.source)
-        runs = {m[0]: (int(m[1]), float(m[2]), int(m[3])) for m in re.findall(
-            r"(the course's model|no causal mask|token table std 1|copy task), after (\d+) epochs: "
-            r"training loss ([0-9.]+), (\d+) % of the 100 held-out", labs)}
+        runs = {
+            m[0]: (int(m[1]), float(m[2]), int(m[3]))
+            for m in re.findall(
+                r"(the course's model|no causal mask|token table std 1|copy task), after (\d+) epochs: "
+                r"training loss ([0-9.]+), (\d+) % of the 100 held-out",
+                labs,
+            )
+        }
         assert set(runs) == {"the course's model", "no causal mask", "token table std 1", "copy task"}
         if mode == "autograde":
             assert all(epochs == 2 for epochs, _, _ in runs.values()), runs
@@ -209,15 +215,25 @@ def test_release_form_runs_with_only_the_stubs_raising(name):
 @pytest.mark.parametrize("name", [N03, N04])
 def test_nbgrader_validate_passes_on_the_source(name, tmp_path):
     (tmp_path / name).write_bytes((SOURCE / name).read_bytes())
-    result = subprocess.run([sys.executable, "-m", "nbgrader", "validate", name], cwd=tmp_path,
-                            env=kernel_env(), capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "validate", name],
+        cwd=tmp_path,
+        env=kernel_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "Success! Your notebook passes all the tests." in result.stdout, result.stdout + result.stderr
 
 
 def _wrong_submission(tmp: Path) -> dict[str, str]:
     """Copies of the source notebooks where every exercise holds one typical wrong implementation."""
-    wrong = {"next_token": "returns_score", "greedy_decode": "eos_dropped", "make_xy": "eq_target_kept",
-             "masked_loss": "keep_mean"}
+    wrong = {
+        "next_token": "returns_score",
+        "greedy_decode": "eos_dropped",
+        "make_xy": "eq_target_kept",
+        "masked_loss": "keep_mean",
+    }
     for name in (N03, N04):
         nb = load(name)
         for c in nb.cells:
@@ -241,7 +257,8 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks_and_wrong_exercises_l
         f"load_subconfig({str(REPO / 'nbgrader_config.py')!r})  # noqa: F821\n"
         "c.CourseDirectory.course_id = 'test-03-04'\n"
         "c.SandboxExecute.timeout = 300\n"
-        "c.CourseDirectory.db_url = 'sqlite:///gradebook.db'\n")
+        "c.CourseDirectory.db_url = 'sqlite:///gradebook.db'\n"
+    )
     for name in (N03, N04):
         shutil.copy(SOURCE / name, course / "source" / ASSIGNMENT / name)
     for student in ("solutions", "wrong"):
@@ -251,8 +268,14 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks_and_wrong_exercises_l
     wrong = _wrong_submission(course / "submitted" / "wrong" / ASSIGNMENT)
 
     def nbgrader(*args):
-        result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=kernel_env(),
-                                capture_output=True, text=True, timeout=900)
+        result = subprocess.run(
+            [sys.executable, "-m", "nbgrader", *args],
+            cwd=course,
+            env=kernel_env(),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         return result
 

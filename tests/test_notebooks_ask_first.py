@@ -27,8 +27,7 @@ from whole_transformer.course.cells import nbgrader_meta as nbg
 from whole_transformer.course.layout import ASSIGNMENT
 
 RELEASE = REPO / "release" / ASSIGNMENT
-NOTEBOOKS = ["01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb",
-             "04-how-it-learned.ipynb"]
+NOTEBOOKS = ["01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb"]
 
 # What would give each answer away if it were shown above the question, as regexes over the text a
 # reader sees. Each is a form the course's outputs really use (or the plain form of the answer).
@@ -38,8 +37,11 @@ GIVEAWAYS = {
     "heads_4_to_8": [r"with 8 heads", r"heads 4 → 8"],
     "ffn_params": [r"16,576", r"\b16576\b"],
     "attention_scores_shape": [r"\(64, 4, 8, 8\)", r"B 64 ?, h 4 ?, L_q 8 ?, L_k 8"],
-    "std1_no_factor": [r"std 1, no factor[^.]{0,80}held out 100, 100, 100",
-                       r"std 1, no factor \S+ \S+ 100 · 100 · 100", r"std 1, no factor \| [^\n]*100, 100, 100"],
+    "std1_no_factor": [
+        r"std 1, no factor[^.]{0,80}held out 100, 100, 100",
+        r"std 1, no factor \S+ \S+ 100 · 100 · 100",
+        r"std 1, no factor \| [^\n]*100, 100, 100",
+    ],
     "changes_during_inference": [r"attention scores change", r"no weight changes"],
     "rows_742": [r"7 4 2 = seven hundred forty", r"\b7 rows (go )?in\b"],
     "counted_427": [r"5 of 8 targets count"],
@@ -52,28 +54,54 @@ GIVEAWAYS = {
 KEY_PHRASES = {
     "tokens_905": [r"\b8 tokens\b", r"905[^.]{0,40}\beight tokens"],
     "logits_shape": [r"\(64, 8, 42\)", r"64 × 8 × 42"],
-    "heads_4_to_8": [r"(count|total|number of parameters)[^.]{0,30}(stays|is|remains) (exactly )?the same",
-                     r"heads change no count", r"heads? (appear|appears) nowhere", r"not one parameter"],
+    "heads_4_to_8": [
+        r"(count|total|number of parameters)[^.]{0,30}(stays|is|remains) (exactly )?the same",
+        r"heads change no count",
+        r"heads? (appear|appears) nowhere",
+        r"not one parameter",
+    ],
     "ffn_params": [r"16,576", r"\b16576\b"],
     "attention_scores_shape": [r"\(64, 4, 8, 8\)", r"B 64 ?, h 4 ?, L_q 8 ?, L_k 8"],
-    "std1_no_factor": [r"std 1 (and )?(with)?out the factor[^.]{0,80}(100 of 100|all (of them|three))",
-                       r"std 1 without the factor starts like the course's model"],
-    "changes_during_inference": [r"attention scores (and weights )?(change|are computed again)",
-                                 r"computed again: Q, K and V", r"every weight is only read", r"no weight changes",
-                                 r"none is written"],
+    "std1_no_factor": [
+        r"std 1 (and )?(with)?out the factor[^.]{0,80}(100 of 100|all (of them|three))",
+        r"std 1 without the factor starts like the course's model",
+    ],
+    "changes_during_inference": [
+        r"attention scores (and weights )?(change|are computed again)",
+        r"computed again: Q, K and V",
+        r"every weight is only read",
+        r"no weight changes",
+        r"none is written",
+    ],
     "rows_742": [r"\b7 rows\b", r"seven rows"],
     "counted_427": [r"5 of (the )?8 targets", r"\bfive of (the )?(8|eight)"],
     "flat_shape": [r"\(320, 42\)", r"\b320 rows\b"],
-    "no_causal_mask": [r"loss (would )?drops? to zero", r"the very token it (must|has to) guess",
-                       r"exactly the token it is asked to predict", r"copy from one step ahead",
-                       r"loss falls (fast|faster)"],
+    "no_causal_mask": [
+        r"loss (would )?drops? to zero",
+        r"the very token it (must|has to) guess",
+        r"exactly the token it is asked to predict",
+        r"copy from one step ahead",
+        r"loss falls (fast|faster)",
+    ],
     "learns_nothing": [r"copy task (is )?the first thing", r"first thing to try", r"try the copy task first"],
 }
 # The answers a notebook does show, below the question: the forms above are what its outputs really say.
-SHOWN_BELOW = {"logits_shape", "heads_4_to_8", "ffn_params", "std1_no_factor", "counted_427", "flat_shape",
-               "no_causal_mask", "learns_nothing"}
-TRAINING_RUNS = {"main": "the course's model", "no_mask": "no causal mask", "std1": "token table std 1",
-                 "copy": "copy task"}
+SHOWN_BELOW = {
+    "logits_shape",
+    "heads_4_to_8",
+    "ffn_params",
+    "std1_no_factor",
+    "counted_427",
+    "flat_shape",
+    "no_causal_mask",
+    "learns_nothing",
+}
+TRAINING_RUNS = {
+    "main": "the course's model",
+    "no_mask": "no causal mask",
+    "std1": "token table std 1",
+    "copy": "copy task",
+}
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +121,11 @@ def released():
 
 def questions(nb):
     """(index of the answer cell, question id) for every question of the notebook, in order."""
-    return [(i, nbg(c)["grade_id"]) for i, c in enumerate(nb.cells)
-            if nbg(c).get("grade_id") in GIVEAWAYS and nbg(c).get("solution")]
+    return [
+        (i, nbg(c)["grade_id"])
+        for i, c in enumerate(nb.cells)
+        if nbg(c).get("grade_id") in GIVEAWAYS and nbg(c).get("solution")
+    ]
 
 
 @pytest.mark.slow
@@ -112,7 +143,8 @@ def test_no_answer_is_shown_above_its_question(released, name):
         if qid in SHOWN_BELOW:
             assert any(re.search(form, below) for form in GIVEAWAYS[qid]), (
                 f"{name}: nothing below {qid} shows its answer in the forms the test looks for; "
-                "the forms no longer match what the notebook shows")
+                "the forms no longer match what the notebook shows"
+            )
 
 
 @pytest.mark.slow
@@ -190,5 +222,13 @@ def test_the_key_phrases_do_find_the_answers_where_they_are_given():
             after = " ".join(" ".join(c.source for c in nb.cells[index:]).split())
             if any(re.search(f, after, re.I) for f in KEY_PHRASES[qid]):
                 found.add(qid)
-    assert found >= {"heads_4_to_8", "ffn_params", "changes_during_inference", "no_causal_mask",
-                     "std1_no_factor", "learns_nothing", "logits_shape", "attention_scores_shape"}, found
+    assert found >= {
+        "heads_4_to_8",
+        "ffn_params",
+        "changes_during_inference",
+        "no_causal_mask",
+        "std1_no_factor",
+        "learns_nothing",
+        "logits_shape",
+        "attention_scores_shape",
+    }, found

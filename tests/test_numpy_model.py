@@ -47,6 +47,7 @@ def test_every_intermediate_equals_torch(model60):
     def keep(name):
         def hook(module, inputs, output):
             seen[name] = (output[0] if isinstance(output, tuple) else output)[0].detach().numpy()
+
         return hook
 
     for b, block in enumerate(exact.blocks):
@@ -125,8 +126,14 @@ def test_pad_keys_are_masked_like_torch(model60):
     assert np.allclose(nm.forward(model60, ids), _torch_logits(model60, ids), atol=1e-4)
 
 
-@pytest.mark.parametrize("cfg", [ModelConfig(causal=False), ModelConfig(scale_embedding=False),
-                                 ModelConfig(d_model=12, n_heads=3, n_layers=3, d_ff=5)])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ModelConfig(causal=False),
+        ModelConfig(scale_embedding=False),
+        ModelConfig(d_model=12, n_heads=3, n_layers=3, d_ff=5),
+    ],
+)
 def test_twin_follows_the_ablation_switches(cfg):
     torch.manual_seed(3)
     model = Transformer(cfg).eval()
@@ -142,15 +149,18 @@ def test_forward_of_a_batch_is_row_by_row(model60):
     assert np.array_equal(nm.forward(model60, torch.tensor(batch[0])), out[0])
 
 
-@pytest.mark.parametrize("ids, message", [
-    ([[6, 4, 12]], "trace reads ONE sequence"),
-    ([], "the sequence is empty"),
-    ([6, 42], r"unknown token ids \[42\]"),
-    ([6, -1], r"unknown token ids \[-1\]"),
-    ([6.0, 4.0], "token ids must be whole numbers"),
-    ([True, False], "token ids must be whole numbers"),
-    ([6] * 17, "more than the model's max_len=16"),
-])
+@pytest.mark.parametrize(
+    "ids, message",
+    [
+        ([[6, 4, 12]], "trace reads ONE sequence"),
+        ([], "the sequence is empty"),
+        ([6, 42], r"unknown token ids \[42\]"),
+        ([6, -1], r"unknown token ids \[-1\]"),
+        ([6.0, 4.0], "token ids must be whole numbers"),
+        ([True, False], "token ids must be whole numbers"),
+        ([6] * 17, "more than the model's max_len=16"),
+    ],
+)
 def test_bad_ids_raise(model60, ids, message):
     with pytest.raises(ValueError, match=message):
         nm.trace(model60, ids)

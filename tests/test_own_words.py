@@ -60,7 +60,7 @@ def shared_runs(text: str, page_grams: set[tuple[str, ...]]) -> list[str]:
         w = words(part)
         spans: list[list[int]] = []
         for i in range(len(w) - RUN + 1):
-            gram = tuple(w[i:i + RUN])
+            gram = tuple(w[i : i + RUN])
             if gram in page_grams and sum(map(_minor, gram)) * 2 < RUN:
                 if spans and i <= spans[-1][1]:
                     spans[-1][1] = i + RUN
@@ -72,14 +72,16 @@ def shared_runs(text: str, page_grams: set[tuple[str, ...]]) -> list[str]:
 
 def grams_of(text: str) -> set[tuple[str, ...]]:
     w = words(text)
-    return {tuple(w[i:i + RUN]) for i in range(len(w) - RUN + 1)}
+    return {tuple(w[i : i + RUN]) for i in range(len(w) - RUN + 1)}
 
 
 @pytest.fixture(scope="module")
 def page_grams():
     if not PAGE.is_file():
-        message = (f"the lesson page is not at {PAGE}: the own-words test needs the shared folder beside the "
-                   "repository (../shared/reference/level-17-page.txt)")
+        message = (
+            f"the lesson page is not at {PAGE}: the own-words test needs the shared folder beside the "
+            "repository (../shared/reference/level-17-page.txt)"
+        )
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message + "; under CI it must be there")
         pytest.skip(message)
@@ -87,9 +89,11 @@ def page_grams():
 
 
 def package_files() -> list[str]:
-    return sorted(str(p.relative_to(REPO)) for p in PACKAGE.rglob("*")
-                  if p.is_file() and p.suffix in TEXT_FILES and not NOT_OURS & set(p.parts)
-                  and "__pycache__" not in p.parts)
+    return sorted(
+        str(p.relative_to(REPO))
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and p.suffix in TEXT_FILES and not NOT_OURS & set(p.parts) and "__pycache__" not in p.parts
+    )
 
 
 def _param(rel: str):
@@ -113,9 +117,15 @@ def test_no_package_text_copies_the_page(page_grams, rel):
 
 def test_the_package_files_read_include_the_questions_hints_labs_and_docstrings():
     files = package_files()
-    for must in ("whole_transformer/data/questions.json", "whole_transformer/data/exercise_checks.json",
-                 "whole_transformer/course/answers/mistakes.toml", "whole_transformer/labs/microscope.py",
-                 "whole_transformer/labs/decode.py", "whole_transformer/task.py", "whole_transformer/checks.py"):
+    for must in (
+        "whole_transformer/data/questions.json",
+        "whole_transformer/data/exercise_checks.json",
+        "whole_transformer/course/answers/mistakes.toml",
+        "whole_transformer/labs/microscope.py",
+        "whole_transformer/labs/decode.py",
+        "whole_transformer/task.py",
+        "whole_transformer/checks.py",
+    ):
         assert must in files, must
     assert set(KNOWN) <= set(files), "a known passage names a file that is no longer there"
 
@@ -128,6 +138,8 @@ def test_the_run_finder_finds_what_it_should():
     numbers = grams_of("x is (64, 8, 42) and y is (64, 8) so b 64 l 8 v 42 and h 4")
     assert shared_runs("x is (64, 8, 42) and y is (64, 8) so b 64 l 8 v 42", numbers) == []
     sig = grams_of("def greedy_decode(model, prompt, eos=1, max_new=6): ids = list(prompt) for step in range(9)")
-    assert shared_runs("def greedy_decode(model, prompt, eos=1, max_new=6):\n    ids = list(prompt)\n    for step",
-                       sig) == []
+    assert (
+        shared_runs("def greedy_decode(model, prompt, eos=1, max_new=6):\n    ids = list(prompt)\n    for step", sig)
+        == []
+    )
     assert words("The tensor’s d_model, 1,000") == ["the", "tensors", "d", "model", "1", "000"]

@@ -54,8 +54,9 @@ def test_edited_retagged_and_detagged_cells_are_restored(release):
         assert got[g].metadata["nbgrader"] == rel[g].metadata["nbgrader"]
     text = {(f.cell, f.finding.split(" (")[0].split(";")[0]) for f in findings}
     assert ("test_answer_q", "test cell edited") in text
-    assert any(c == "test_double_small" and "points 1.0 → 50.0" in f.finding for c, f in
-               [(f.cell, f) for f in findings])
+    assert any(
+        c == "test_double_small" and "points 1.0 → 50.0" in f.finding for c, f in [(f.cell, f) for f in findings]
+    )
     assert any(f.cell == "test_double_neg" and "de-tagged" in f.finding for f in findings)
     assert any(f.cell == "imports" and "retagged" in f.finding for f in findings)
 
@@ -101,49 +102,65 @@ def test_added_cells_stay_after_the_cell_they_followed_and_moves_are_undone(rele
 
 def test_cells_with_unknown_grade_ids_lose_their_metadata(release):
     sub = copy.deepcopy(release)
-    extra = nbf.new_code_cell("pass", metadata={"nbgrader": {"grade": True, "grade_id": "bonus", "points": 10,
-                                                             "locked": True, "solution": False,
-                                                             "schema_version": 3}})
+    extra = nbf.new_code_cell(
+        "pass",
+        metadata={
+            "nbgrader": {
+                "grade": True,
+                "grade_id": "bonus",
+                "points": 10,
+                "locked": True,
+                "solution": False,
+                "schema_version": 3,
+            }
+        },
+    )
     sub.cells.append(extra)
     nb, findings = restore(sub, release)
     assert "bonus" not in ids(nb)
     assert any("unknown grade_id 'bonus'" in f.finding for f in findings)
 
 
-@pytest.mark.parametrize("code, words", [
-    ("abs = lambda x: 0", "builtin 'abs'"),
-    ("def len(x):\n    return 3", "builtin 'len'"),
-    ("import builtins\nbuiltins.sum = max", "replaces builtins.sum"),
-    ("np.isclose = lambda *a, **k: True", "np.isclose"),
-    ("setattr(np, 'allclose', lambda *a: True)", "setattr() on module numpy"),
-    ("import os\nif os.environ.get('NBGRADER_EXECUTION'):\n    x = 1", "NBGRADER_EXECUTION"),
-    ("get_ipython().showtraceback = lambda *a, **k: None", "showtraceback"),
-    ("get_ipython().input_transformers_post.append(lambda l: [])", "IPython internals"),
-    ("print(open('../../source/whole-transformer/03.ipynb').read())", "outside the submission"),
-    ("import sqlite3\nsqlite3.connect('/srv/course/gradebook.db')", "gradebook"),
-    ("from whole_transformer.course.answers.reference import next_token", "reference"),
-    ("from whole_transformer.course import reference\nnext_token = reference.next_token", "reference"),
-    ("from whole_transformer.task import xy_arrays", "reference implementation"),
-    ("import whole_transformer.course.grading.autograde", "grading internals"),
-    ("grading.same = lambda *a: True", "grading"),
-    ("class A:\n    def __eq__(self, o):\n        return True", "__eq__"),
-    ("import sys\nf = sys._getframe(1)", "frame introspection"),
-    ("exec('x = 1')", "dynamic code"),
-    ("import os\nos._exit(0)", "os._exit"),
-    ("while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass", "KeyboardInterrupt"),
-])
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        ("abs = lambda x: 0", "builtin 'abs'"),
+        ("def len(x):\n    return 3", "builtin 'len'"),
+        ("import builtins\nbuiltins.sum = max", "replaces builtins.sum"),
+        ("np.isclose = lambda *a, **k: True", "np.isclose"),
+        ("setattr(np, 'allclose', lambda *a: True)", "setattr() on module numpy"),
+        ("import os\nif os.environ.get('NBGRADER_EXECUTION'):\n    x = 1", "NBGRADER_EXECUTION"),
+        ("get_ipython().showtraceback = lambda *a, **k: None", "showtraceback"),
+        ("get_ipython().input_transformers_post.append(lambda l: [])", "IPython internals"),
+        ("print(open('../../source/whole-transformer/03.ipynb').read())", "outside the submission"),
+        ("import sqlite3\nsqlite3.connect('/srv/course/gradebook.db')", "gradebook"),
+        ("from whole_transformer.course.answers.reference import next_token", "reference"),
+        ("from whole_transformer.course import reference\nnext_token = reference.next_token", "reference"),
+        ("from whole_transformer.task import xy_arrays", "reference implementation"),
+        ("import whole_transformer.course.grading.autograde", "grading internals"),
+        ("grading.same = lambda *a: True", "grading"),
+        ("class A:\n    def __eq__(self, o):\n        return True", "__eq__"),
+        ("import sys\nf = sys._getframe(1)", "frame introspection"),
+        ("exec('x = 1')", "dynamic code"),
+        ("import os\nos._exit(0)", "os._exit"),
+        ("while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass", "KeyboardInterrupt"),
+    ],
+)
 def test_scan_reports_suspicious_code(code, words):
     aliases = {"np": "numpy", "grading": "whole_transformer.grading", "builtins": "builtins"}
     found = scan(code, aliases)
     assert any(words in f for f in found), found
 
 
-@pytest.mark.parametrize("code", [
-    "def next_token(h, W, b):\n    scores = h @ W + b\n    return int(np.argmax(scores))",
-    "def f(xs):\n    max = 0\n    for x in xs:\n        max = x if x > max else max\n    return max",
-    "tokens_905 = 8",
-    "%time x = 1",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def next_token(h, W, b):\n    scores = h @ W + b\n    return int(np.argmax(scores))",
+        "def f(xs):\n    max = 0\n    for x in xs:\n        max = x if x > max else max\n    return max",
+        "tokens_905 = 8",
+        "%time x = 1",
+    ],
+)
 def test_scan_leaves_ordinary_answers_alone(code):
     assert scan(code, {"np": "numpy"}) == []
 
@@ -151,7 +168,11 @@ def test_scan_leaves_ordinary_answers_alone(code):
 def test_the_exercise_implementations_scan_clean():
     from implementations import implementations
 
-    aliases = {"np": "numpy", "torch": "torch", "grading": "whole_transformer.grading",
-               "task": "whole_transformer.task"}
+    aliases = {
+        "np": "numpy",
+        "torch": "torch",
+        "grading": "whole_transformer.grading",
+        "task": "whole_transformer.task",
+    }
     flagged = {i.id: scan(i.source, aliases) for i in implementations()}
     assert not {k: v for k, v in flagged.items() if v}

@@ -25,8 +25,19 @@ from whole_transformer import scale_study
 pytestmark = pytest.mark.slow
 
 #: the figures that do not depend on the machine's speed (seconds do)
-FIGURES = ("std", "factor", "seed", "epochs", "token_length", "position_length", "ratio", "held_out",
-           "held_out_total", "final_loss", "mistakes")
+FIGURES = (
+    "std",
+    "factor",
+    "seed",
+    "epochs",
+    "token_length",
+    "position_length",
+    "ratio",
+    "held_out",
+    "held_out_total",
+    "final_loss",
+    "mistakes",
+)
 
 
 def stored_run(std: float, factor: bool, seed: int) -> dict:
@@ -38,8 +49,10 @@ def stored_run(std: float, factor: bool, seed: int) -> dict:
 def test_one_stored_run_is_made_again():
     study = scale_study.load_study()
     if study["torch_version"] != torch.__version__:
-        pytest.fail(f"the study was stored with torch {study['torch_version']}, this is {torch.__version__}: "
-                    "run `python -m whole_transformer.scale_study` to store it again with the pinned torch")
+        pytest.fail(
+            f"the study was stored with torch {study['torch_version']}, this is {torch.__version__}: "
+            "run `python -m whole_transformer.scale_study` to store it again with the pinned torch"
+        )
     stored = stored_run(1.0, True, 1)
     assert stored["held_out"] < 100  # a run that gets some numbers wrong: the figures below are its own
     again = run_again(1.0, True, 1, study["epochs"], study["cpu_capability"])
@@ -58,8 +71,10 @@ def run_again(std: float, factor: bool, seed: int, epochs: int, capability: str)
     assert done.returncode == 0, done.stderr[-2000:]
     again = json.loads(done.stdout.strip().splitlines()[-1])
     if again["capability"] != capability:
-        pytest.fail(f"the study was stored with torch's {capability} kernels and this CPU runs {again['capability']} "
-                    "at most: run `python -m whole_transformer.scale_study` to store it again on this machine")
+        pytest.fail(
+            f"the study was stored with torch's {capability} kernels and this CPU runs {again['capability']} "
+            "at most: run `python -m whole_transformer.scale_study` to store it again on this machine"
+        )
     return again
 
 

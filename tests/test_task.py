@@ -113,8 +113,9 @@ def test_out_of_range_numbers_raise(bad):
         sequence(bad)
 
 
-@pytest.mark.parametrize("bad, kind", [(3.0, "float"), (3.5, "float"), ("7", "str"), (None, "NoneType"),
-                                       (True, "bool"), (False, "bool")])
+@pytest.mark.parametrize(
+    "bad, kind", [(3.0, "float"), (3.5, "float"), ("7", "str"), (None, "NoneType"), (True, "bool"), (False, "bool")]
+)
 def test_non_integers_and_bools_raise(bad, kind):
     with pytest.raises(ValueError, match=rf"whole number from 0 to 999, got .* of type {kind}"):
         number_to_words(bad)
@@ -138,8 +139,15 @@ def test_905_is_eight_tokens():
     assert len(sequence(905)) == 8
 
 
-@pytest.mark.parametrize("n, text", [(0, "0 = zero <eos>"), (100, "1 0 0 = one hundred <eos>"),
-                                     (110, "1 1 0 = one hundred ten <eos>"), (89, "8 9 = eighty nine <eos>")])
+@pytest.mark.parametrize(
+    "n, text",
+    [
+        (0, "0 = zero <eos>"),
+        (100, "1 0 0 = one hundred <eos>"),
+        (110, "1 1 0 = one hundred ten <eos>"),
+        (89, "8 9 = eighty nine <eos>"),
+    ],
+)
 def test_small_sequences(n, text):
     assert to_text(sequence(n)) == text
 
@@ -164,16 +172,19 @@ def test_prompt_and_parse_prompt():
     assert parse_prompt("0") == prompt(0)
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("", "the prompt is empty"),
-    ("   ", "the prompt is empty"),
-    ("=", "the prompt is empty"),
-    ("abc", "cannot read 'abc' as a prompt"),
-    ("1234", "type 1 to 3 digits"),
-    ("4 2 7 = four", "cannot read"),
-    (427, "expected the digits of a number as text"),
-    (None, "expected the digits of a number as text"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("", "the prompt is empty"),
+        ("   ", "the prompt is empty"),
+        ("=", "the prompt is empty"),
+        ("abc", "cannot read 'abc' as a prompt"),
+        ("1234", "type 1 to 3 digits"),
+        ("4 2 7 = four", "cannot read"),
+        (427, "expected the digits of a number as text"),
+        (None, "expected the digits of a number as text"),
+    ],
+)
 def test_parse_prompt_rejects_bad_prompts(bad, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         parse_prompt(bad)
@@ -236,7 +247,7 @@ def test_xy_arrays_shift_by_one_with_prompt_targets_padded():
         assert X[n, :L].tolist() == seq[:-1] and (X[n, L:] == PAD).all() and (Y[n, L:] == PAD).all()
         k = seq.index(EQ)
         assert Y[n, :k].tolist() == [PAD] * k
-        assert Y[n, k:L].tolist() == seq[k + 1:]
+        assert Y[n, k:L].tolist() == seq[k + 1 :]
 
 
 def test_xy_arrays_of_the_copy_task_and_bad_tasks():

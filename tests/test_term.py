@@ -94,19 +94,22 @@ def test_the_repository_course_toml_is_valid_and_documents_its_sections():
     assert "partial_credit" not in head  # that section is issue 20's
 
 
-@pytest.mark.parametrize("text, words", [
-    ('[assignment]\ntimezone = "Mars/Olympus"', "unknown time zone 'Mars/Olympus'"),
-    ('[assignment]\ndue = "next friday"', "cannot read 'next friday' as a date"),
-    ('[late]\npolicy = "per_week"', "'per_week' is not a policy; use one of none, per_day, per_hour"),
-    ('[late]\npolicy = "per_day"\npenalty = 10', "a late policy needs a due date"),
-    ('[assignment]\ndue = "2026-10-16 23:59"\n[late]\npolicy = "per_day"', "needs a penalty"),
-    ('[assignment]\ndue = "2026-10-16 23:59"\n[late]\npolicy = "per_day"\npenalty = 120', "out of range"),
-    ('[extensions]\nada = "+2d"', "has no due date"),
-    ('[deadline]\ndue = 1', "unknown section(s) deadline"),
-    ('[assignment]\ndue_date = "2026-10-16"', "unknown key(s) due_date"),
-    ('[points]\ntest_next_token = "four"', "expected a number"),
-    ("[assignment\n", "is not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('[assignment]\ntimezone = "Mars/Olympus"', "unknown time zone 'Mars/Olympus'"),
+        ('[assignment]\ndue = "next friday"', "cannot read 'next friday' as a date"),
+        ('[late]\npolicy = "per_week"', "'per_week' is not a policy; use one of none, per_day, per_hour"),
+        ('[late]\npolicy = "per_day"\npenalty = 10', "a late policy needs a due date"),
+        ('[assignment]\ndue = "2026-10-16 23:59"\n[late]\npolicy = "per_day"', "needs a penalty"),
+        ('[assignment]\ndue = "2026-10-16 23:59"\n[late]\npolicy = "per_day"\npenalty = 120', "out of range"),
+        ('[extensions]\nada = "+2d"', "has no due date"),
+        ("[deadline]\ndue = 1", "unknown section(s) deadline"),
+        ('[assignment]\ndue_date = "2026-10-16"', "unknown key(s) due_date"),
+        ('[points]\ntest_next_token = "four"', "expected a number"),
+        ("[assignment\n", "is not valid TOML"),
+    ],
+)
 def test_a_bad_course_toml_says_what_is_wrong(text, words):
     with pytest.raises(SettingsError) as e:
         parse(text)
@@ -119,8 +122,10 @@ def test_lateness_says_on_time_late_by_how_much_or_extension(tmp_path):
     assert lateness(s, "ada", due - timedelta(hours=1)).describe() == "on time"
     late = lateness(s, "fay", due + timedelta(days=1, hours=12))
     assert late.describe() == "late by 1 d 12 h (-20 %)" and late.apply(20) == 16
-    assert lateness(s, "fay", due + timedelta(minutes=10)).describe() == \
-        "late by 10 min (within the grace period, no penalty)"
+    assert (
+        lateness(s, "fay", due + timedelta(minutes=10)).describe()
+        == "late by 10 min (within the grace period, no penalty)"
+    )
     assert lateness(s, "dee", due + timedelta(days=1)).describe() == "on time (extension to 2026-10-18 23:59 CEST)"
     assert "late by 1 d" in lateness(s, "dee", due + timedelta(days=3, hours=1)).describe()
     assert lateness(s, "gus", None).describe().startswith("no hand-in time")
@@ -166,7 +171,8 @@ def test_an_instructor_change_after_release_is_no_finding():
     _set_points(tampered, "test_double_small", 9)
     _, findings = restore(tampered, second, started_from(tampered, [first, second]))
     assert [(f.cell, f.finding) for f in findings] == [
-        ("test_double_small", "test cell retagged (points 1.0 → 9.0); restored")]
+        ("test_double_small", "test cell retagged (points 1.0 → 9.0); restored")
+    ]
 
 
 def test_a_cell_added_to_the_release_later_is_not_a_deletion():
@@ -233,19 +239,29 @@ def test_a_hand_edited_hidden_test_is_refused_naming_its_home(source_copy, tmp_p
     before = path.read_text()
     _edit_cell(path, "test_make_xy", lambda s: s.replace("task.sequence(999)", "task.sequence(998)"))
     assert hidden_tests.hand_edited(course.source) == [
-        ("04-how-it-learned.ipynb", "test_make_xy", "whole_transformer/course/answers/hidden_tests.py (make_xy_cases)")]
+        ("04-how-it-learned.ipynb", "test_make_xy", "whole_transformer/course/answers/hidden_tests.py (make_xy_cases)")
+    ]
     with pytest.raises(hidden_tests.HandEdited) as e:
         hidden_tests.write(course.source)
-    assert "test_make_xy in 04-how-it-learned.ipynb: edit whole_transformer/course/answers/hidden_tests.py " \
-           "(make_xy_cases) instead" in str(e.value)
+    assert (
+        "test_make_xy in 04-how-it-learned.ipynb: edit whole_transformer/course/answers/hidden_tests.py "
+        "(make_xy_cases) instead" in str(e.value)
+    )
     assert path.read_text() != before  # refused: nothing was overwritten
-    assert "hidden test test_make_xy edited by hand in 04-how-it-learned.ipynb: edit whole_transformer/course/" \
-           "answers/hidden_tests.py (make_xy_cases) instead" in out_of_step(course)
-    done = subprocess.run([sys.executable, "-m", "whole_transformer.course", "--root", str(course.root),
-                           "hidden-tests"], capture_output=True, text=True)
+    assert (
+        "hidden test test_make_xy edited by hand in 04-how-it-learned.ipynb: edit whole_transformer/course/"
+        "answers/hidden_tests.py (make_xy_cases) instead" in out_of_step(course)
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "whole_transformer.course", "--root", str(course.root), "hidden-tests"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
-    assert "edited by hand: test_make_xy in 04-how-it-learned.ipynb; edit whole_transformer/course/answers/" \
-           "hidden_tests.py (make_xy_cases) instead" in done.stdout
+    assert (
+        "edited by hand: test_make_xy in 04-how-it-learned.ipynb; edit whole_transformer/course/answers/"
+        "hidden_tests.py (make_xy_cases) instead" in done.stdout
+    )
     assert hidden_tests.write(course.source, discard=True) == ["test_make_xy"]
     assert path.read_text() == before and hidden_tests.hand_edited(course.source) == []
 
@@ -328,14 +344,21 @@ def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_
 
     with Gradebook(course.db_url) as gb:
         ada = gb.find_student("ada")
-        assert (ada.first_name, ada.last_name, ada.email, ada.lms_user_id) == \
-            ("Ada", "Lovelace", "ada@example.org", "1001")
+        assert (ada.first_name, ada.last_name, ada.email, ada.lms_user_id) == (
+            "Ada",
+            "Lovelace",
+            "ada@example.org",
+            "1001",
+        )
     nb = (root / "release" / ASSIGNMENT / f"{NAME}.ipynb").read_text()
-    canvas = _zip(tmp_path / "canvas.zip", {
-        f"lovelaceada_1001_5551_{NAME}.ipynb": nb,
-        f"diddleybo_late_1002_5552_{NAME}-1.ipynb": nb,  # a resubmission, handed in late
-        "twomblycy_1003_5553_notes.txt": "my notes",  # a stray file
-    })
+    canvas = _zip(
+        tmp_path / "canvas.zip",
+        {
+            f"lovelaceada_1001_5551_{NAME}.ipynb": nb,
+            f"diddleybo_late_1002_5552_{NAME}-1.ipynb": nb,  # a resubmission, handed in late
+            "twomblycy_1003_5553_notes.txt": "my notes",  # a stray file
+        },
+    )
     placed, unplaced = collect_zip(course, canvas, log=lambda *a: None)
     assert placed == {"ada": [f"{NAME}.ipynb"], "bo": [f"{NAME}.ipynb"]}
     assert [n for n, _ in unplaced] == ["twomblycy_1003_5553_notes.txt"]
@@ -344,11 +367,14 @@ def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_
     stamp = read_timestamp(root / "submitted" / "ada" / ASSIGNMENT)
     assert stamp == datetime(2026, 10, 16, 23, 30, tzinfo=UTC)  # the zip's time, in course.toml's zone (UTC)
 
-    moodle = _zip(tmp_path / "moodle.zip", {
-        f"Cy Twombly_88123_assignsubmission_file_/{NAME}.ipynb": nb,
-        f"Ada Lovelace_88124_assignsubmission_file_{NAME}.ipynb": nb,  # the older, flat form
-        "Zed Unknown_88125_assignsubmission_file_/01-mini.ipynb": nb,  # not in the roster
-    })
+    moodle = _zip(
+        tmp_path / "moodle.zip",
+        {
+            f"Cy Twombly_88123_assignsubmission_file_/{NAME}.ipynb": nb,
+            f"Ada Lovelace_88124_assignsubmission_file_{NAME}.ipynb": nb,  # the older, flat form
+            "Zed Unknown_88125_assignsubmission_file_/01-mini.ipynb": nb,  # not in the roster
+        },
+    )
     lines = []
     placed, unplaced = collect_zip(course, moodle, log=lines.append)
     assert placed == {"ada": [f"{NAME}.ipynb"], "cy": [f"{NAME}.ipynb"]}
@@ -412,7 +438,8 @@ def _expected(nbs: Notebooks, key_changed: bool) -> dict[str, dict[str, float]]:
     lost_905 = pts[NB1]["test_tokens_905"] if key_changed else 0.0  # they all answered 8
     solved = {NB1: full[NB1] - lost_905, NB2: full[NB2], NB3: full[NB3], NB4: full[NB4]}
     return {
-        "ada": dict(solved), "fay": dict(solved),
+        "ada": dict(solved),
+        "fay": dict(solved),
         "ben": {n: 0.0 for n in nbs.names},
         "cy": {**solved, NB3: full[NB3] - pts[NB3]["test_next_token"]},
         "dee": {**solved, NB4: full[NB4] - pts[NB4]["test_make_xy"]},
@@ -428,8 +455,15 @@ def _fix_one_make_xy_case(monkeypatch):
 
     def make_xy_cases():
         cases = original()
-        cases[0] = hidden_tests._case(ref.make_xy, cases[0].kind, "(task.sequence(5),)", "{}",
-                                      {"ints": g.numpy_ints}, watch=0, changed=cases[0].changed)
+        cases[0] = hidden_tests._case(
+            ref.make_xy,
+            cases[0].kind,
+            "(task.sequence(5),)",
+            "{}",
+            {"ints": g.numpy_ints},
+            watch=0,
+            changed=cases[0].changed,
+        )
         return cases
 
     monkeypatch.setitem(hidden_tests.CASES, "make_xy", make_xy_cases)
@@ -471,8 +505,9 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     # ---- mid-term: points of one exercise, one hidden case, one answer key; an extension
     old_points = nbs.grade_cells(NB3)["test_next_token"]
     new_points = old_points + 2
-    (root / "course.toml").write_text(TERM_TOML + f"[extensions]\ndee = \"+2d\"\n[points]\n"
-                                      f"test_next_token = {new_points:g}\n")
+    (root / "course.toml").write_text(
+        TERM_TOML + f'[extensions]\ndee = "+2d"\n[points]\ntest_next_token = {new_points:g}\n'
+    )
     with pytest.raises(ValueError, match="run make release first"):
         autograde(course, log=lambda *a: None, progress=False)
     _fix_one_make_xy_case(monkeypatch)
@@ -490,10 +525,12 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     qdata.write_text(json.dumps(catalogue, indent=1))
     log.clear()
     release(course, log=log.append, questions_data=qdata)
-    assert log[:4] == [f"release: points of test_next_token in {NB3}.ipynb: {old_points:g} → {new_points:g} "
-                       "(course.toml)", "release: hidden test test_tokens_905 rewritten",
-                       "release: hidden test test_make_xy rewritten",
-                       "release: visible check of tokens_905 follows its new answer key (questions.json)"]
+    assert log[:4] == [
+        f"release: points of test_next_token in {NB3}.ipynb: {old_points:g} → {new_points:g} (course.toml)",
+        "release: hidden test test_tokens_905 rewritten",
+        "release: hidden test test_make_xy rewritten",
+        "release: visible check of tokens_905 follows its new answer key (questions.json)",
+    ]
     assert (root / "release-history" / "002").is_dir()
     assert _questions(qdata)["tokens_905"].feedback(7) == (True, "✓ Right.")  # the visible check follows
     assert _questions(qdata)["tokens_905"].feedback(8)[0] is False
@@ -525,8 +562,18 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     assert total["ada"] == sum(maxima.values()) - nbs.grade_cells(NB1)["test_tokens_905"]
 
     canvas = _csv(root / "canvas-grades.csv")
-    assert list(canvas[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-                               "The whole Transformer (total)", NB1, NB2, NB3, NB4]
+    assert list(canvas[0]) == [
+        "Student",
+        "ID",
+        "SIS User ID",
+        "SIS Login ID",
+        "Section",
+        "The whole Transformer (total)",
+        NB1,
+        NB2,
+        NB3,
+        NB4,
+    ]
     assert canvas[0]["Student"] == "Points Possible"
     assert float(canvas[0]["The whole Transformer (total)"]) == sum(maxima.values())
     assert [float(canvas[0][n]) for n in nbs.names] == [maxima[n] for n in nbs.names]
@@ -541,13 +588,26 @@ def test_a_term_of_six(tmp_path, monkeypatch):
         assert [float(row[n]) for n in nbs.names] == [per[n] for n in nbs.names], s
 
     moodle = _csv(root / "moodle-grades.csv")
-    assert list(moodle[0]) == ["ID number", "Email address", "First name", "Last name",
-                               "The whole Transformer (total)", NB1, NB2, NB3, NB4, "Feedback"]
+    assert list(moodle[0]) == [
+        "ID number",
+        "Email address",
+        "First name",
+        "Last name",
+        "The whole Transformer (total)",
+        NB1,
+        NB2,
+        NB3,
+        NB4,
+        "Feedback",
+    ]
     by_id = {r["ID number"]: r for r in moodle}
     for s, per in expect.items():
         row = by_id[s]
-        assert (row["Email address"], row["First name"], row["Last name"]) == \
-            (people[s]["email"], people[s]["first_name"], people[s]["last_name"])
+        assert (row["Email address"], row["First name"], row["Last name"]) == (
+            people[s]["email"],
+            people[s]["first_name"],
+            people[s]["last_name"],
+        )
         assert float(row["The whole Transformer (total)"]) == pytest.approx(total[s]), s
         assert [float(row[n]) for n in nbs.names] == [per[n] for n in nbs.names], s
     assert by_id["fay"]["Feedback"].startswith("late by 1 d 12 h (-20 %); ")

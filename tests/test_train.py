@@ -46,19 +46,22 @@ def test_defaults_are_the_course_settings():
     assert MICROSCOPE_CONFIG == ModelConfig(d_model=6, n_heads=1, n_layers=1, d_ff=12)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"task": "sing"}, "unknown task 'sing': use 'read' or 'copy'"),
-    ({"epochs": -1}, r"epochs must be a whole number \(0 or more\), got -1"),
-    ({"epochs": 2.5}, r"epochs must be a whole number \(0 or more\), got 2.5"),
-    ({"epochs": True}, r"epochs must be a whole number"),
-    ({"batch_size": 0}, r"batch_size must be a whole number \(1 or more\), got 0"),
-    ({"batch_size": "64"}, r"batch_size must be a whole number"),
-    ({"lr": 0}, "lr must be a positive number, got 0"),
-    ({"lr": -1e-3}, "lr must be a positive number"),
-    ({"lr": float("nan")}, "lr must be a positive number"),
-    ({"lr": float("inf")}, "lr must be a positive number"),
-    ({"lr": "fast"}, "lr must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"task": "sing"}, "unknown task 'sing': use 'read' or 'copy'"),
+        ({"epochs": -1}, r"epochs must be a whole number \(0 or more\), got -1"),
+        ({"epochs": 2.5}, r"epochs must be a whole number \(0 or more\), got 2.5"),
+        ({"epochs": True}, r"epochs must be a whole number"),
+        ({"batch_size": 0}, r"batch_size must be a whole number \(1 or more\), got 0"),
+        ({"batch_size": "64"}, r"batch_size must be a whole number"),
+        ({"lr": 0}, "lr must be a positive number, got 0"),
+        ({"lr": -1e-3}, "lr must be a positive number"),
+        ({"lr": float("nan")}, "lr must be a positive number"),
+        ({"lr": float("inf")}, "lr must be a positive number"),
+        ({"lr": "fast"}, "lr must be a positive number"),
+    ],
+)
 def test_bad_train_configs_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TrainConfig(**kwargs)
@@ -170,8 +173,13 @@ def test_shipped_checkpoints_hold_their_settings():
         assert not model.training
         assert meta["epochs_trained"] == epochs == len(meta["history"])
         assert meta["torch_version"].startswith("2.13.0")
-    assert load_checkpoint("60")[1]["train_config"] == {"epochs": 60, "batch_size": 64, "lr": 1e-3, "seed": 0,
-                                                         "task": "read"}
+    assert load_checkpoint("60")[1]["train_config"] == {
+        "epochs": 60,
+        "batch_size": 64,
+        "lr": 1e-3,
+        "seed": 0,
+        "task": "read",
+    }
     micro, meta = load_checkpoint("microscope")
     assert ModelConfig.from_dict(meta["model_config"]) == MICROSCOPE_CONFIG
     assert count_parameters(micro) == 1 * 6 * 42 + 1 * (4 * 36 + 6 + 6 * 12 + 12 + 12 * 6 + 6 + 24) + 12 + 6 * 42 + 42
@@ -217,8 +225,10 @@ def test_retraining_reproduces_the_60_epoch_checkpoint_and_its_score(model60):
     (Weights to 1e-5 across machines are not promised: another CPU's float kernels round differently,
     and 60 epochs amplify that; the shipped checkpoint reads the same 100 of 100.)"""
     meta = load_checkpoint("60")[1]
-    runs = [train(ModelConfig.from_dict(meta["model_config"]), TrainConfig(**meta["train_config"]),
-                  evaluate_every=60) for _ in range(2)]
+    runs = [
+        train(ModelConfig.from_dict(meta["model_config"]), TrainConfig(**meta["train_config"]), evaluate_every=60)
+        for _ in range(2)
+    ]
     assert evaluate(runs[0].model, split()[1]).correct == 100 == evaluate(model60, split()[1]).correct
     assert _same_weights(runs[0].model, runs[1].model, atol=0.0)
 
@@ -237,8 +247,15 @@ def test_retraining_reproduces_the_microscope_checkpoint(microscope):
 
 def _cli(*args, cwd):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "whole_transformer.train", *args], cwd=cwd, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "whole_transformer.train", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.xdist_group("train_cli")
@@ -299,8 +316,25 @@ def test_cli_ablation_switches_reach_the_model(monkeypatch):
         return tr.Run(Transformer(model_config), model_config, train_config)
 
     monkeypatch.setattr(tr, "train", fake_train)
-    assert tr.main(["--epochs", "0", "--emb-std", "1", "--no-scale", "--no-causal", "--task", "copy",
-                    "--seed", "3", "--lr", "0.01"]) == 0
+    assert (
+        tr.main(
+            [
+                "--epochs",
+                "0",
+                "--emb-std",
+                "1",
+                "--no-scale",
+                "--no-causal",
+                "--task",
+                "copy",
+                "--seed",
+                "3",
+                "--lr",
+                "0.01",
+            ]
+        )
+        == 0
+    )
     assert seen["model_config"] == ModelConfig(emb_std=1.0, scale_embedding=False, causal=False)
     assert seen["train_config"] == TrainConfig(epochs=0, seed=3, lr=0.01, task="copy")
 

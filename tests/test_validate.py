@@ -67,8 +67,9 @@ def _validate(folder: Path, nb, name="04-how-it-learned.ipynb") -> str:
     (folder / "nbgrader_config.py").write_text((TEMPLATE / "nbgrader_config.py").read_text())
     nbformat.write(nb, folder / name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NBGRADER")}
-    done = subprocess.run([str(NBGRADER), "validate", name], cwd=folder, capture_output=True, text=True,
-                          timeout=600, env=env)
+    done = subprocess.run(
+        [str(NBGRADER), "validate", name], cwd=folder, capture_output=True, text=True, timeout=600, env=env
+    )
     assert "No nbgrader_config.py file found" not in done.stderr
     return done.stdout
 

@@ -57,8 +57,10 @@ _spec.loader.exec_module(_e2e)
 pytestmark = [pytest.mark.classroom, pytest.mark.e2e, pytest.mark.xdist_group("classroom")]
 
 NB = "01-whole-machine"
-ANSWERS = {"right": {"tokens_905": "tokens_905 = 8", "ffn_params": "ffn_params = 16576"},
-           "wrong": {"tokens_905": "tokens_905 = 9", "ffn_params": "ffn_params = 16448"}}
+ANSWERS = {
+    "right": {"tokens_905": "tokens_905 = 8", "ffn_params": "ffn_params = 16576"},
+    "wrong": {"tokens_905": "tokens_905 = 9", "ffn_params": "ffn_params = 16448"},
+}
 COMMENT = "Both counts right: well done."
 LOGIN_TIMEOUT = 240_000  # ms: a cold single-user server (JupyterLab, torch-free) on a busy 2-core machine
 TIMES: dict[str, float] = {}
@@ -98,9 +100,16 @@ def room(browser):
     made = None
     try:
         with Step("0 make the classroom (accounts, environment, hub, release); the three log in once the hub is up"):
-            made = classroom.up(folder, students=2, port=0, prefix=f"wtc{tag}", log=print,
-                                hub_up=lambda room: PAGES.update({user: log_in(browser, room, user)
-                                                                  for user in (room.instructor, *room.students)}))
+            made = classroom.up(
+                folder,
+                students=2,
+                port=0,
+                prefix=f"wtc{tag}",
+                log=print,
+                hub_up=lambda room: PAGES.update(
+                    {user: log_in(browser, room, user) for user in (room.instructor, *room.students)}
+                ),
+            )
         TIMES.update({f"0.{i} {part}": t for i, (part, t) in enumerate(made.times.items(), 1)})
         yield made
     finally:
@@ -130,13 +139,19 @@ def check_requirements():
     from whole_transformer.course.classroom import hub as classroom
 
     _require(os.geteuid() == 0, "it needs root (it creates Linux accounts): run it as root")
-    _require(classroom.DEFAULT_PROXY.is_file(), f"no configurable-http-proxy at {classroom.DEFAULT_PROXY}: "
-                                                "run `make classroom-proxy` (needs npm)")
+    _require(
+        classroom.DEFAULT_PROXY.is_file(),
+        f"no configurable-http-proxy at {classroom.DEFAULT_PROXY}: run `make classroom-proxy` (needs npm)",
+    )
     _require(Path(_e2e.CHROMIUM).exists(), f"no Chromium at {_e2e.CHROMIUM}: install Debian's `chromium`")
-    _require(shutil.which("bwrap") is not None, "no bubblewrap (bwrap) for the sandboxed autograde: "
-                                                "install Debian's `bubblewrap`")
-    _require(all(shutil.which(c) for c in ("useradd", "userdel", "chpasswd")),
-             "no useradd/userdel/chpasswd: install Debian's `passwd`")
+    _require(
+        shutil.which("bwrap") is not None,
+        "no bubblewrap (bwrap) for the sandboxed autograde: install Debian's `bubblewrap`",
+    )
+    _require(
+        all(shutil.which(c) for c in ("useradd", "userdel", "chpasswd")),
+        "no useradd/userdel/chpasswd: install Debian's `passwd`",
+    )
     try:
         classroom_env.pick_python()
     except classroom_env.ClassroomError as err:
@@ -146,8 +161,11 @@ def check_requirements():
 @pytest.fixture(scope="module")
 def browser(pw_driver):
     check_requirements()
-    b = pw_driver.chromium.launch(executable_path=_e2e.CHROMIUM, headless=True, args=[
-        *_e2e.CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+    b = pw_driver.chromium.launch(
+        executable_path=_e2e.CHROMIUM,
+        headless=True,
+        args=[*_e2e.CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
+    )
     yield b
     b.close()
 
@@ -221,11 +239,14 @@ def as_user(room, user, *cmd):
 
 def api(page, path, method="GET"):
     """A request of the logged-in user's page to its own server (cookies and XSRF token as JupyterLab sends)."""
-    return page.evaluate("""async ([path, method]) => {
+    return page.evaluate(
+        """async ([path, method]) => {
         const m = document.cookie.match(/_xsrf=([^;]+)/);
         const r = await fetch(path, {method, headers: m ? {'X-XSRFToken': decodeURIComponent(m[1])} : {}});
         return {status: r.status, url: r.url, body: await r.text()};
-    }""", [path, method])
+    }""",
+        [path, method],
+    )
 
 
 def terminal(page, user, command, timeout=30):
@@ -233,7 +254,8 @@ def terminal(page, user, command, timeout=30):
     term = api(page, f"/user/{user}/api/terminals", "POST")
     assert term["status"] == 200, term
     name = json.loads(term["body"])["name"]
-    out = page.evaluate("""([ws_url, cmd, ms]) => new Promise(resolve => {
+    out = page.evaluate(
+        """([ws_url, cmd, ms]) => new Promise(resolve => {
         const ws = new WebSocket(ws_url);
         let out = '';
         const done = () => { try { ws.close(); } catch (e) {} resolve(out); };
@@ -241,8 +263,13 @@ def terminal(page, user, command, timeout=30):
                               if (out.includes('__END_' + 'OF_OUTPUT__')) done(); };
         ws.onopen = () => ws.send(JSON.stringify(['stdin', cmd + '; echo __END_""OF_OUTPUT__\\r']));
         setTimeout(done, ms);
-    })""", [f"{page.url.split('/user/')[0].replace('http', 'ws')}/user/{user}/terminals/websocket/{name}",
-            command, timeout * 1000])
+    })""",
+        [
+            f"{page.url.split('/user/')[0].replace('http', 'ws')}/user/{user}/terminals/websocket/{name}",
+            command,
+            timeout * 1000,
+        ],
+    )
     api(page, f"/user/{user}/api/terminals/{name}", "DELETE")
     assert "__END_OF_OUTPUT__" in out, f"the terminal did not finish {command!r}: {out[-500:]}"
     return out
@@ -266,8 +293,10 @@ def test_a_term_on_jupyterhub(room, browser):
         frame = teacher.frame_locator("iframe[src*='formgrader']")
         row = frame.locator("tr", has_text="whole-transformer").first
         row.wait_for(timeout=60_000)
-        assert "released" in row.inner_text().lower() or frame.locator(
-            "tr:has-text('whole-transformer') .unrelease").count() > 0, row.inner_text()
+        assert (
+            "released" in row.inner_text().lower()
+            or frame.locator("tr:has-text('whole-transformer') .unrelease").count() > 0
+        ), row.inner_text()
         shot(teacher, "1-instructor-formgrader")
 
     students_submit(room, pages, who)
@@ -313,8 +342,9 @@ def instructor_grades(room, teacher):
         for student in (right, wrong):
             assert (room.course / "submitted" / student / "whole-transformer" / f"{NB}.ipynb").is_file()
     with Step("3b instructor: python -m whole_transformer.course autograde (sandboxed)"):
-        done = as_user(room, instructor, room.env / "bin" / "python", "-m", "whole_transformer.course",
-                       "autograde", "--jobs", "2")
+        done = as_user(
+            room, instructor, room.env / "bin" / "python", "-m", "whole_transformer.course", "autograde", "--jobs", "2"
+        )
         assert "sandboxed with bubblewrap" in done.stdout, done.stdout
         print(done.stdout)
     with Step("3c instructor: a comment in the Formgrader"):
@@ -322,8 +352,9 @@ def instructor_grades(room, teacher):
         teacher.locator("a", has_text=re.compile("Submission #")).first.wait_for()
         rows = teacher.locator("tr", has=teacher.locator("a", has_text=re.compile("Submission #")))
         # the Formgrader hides names; take the submission with the higher score (the right student)
-        best = max(range(rows.count()), key=lambda i: float(re.findall(r"([\d.]+) / [\d.]+",
-                                                                      rows.nth(i).inner_text())[0]))
+        best = max(
+            range(rows.count()), key=lambda i: float(re.findall(r"([\d.]+) / [\d.]+", rows.nth(i).inner_text())[0])
+        )
         with teacher.expect_navigation(url=re.compile(r"/formgrader/submissions/"), wait_until="commit") as page_of_it:
             rows.nth(best).locator("a", has_text=re.compile("Submission #")).click()
         assert page_of_it.value.ok, f"the submission's page: HTTP {page_of_it.value.status} (see jupyterhub.log)"
@@ -334,11 +365,13 @@ def instructor_grades(room, teacher):
         teacher.locator("#tokens_905-comment").wait_for()  # all this test used to wait for before typing
         bound = "() => !!(window.formgrader && formgrader.comments && formgrader.comments.loaded)"
         (ARTIFACTS / "3-formgrader-comment-views.txt").write_text(
-            f"comment views bound when the comment box showed: {teacher.evaluate(bound)}\n")
+            f"comment views bound when the comment box showed: {teacher.evaluate(bound)}\n"
+        )
         teacher.wait_for_function(f"() => ({bound})() && formgrader.comment_uis.length > 0")
         comment = teacher.locator("#tokens_905-comment")
-        with teacher.expect_response(lambda r: "/formgrader/api/comment/" in r.url
-                                     and r.request.method == "PUT") as put:
+        with teacher.expect_response(
+            lambda r: "/formgrader/api/comment/" in r.url and r.request.method == "PUT"
+        ) as put:
             comment.fill(COMMENT)
             teacher.locator("#ffn_params-comment").click()  # leaving the box fires change: the view saves it
         assert put.value.ok, (put.value.status, put.value.text())
@@ -380,8 +413,9 @@ def students_fetch_feedback(room, pages, who):
             scores[student] = got
             assert (COMMENT in body) == (who[student] == "right"), body[:3000]
             (ARTIFACTS / f"4-{who[student]}-feedback.txt").write_text(body)
-            check_no_secret(ARTIFACTS / f"4-{who[student]}-feedback.txt", secrets,
-                            own="\n".join(ANSWERS[who[student]].values()))
+            check_no_secret(
+                ARTIFACTS / f"4-{who[student]}-feedback.txt", secrets, own="\n".join(ANSWERS[who[student]].values())
+            )
         assert scores[right] == {"test_tokens_905": "1.0", "test_ffn_params": "1.0"}, scores
         assert scores[wrong] == {"test_tokens_905": "0.0", "test_ffn_params": "0.0"}, scores
 
@@ -391,9 +425,11 @@ def students_fetch_feedback(room, pages, who):
 def course_secrets(room) -> dict[str, str]:
     """What no student may see, as the instructor's course lists it (reports.feedback.secrets: every
     hidden-test line, expected value and solution line of its source notebooks, less what was released)."""
-    code = ("import json, pathlib; from whole_transformer.course.layout import Course; "
-            "from whole_transformer.course.reports.feedback import secrets; "
-            "print('SECRETS:' + json.dumps(secrets(Course(pathlib.Path.cwd()))))")
+    code = (
+        "import json, pathlib; from whole_transformer.course.layout import Course; "
+        "from whole_transformer.course.reports.feedback import secrets; "
+        "print('SECRETS:' + json.dumps(secrets(Course(pathlib.Path.cwd()))))"
+    )
     done = as_user(room, room.instructor, room.env / "bin" / "python", "-c", code)
     found = json.loads(done.stdout.split("SECRETS:", 1)[1])
     (ARTIFACTS / "course-secrets.json").write_text(json.dumps(found, indent=1))
@@ -410,27 +446,35 @@ def check_isolation(room, pages, who):
         # the contents API: only the student's own folder
         mine = api(page, f"/user/{student}/api/contents/whole-transformer/feedback")
         assert mine["status"] == 200 and '"content"' in mine["body"], mine
-        for path in (f"/user/{student}/api/contents/..%2F{other}",
-                     f"/user/{student}/api/contents/..%2F{instructor}%2Fwhole-transformer%2Fsource",
-                     f"/user/{other}/api/contents/whole-transformer",
-                     f"/user/{instructor}/api/contents/whole-transformer/source"):
+        for path in (
+            f"/user/{student}/api/contents/..%2F{other}",
+            f"/user/{student}/api/contents/..%2F{instructor}%2Fwhole-transformer%2Fsource",
+            f"/user/{other}/api/contents/whole-transformer",
+            f"/user/{instructor}/api/contents/whole-transformer/source",
+        ):
             got = api(page, path)
             answers.append({"path": path, "status": got["status"], "url": got["url"], "body": got["body"][:200]})
             check_refused(path, got)
         # a terminal: the same rights as the account; each path tried is refused
-        tries = [f"ls {other_home}",
-                 f"grep -o 'tokens_905 = [0-9][0-9]*' {other_home}/whole-transformer/{NB}.ipynb",
-                 f"ls {room.course}",
-                 f"grep -m1 'BEGIN'' SOLUTION' {room.course}/source/whole-transformer/{NB}.ipynb",
-                 f"ls {room.exchange}/whole-transformer/inbound",
-                 f"ls {room.exchange}/whole-transformer/feedback"]
-        out = terminal(page, student, "echo WHO''=$(id -un); " + tries_command(tries) + "; "
-                       "python -c 'import whole_transformer as w; print(\"PACKAGE:\", w.__file__)'; "
-                       f"grep -ls -r -e {room.home(instructor)} -e {REPO} "
-                       f"{room.env}/etc {room.env}/bin {room.env}/pyvenv.cfg "
-                       f"{room.env}/lib/python3*/site-packages/*.pth {room.env}/lib/python3*/site-packages/whole_* "
-                       f"{room.env}/lib/python3*/site-packages/*.dist-info/direct_url.json "
-                       "| sed 's/^/NAMES-INSTRUCTOR''-HIT: /'")  # the quotes keep the marker out of the echo
+        tries = [
+            f"ls {other_home}",
+            f"grep -o 'tokens_905 = [0-9][0-9]*' {other_home}/whole-transformer/{NB}.ipynb",
+            f"ls {room.course}",
+            f"grep -m1 'BEGIN'' SOLUTION' {room.course}/source/whole-transformer/{NB}.ipynb",
+            f"ls {room.exchange}/whole-transformer/inbound",
+            f"ls {room.exchange}/whole-transformer/feedback",
+        ]
+        out = terminal(
+            page,
+            student,
+            "echo WHO''=$(id -un); " + tries_command(tries) + "; "
+            "python -c 'import whole_transformer as w; print(\"PACKAGE:\", w.__file__)'; "
+            f"grep -ls -r -e {room.home(instructor)} -e {REPO} "
+            f"{room.env}/etc {room.env}/bin {room.env}/pyvenv.cfg "
+            f"{room.env}/lib/python3*/site-packages/*.pth {room.env}/lib/python3*/site-packages/whole_* "
+            f"{room.env}/lib/python3*/site-packages/*.dist-info/direct_url.json "
+            "| sed 's/^/NAMES-INSTRUCTOR''-HIT: /'",
+        )  # the quotes keep the marker out of the echo
         (ARTIFACTS / f"4-{who[student]}-terminal.txt").write_text(out)
         check_whoami(out, student)
         check_each_denied(out, tries)
@@ -443,8 +487,12 @@ def check_isolation(room, pages, who):
 
 # ------------------------------------------------------------------ the second act: grading on submission
 SERVICE_POLICY = 'enabled = true\nattempts = 2\ncounts = "last"\n'
-ATTEMPT = {"tokens_905": "tokens_905 = 9", "logits_shape": "logits_shape = (64, 8, 42)",
-           "heads_4_to_8": 'heads_4_to_8 = "C"', "ffn_params": "ffn_params = 16576"}
+ATTEMPT = {
+    "tokens_905": "tokens_905 = 9",
+    "logits_shape": "logits_shape = (64, 8, 42)",
+    "heads_4_to_8": 'heads_4_to_8 = "C"',
+    "ffn_params": "ffn_params = 16576",
+}
 FIXED = {**ATTEMPT, "tokens_905": "tokens_905 = 8"}
 
 
@@ -458,8 +506,10 @@ def attempt_record(room, folder: Path, timeout: float = 480) -> dict:
     deadline = time.monotonic() + timeout
     while not path.exists():
         log = service_state(room) / "serve.log"
-        assert time.monotonic() < deadline, f"no record of {folder.name} within {timeout:.0f} s; the service's " \
+        assert time.monotonic() < deadline, (
+            f"no record of {folder.name} within {timeout:.0f} s; the service's "
             f"log:\n{log.read_text()[-3000:] if log.exists() else '(none)'}"
+        )
         time.sleep(1)
     return json.loads(path.read_text())
 
@@ -578,19 +628,26 @@ def test_grading_on_submission(room, browser):
 def check_gradebook(room, teacher, student, other):
     """nbgrader's gradebook holds the counted score (the last graded attempt); the service's status page, with
     the instructor's token, every attempt."""
-    code = ("import json; from nbgrader.api import Gradebook; gb = Gradebook('sqlite:///gradebook.db'); "
-            "print('SCORES:' + json.dumps({s.student.id: s.score "
-            "for s in gb.assignment_submissions('whole-transformer')})); gb.close()")
+    code = (
+        "import json; from nbgrader.api import Gradebook; gb = Gradebook('sqlite:///gradebook.db'); "
+        "print('SCORES:' + json.dumps({s.student.id: s.score "
+        "for s in gb.assignment_submissions('whole-transformer')})); gb.close()"
+    )
     done = as_user(room, room.instructor, room.env / "bin" / "python", "-c", code)
     scores = json.loads(done.stdout.split("SCORES:", 1)[1])
     assert scores[student] == 4.0 and scores[other] == 2.0, scores
     token = (service_state(room) / "status-token").read_text().strip()
     status = api(teacher, f"/services/grading/status.json?token={token}")
     assert status["status"] == 200, status
-    attempts = [(r["status"], r["score"], r["counts"]) for r in json.loads(status["body"])["last"]
-                if r["student"] == student]
-    assert attempts == [("refused", None, None), ("graded", 4.0, True), ("graded", 3.0, True),
-                        ("collected", None, None)], attempts
+    attempts = [
+        (r["status"], r["score"], r["counts"]) for r in json.loads(status["body"])["last"] if r["student"] == student
+    ]
+    assert attempts == [
+        ("refused", None, None),
+        ("graded", 4.0, True),
+        ("graded", 3.0, True),
+        ("collected", None, None),
+    ], attempts
     (ARTIFACTS / "5g-status.json").write_text(status["body"])
     teacher.goto(f"{room.url}/services/grading/?token={token}")
     teacher.locator("h2", has_text="Last gradings").wait_for()

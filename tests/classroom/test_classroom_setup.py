@@ -68,8 +68,12 @@ def test_the_students_environment_takes_installed_packages_and_starts_its_own_py
     assert classroom_env.seed_env(env, dists) == 1
     script = (env / "bin" / "tqdm").read_text()
     assert script.startswith(f"#!{env / 'bin' / 'python'}\n") and sys.prefix not in script
-    out = subprocess.run([env / "bin" / "python", "-c", "import sys, tqdm; print(sys.prefix, tqdm.__file__)"],
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [env / "bin" / "python", "-c", "import sys, tqdm; print(sys.prefix, tqdm.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert out[0] == str(env) and out[1].startswith(str(env / "lib")), out
     version = subprocess.run([env / "bin" / "tqdm", "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.strip() == dists[0].version
@@ -116,8 +120,9 @@ def check_each_denied(out: str, tries: list[str]) -> None:
     for m in filter(None, (re.match(r"TRY(\d+): (.*)", line) for line in terminal_lines(out))):
         got.setdefault(int(m[1]), []).append(m[2])
     for i, cmd in enumerate(tries):
-        assert got[i] and all("Permission denied" in line for line in got[i]), \
+        assert got[i] and all("Permission denied" in line for line in got[i]), (
             f"not refused: `{cmd}` printed {got[i] or 'nothing'}"
+        )
 
 
 def check_whoami(out: str, user: str) -> None:
@@ -130,22 +135,26 @@ def check_whoami(out: str, user: str) -> None:
 def check_refused(path: str, got: dict) -> None:
     """A contents-API request was refused: a 4xx answer (the own server: 404 outside its root; another's
     server: 403). Any 200, with a contents model or not (a login page after a redirect), is not a refusal."""
-    assert 400 <= got["status"] < 500, f"not refused: {path} answered {got['status']} at {got['url']}: " \
-                                       f"{got['body'][:300]}"
+    assert 400 <= got["status"] < 500, (
+        f"not refused: {path} answered {got['status']} at {got['url']}: {got['body'][:300]}"
+    )
 
 
 def test_the_terms_checks_fail_on_planted_faults(tmp_path):
     """Each check of the term fails when what it names does not hold (a fault planted in what the term saw)."""
     from whole_transformer.course.reports.feedback import EXPECTED, HIDDEN, SOLUTION
 
-    secrets = {'grading.hand_out_answer("tokens_905", tokens_905)': HIDDEN, "tokens_905 = 8": SOLUTION,
-               '# {"name": "tokens_905", "cases": [{"kind": "the answer", "want": 8}]}': EXPECTED}
+    secrets = {
+        'grading.hand_out_answer("tokens_905", tokens_905)': HIDDEN,
+        "tokens_905 = 8": SOLUTION,
+        '# {"name": "tokens_905", "cases": [{"kind": "the answer", "want": 8}]}': EXPECTED,
+    }
     page = tmp_path / "feedback.html"
     page.write_text("<p>check(&quot;tokens_905&quot;)</p><pre>tokens_905 = 8</pre>")
     check_no_secret(page, secrets, own="tokens_905 = 8")  # the right student's own answer: theirs
     with pytest.raises(AssertionError, match="solution"):
         check_no_secret(page, secrets, own="tokens_905 = 9")  # the answer shown to the wrong student
-    page.write_text('<span>grading</span>.hand_out_answer(<span>&quot;tokens_905&quot;</span>, tokens_905)')
+    page.write_text("<span>grading</span>.hand_out_answer(<span>&quot;tokens_905&quot;</span>, tokens_905)")
     with pytest.raises(AssertionError, match="hidden test"):
         check_no_secret(page, secrets, own="")
     with pytest.raises(AssertionError, match="lack a kind"):
@@ -153,27 +162,36 @@ def test_the_terms_checks_fail_on_planted_faults(tmp_path):
 
     tries = ["ls /home/b", "grep -o 'x' /home/b/nb.ipynb"]
     command = tries_command(tries)
-    denied = f"$ {command}\r\nTRY0: ls: cannot open directory '/home/b': Permission denied\r\n" \
-             "TRY1: grep: /home/b/nb.ipynb: Permission denied\r\n"
+    denied = (
+        f"$ {command}\r\nTRY0: ls: cannot open directory '/home/b': Permission denied\r\n"
+        "TRY1: grep: /home/b/nb.ipynb: Permission denied\r\n"
+    )
     check_each_denied(denied, tries)
-    for planted in (denied.replace("TRY1: grep: /home/b/nb.ipynb: Permission denied", "TRY1: tokens_905 = 9"),
-                    denied.replace("Permission denied", "No such file or directory", 1),
-                    denied.split("TRY1")[0] + "Permission denied\r\n",  # two denials, only one of them a try's
-                    denied + "TRY1: tokens_905 = 9\r\n"):
+    for planted in (
+        denied.replace("TRY1: grep: /home/b/nb.ipynb: Permission denied", "TRY1: tokens_905 = 9"),
+        denied.replace("Permission denied", "No such file or directory", 1),
+        denied.split("TRY1")[0] + "Permission denied\r\n",  # two denials, only one of them a try's
+        denied + "TRY1: tokens_905 = 9\r\n",
+    ):
         with pytest.raises(AssertionError, match="not refused"):
             check_each_denied(planted, tries)
 
-    check_whoami("\x1b[?2004hwt-student1@host:~$ echo WHO''=$(id -un)\r\n\x1b[?2004l\rWHO=wt-student1\r\n",
-                 "wt-student1")  # as the terminal sends it: bracketed paste turned off before the line
+    check_whoami(
+        "\x1b[?2004hwt-student1@host:~$ echo WHO''=$(id -un)\r\n\x1b[?2004l\rWHO=wt-student1\r\n", "wt-student1"
+    )  # as the terminal sends it: bracketed paste turned off before the line
     with pytest.raises(AssertionError, match="runs as"):  # the prompt names the student; the account is another
         check_whoami("wt-student1@host:~$ echo WHO''=$(id -un)\r\nWHO=root\r\n", "wt-student1")
 
-    for ok in ({"status": 404, "url": "http://h/user/a/api/contents/..%2Fb", "body": "{\"message\": \"\"}"},
-               {"status": 403, "url": "http://h/user/b/api/contents/x", "body": "{\"message\": \"Forbidden\"}"}):
+    for ok in (
+        {"status": 404, "url": "http://h/user/a/api/contents/..%2Fb", "body": '{"message": ""}'},
+        {"status": 403, "url": "http://h/user/b/api/contents/x", "body": '{"message": "Forbidden"}'},
+    ):
         check_refused("p", ok)
-    for leak in ({"status": 200, "url": "http://h/user/b/api/contents/x", "body": "{\"name\": \"x\", \"type\": \"d\"}"},
-                 {"status": 200, "url": "http://h/hub/login?next=x", "body": "<!DOCTYPE html>"},
-                 {"status": 200, "url": "http://h/user/b/api/contents/x", "body": "<html>a page</html>"},
-                 {"status": 500, "url": "http://h/user/b/api/contents/x", "body": ""}):
+    for leak in (
+        {"status": 200, "url": "http://h/user/b/api/contents/x", "body": '{"name": "x", "type": "d"}'},
+        {"status": 200, "url": "http://h/hub/login?next=x", "body": "<!DOCTYPE html>"},
+        {"status": 200, "url": "http://h/user/b/api/contents/x", "body": "<html>a page</html>"},
+        {"status": 500, "url": "http://h/user/b/api/contents/x", "body": ""},
+    ):
         with pytest.raises(AssertionError, match="not refused"):
             check_refused("p", leak)

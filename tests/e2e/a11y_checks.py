@@ -29,8 +29,11 @@ VISION = {
 def record(artifacts, key, found):
     path = artifacts / ARTIFACTS_NAME
     data = json.loads(path.read_text()) if path.is_file() else {}
-    data[key] = {"axe": found["version"], "serious or critical": counts(serious(found)),
-                 "all": {v["rule"]: [v["impact"], len(v["nodes"])] for v in found["violations"]}}
+    data[key] = {
+        "axe": found["version"],
+        "serious or critical": counts(serious(found)),
+        "all": {v["rule"]: [v["impact"], len(v["nodes"])] for v in found["violations"]},
+    }
     path.write_text(json.dumps(data, indent=1, sort_keys=True))
 
 
@@ -53,9 +56,11 @@ def assert_no_serious(bad, where):
 def _filter_svg(vision):
     rows = VISION[vision]
     values = " ".join(" ".join(f"{v:.6f}" for v in row) + " 0 0" for row in rows) + " 0 0 0 1 0"
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" style="position:absolute;width:0;height:0" aria-hidden="true">'
-            f'<filter id="wt-cvd-{vision}" color-interpolation-filters="linearRGB">'
-            f'<feColorMatrix type="matrix" values="{values}"/></filter></svg>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" style="position:absolute;width:0;height:0" aria-hidden="true">'
+        f'<filter id="wt-cvd-{vision}" color-interpolation-filters="linearRGB">'
+        f'<feColorMatrix type="matrix" values="{values}"/></filter></svg>'
+    )
 
 
 def colour_vision_shots(lab, root, name):
@@ -108,7 +113,10 @@ _DESCRIBE = """function describe(el) {
     return {key: el.dataset.wtKey, kind, name: name.trim().slice(0, 60)};
 }"""
 
-_FOCUSED = "root => { " + _DESCRIBE + """
+_FOCUSED = (
+    "root => { "
+    + _DESCRIBE
+    + """
     const el = document.activeElement;
     if (!el || !root.contains(el)) return null;
     const style = getComputedStyle(el);
@@ -117,6 +125,7 @@ _FOCUSED = "root => { " + _DESCRIBE + """
             at_min: el.getAttribute('role') === 'slider'
                 && el.getAttribute('aria-valuenow') === el.getAttribute('aria-valuemin')};
 }"""
+)
 
 _LIVE = """root => {
     const live = root.querySelector('.wt-live [aria-live]');
@@ -124,10 +133,14 @@ _LIVE = """root => {
 }"""
 
 # the controls on screen now (a disabled control, Next step after <eos>, is none)
-_CONTROLS = "root => { " + _DESCRIBE + """
+_CONTROLS = (
+    "root => { "
+    + _DESCRIBE
+    + """
     return Array.from(root.querySelectorAll('button, select, input, [role=slider], [contenteditable=true]'))
         .filter(el => !el.disabled && el.offsetParent !== null && el.closest('.wt-style') === null).map(describe);
 }"""
+)
 
 
 def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
@@ -177,13 +190,18 @@ def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
 
     start = ({c["key"] for c in at_start}, {(c["kind"], c["name"]) for c in at_start})
     missed = [(c["kind"], c["name"]) for c in at_end if known(c, *start) and not known(c, seen, set(reached))]
-    return {"reached": reached, "unchanged": unchanged, "live_changes": live_changes, "outlines": outlines,
-            "missed": missed, "controls": len(at_start)}
+    return {
+        "reached": reached,
+        "unchanged": unchanged,
+        "live_changes": live_changes,
+        "outlines": outlines,
+        "missed": missed,
+        "controls": len(at_start),
+    }
 
 
 def default_keys(kind, name):
     """What a keyboard user presses on each kind of control to change it."""
     # A <select> is reached but not pressed: inside JupyterLab's notebook its arrow keys go to the notebook, which
     # selects another cell and takes the focus out of the lab (docs/accessibility.md, "Known not to work")
-    return {"slider": ["ArrowLeft"], "checkbox": ["Space"],
-            "button": ["Enter"]}.get(kind, [])
+    return {"slider": ["ArrowLeft"], "checkbox": ["Space"], "button": ["Enter"]}.get(kind, [])

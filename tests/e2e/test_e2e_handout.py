@@ -35,8 +35,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 REPO = Path(__file__).resolve().parents[2]
 VENV = REPO / ".venv"
 TOKEN = "wt-handout"
-INSTRUCTOR_WORDS = ["Formgrader", "Create Assignment", "Error fetching courses", "exchange directory",
-                    "Courses", "Assignments", "Nbgrader"]
+INSTRUCTOR_WORDS = [
+    "Formgrader",
+    "Create Assignment",
+    "Error fetching courses",
+    "exchange directory",
+    "Courses",
+    "Assignments",
+    "Nbgrader",
+]
 
 
 def _free_port() -> int:
@@ -74,12 +81,22 @@ def handout_lab(tmp_path_factory):
     port = _free_port()
     log = dest.parent / "make-lab.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "NBGRADER", "VIRTUAL_ENV"))}
-    env.update(JUPYTER_TOKEN=TOKEN, BROWSER="true", JUPYTER_CONFIG_DIR=str(dest.parent / "home-jupyter"),
-               JUPYTERLAB_SETTINGS_DIR=str(dest.parent / "lab-settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(dest.parent / "lab-workspaces"))
+    env.update(
+        JUPYTER_TOKEN=TOKEN,
+        BROWSER="true",
+        JUPYTER_CONFIG_DIR=str(dest.parent / "home-jupyter"),
+        JUPYTERLAB_SETTINGS_DIR=str(dest.parent / "lab-settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(dest.parent / "lab-workspaces"),
+    )
     with log.open("w") as out:
-        proc = subprocess.Popen(["make", "lab", f"PORT={port}"], cwd=dest, stdout=out, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            ["make", "lab", f"PORT={port}"],
+            cwd=dest,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
     try:
         deadline = time.time() + 900  # pip installs the handout's package, then two jupyter commands
         while True:
@@ -112,7 +129,8 @@ def test_the_handouts_jupyterlab_shows_no_instructor_tool_and_no_error(handout_l
         menus = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
         assert "Nbgrader" not in menus, menus
         tabs = page.locator(".lm-TabBar-tab").evaluate_all(
-            "els => els.map(e => (e.getAttribute('title') || '') + ' ' + e.textContent)")
+            "els => els.map(e => (e.getAttribute('title') || '') + ' ' + e.textContent)"
+        )
         shown = page.inner_text("body") + " ".join(tabs) + " ".join(menus)
         for word in INSTRUCTOR_WORDS:
             assert word not in shown, f"the handout's JupyterLab shows {word!r}"

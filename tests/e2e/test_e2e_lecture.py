@@ -115,7 +115,8 @@ def test_lecture_html_offline(offline_page, lab, name):
     page.goto(html.as_uri())
     top = page.locator(".jp-MarkdownCell").first.inner_text()
     assert "as it looked after one run" in top and "nothing is computed again" in " ".join(top.split()), (
-        f"{html.name} does not say at the top that its labs are pictures of a run: {top[:200]!r}")
+        f"{html.name} does not say at the top that its labs are pictures of a run: {top[:200]!r}"
+    )
     check_saved_views(page, name, lab.shot, "html")
     for kind in LABS[name]:
         if kind in FINISHED:
@@ -154,9 +155,13 @@ def test_lecture_html_meets_wcag_21_aa(offline_page, artifacts, name):
     for kind in LABS[name]:
         root = page.locator(f".wt-lab.wt-{kind}").first
         for vision in VISION:
-            page.evaluate("""([svg, vision]) => { const d = document.createElement('div'); d.id = 'wt-cvd';
+            page.evaluate(
+                """([svg, vision]) => { const d = document.createElement('div'); d.id = 'wt-cvd';
                 d.innerHTML = svg; document.body.appendChild(d);
-                document.documentElement.style.filter = `url(#wt-cvd-${vision})`; }""", [_filter_svg(vision), vision])
+                document.documentElement.style.filter = `url(#wt-cvd-${vision})`; }""",
+                [_filter_svg(vision), vision],
+            )
             root.screenshot(path=str(out / f"{name[:2]}-html-{kind}-{vision}.png"), animations="disabled")
-            page.evaluate("() => { document.documentElement.style.filter = ''; "
-                          "document.getElementById('wt-cvd').remove(); }")
+            page.evaluate(
+                "() => { document.documentElement.style.filter = ''; document.getElementById('wt-cvd').remove(); }"
+            )

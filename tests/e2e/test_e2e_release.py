@@ -349,7 +349,8 @@ def check_keyboard(lab, nb, kind, keys_for=default_keys, typed=()):
         changed += 1
         live_changes += root.locator(".wt-live [aria-live]").inner_text() != live_before
     assert changed >= 1 and live_changes >= changed - 1, (
-        f"{kind}: the live line changed after {live_changes} of {changed} changes")
+        f"{kind}: the live line changed after {live_changes} of {changed} changes"
+    )
     outlines = [o for (k, _), o in zip(walk["reached"], walk["outlines"], strict=True) if k != "select"]
     assert all(outlines), f"{kind}: focus is not visible on some controls: {walk['reached']}"
     assert all(name for _, name in controls), f"{kind}: a control without a name: {walk['reached']}"
@@ -446,6 +447,9 @@ class TestRelease04(ReleaseNotebook):
     def test_keyboard_colour_vision_and_axe_widest(self, lab, artifacts):
         # Train with 59 epochs would take a minute: the keyboard test moves the run and the epochs, not Train
         found = self.keyboard_colour_vision_and_axe_widest(
-            lab, artifacts, ("batch", default_keys, {"numbers": "5, 14, 427"}),
-            ("training", lambda kind, name: [] if name == "Train" else default_keys(kind, name)))
+            lab,
+            artifacts,
+            ("batch", default_keys, {"numbers": "5, 14, 427"}),
+            ("training", lambda kind, name: [] if name == "Train" else default_keys(kind, name)),
+        )
         assert any("Chart of training loss" in f["alt"] for f in found), f"the training chart has no alt text: {found}"

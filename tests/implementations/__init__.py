@@ -30,8 +30,9 @@ from whole_transformer.course.cells import cell_source, grade_id, nbgrader_meta
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF
 
 HERE = Path(__file__).parent
-CORRECT_HEADER = ("# exercise: {exercise} · verdict: correct · {how}\n"
-                  "# ruff: noqa: F821 (np and softmax are the notebook's)\n")
+CORRECT_HEADER = (
+    "# exercise: {exercise} · verdict: correct · {how}\n# ruff: noqa: F821 (np and softmax are the notebook's)\n"
+)
 ROOT = HERE.parents[1]
 SOURCE = ROOT / "source" / ASSIGNMENT
 
@@ -62,12 +63,16 @@ def implementations(exercise: str | None = None, verdict: str | None = None) -> 
     for ex, answers in tomllib.loads((HERE / "correct.toml").read_text(encoding="utf-8")).items():
         if ex not in NOTEBOOK_OF:
             raise ValueError(f"correct.toml: [[{ex}]] is not an exercise of the course ({', '.join(NOTEBOOK_OF)})")
-        out += [Implementation(ex, "correct", a["id"], CORRECT_HEADER.format(exercise=ex, how=a["how"]) + a["code"],
-                               None) for a in answers]
+        out += [
+            Implementation(ex, "correct", a["id"], CORRECT_HEADER.format(exercise=ex, how=a["how"]) + a["code"], None)
+            for a in answers
+        ]
     for ex, mistakes in CATALOGUE.items():
         out += [Implementation(ex, "wrong", m.id, m.source, m.check_says) for m in mistakes]
-    return sorted((i for i in out if (exercise is None or i.exercise == exercise)
-                   and (verdict is None or i.verdict == verdict)), key=lambda i: i.id)
+    return sorted(
+        (i for i in out if (exercise is None or i.exercise == exercise) and (verdict is None or i.verdict == verdict)),
+        key=lambda i: i.id,
+    )
 
 
 def notebook_cells(notebook: str) -> dict[str, dict]:
@@ -77,9 +82,13 @@ def notebook_cells(notebook: str) -> dict[str, dict]:
     for cell in nb["cells"]:
         if grade_id(cell):
             meta = nbgrader_meta(cell)
-            cells[grade_id(cell)] = {"source": cell_source(cell), "points": meta.get("points", 0),
-                                     "grade": meta.get("grade"), "solution": meta.get("solution"),
-                                     "cell_type": cell["cell_type"]}
+            cells[grade_id(cell)] = {
+                "source": cell_source(cell),
+                "points": meta.get("points", 0),
+                "grade": meta.get("grade"),
+                "solution": meta.get("solution"),
+                "cell_type": cell["cell_type"],
+            }
     return cells
 
 
@@ -111,8 +120,13 @@ def run_test_cell(source: str, ns: dict) -> tuple[bool, str | None]:
     outputs = []
 
     def publish(name, results):
-        outputs.append(NotebookNode(output_type="display_data", metadata={},
-                                    data={grading.RESULTS_MIME: grading._encode({"name": name, "results": results})}))
+        outputs.append(
+            NotebookNode(
+                output_type="display_data",
+                metadata={},
+                data={grading.RESULTS_MIME: grading._encode({"name": name, "results": results})},
+            )
+        )
 
     saved, grading._publish = grading._publish, publish
     try:

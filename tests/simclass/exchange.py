@@ -18,8 +18,14 @@ def nbgrader(args, cwd, exchange, user="instructor"):
     ``--student``; the instructor is the login name); fails the test with nbgrader's output if it fails."""
     env = nbgrader_env() if (Path(cwd) / "nbgrader_config.py").exists() else dict(os.environ)
     student = [f"--student={user}"] if user != "instructor" else []  # else nbgrader takes the login name
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, *student, f"--Exchange.root={exchange}"],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args, *student, f"--Exchange.root={exchange}"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
     return done
 

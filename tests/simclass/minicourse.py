@@ -34,8 +34,14 @@ def require_sandbox():
 
 
 def _meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
-    m = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution,
-         "task": False}
+    m = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": 3,
+        "solution": solution,
+        "task": False,
+    }
     if points is not None:
         m["points"] = points
     return {"nbgrader": m}
@@ -44,34 +50,48 @@ def _meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
 def _expected(name, compare, cases, **more):
     from whole_transformer.course.nbgrader.verdict import expected_region
 
-    return expected_region({"name": name, "compare": compare, **more,
-                            "cases": [{"kind": k, "want": w} for k, w in cases]})
+    return expected_region(
+        {"name": name, "compare": compare, **more, "cases": [{"kind": k, "want": w} for k, w in cases]}
+    )
 
 
 def mini_notebook():
     cells = [
         nbf.new_markdown_cell("# Mini\nA tiny notebook.", metadata=_meta("intro", locked=True)),
-        nbf.new_code_cell("from whole_transformer.checks import check\nfrom whole_transformer import grading\n"
-                          "import numpy as np", metadata=_meta("imports", locked=True)),
+        nbf.new_code_cell(
+            "from whole_transformer.checks import check\nfrom whole_transformer import grading\nimport numpy as np",
+            metadata=_meta("imports", locked=True),
+        ),
         nbf.new_markdown_cell("**Question.** How many tokens does 905 have?"),
-        nbf.new_code_cell("# answer_q = a whole number\n### BEGIN SOLUTION\nanswer_q = 8\n### END SOLUTION",
-                          metadata={**_meta("answer_q", solution=True), "tags": ["raises-exception"]}),
-        nbf.new_code_cell('print("checking answer_q")\n### BEGIN HIDDEN TESTS\n'
-                          'grading.hand_out_answer("answer_q", answer_q)\n'
-                          + _expected("answer_q", "same", [("the answer", 8)], question=True, what="the count")
-                          + "\n### END HIDDEN TESTS",
-                          metadata=_meta("test_answer_q", grade=True, locked=True, points=1)),
+        nbf.new_code_cell(
+            "# answer_q = a whole number\n### BEGIN SOLUTION\nanswer_q = 8\n### END SOLUTION",
+            metadata={**_meta("answer_q", solution=True), "tags": ["raises-exception"]},
+        ),
+        nbf.new_code_cell(
+            'print("checking answer_q")\n### BEGIN HIDDEN TESTS\n'
+            'grading.hand_out_answer("answer_q", answer_q)\n'
+            + _expected("answer_q", "same", [("the answer", 8)], question=True, what="the count")
+            + "\n### END HIDDEN TESTS",
+            metadata=_meta("test_answer_q", grade=True, locked=True, points=1),
+        ),
         nbf.new_markdown_cell("Write `double(x)`."),
-        nbf.new_code_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
-                          metadata={**_meta("double", solution=True), "tags": ["raises-exception"]}),
-        nbf.new_code_cell('assert double(1) == 2, "double(1) should be 2"\n### BEGIN HIDDEN TESTS\n'
-                          'grading.hand_out("double", double, [((21,), {})])\n'
-                          + _expected("double", "same", [("a positive number", 42)])
-                          + "\n### END HIDDEN TESTS", metadata=_meta("test_double_small", grade=True, locked=True,
-                                                                       points=1)),
-        nbf.new_code_cell('### BEGIN HIDDEN TESTS\ngrading.hand_out("double", double, [((-3,), {})])\n'
-                          + _expected("double", "same", [("a negative number", -6)]) + "\n### END HIDDEN TESTS",
-                          metadata=_meta("test_double_neg", grade=True, locked=True, points=1)),
+        nbf.new_code_cell(
+            "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+            metadata={**_meta("double", solution=True), "tags": ["raises-exception"]},
+        ),
+        nbf.new_code_cell(
+            'assert double(1) == 2, "double(1) should be 2"\n### BEGIN HIDDEN TESTS\n'
+            'grading.hand_out("double", double, [((21,), {})])\n'
+            + _expected("double", "same", [("a positive number", 42)])
+            + "\n### END HIDDEN TESTS",
+            metadata=_meta("test_double_small", grade=True, locked=True, points=1),
+        ),
+        nbf.new_code_cell(
+            '### BEGIN HIDDEN TESTS\ngrading.hand_out("double", double, [((-3,), {})])\n'
+            + _expected("double", "same", [("a negative number", -6)])
+            + "\n### END HIDDEN TESTS",
+            metadata=_meta("test_double_neg", grade=True, locked=True, points=1),
+        ),
         nbf.new_code_cell("print('the end')"),
     ]
     nb = nbf.new_notebook(cells=cells)
@@ -84,8 +104,7 @@ def make_course(root: Path, notebooks: dict | None = None, real_source: bool = F
     """A course folder at ``root``: nbgrader_config.py loading the repository's, and source/."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "nbgrader_config.py").write_text(
-        "c = get_config()  # noqa: F821\n"
-        f"load_subconfig({str(REPO / 'nbgrader_config.py')!r})  # noqa: F821\n"
+        f"c = get_config()  # noqa: F821\nload_subconfig({str(REPO / 'nbgrader_config.py')!r})  # noqa: F821\n"
     )
     src = root / "source" / ASSIGNMENT
     if real_source:

@@ -23,10 +23,12 @@ class Notebooks:
 
     def __init__(self, course: Path):
         self.course = course
-        self.release = {p.stem: nbformat.read(p, as_version=4)
-                        for p in sorted((course / "release" / ASSIGNMENT).glob("*.ipynb"))}
-        self.source = {p.stem: nbformat.read(p, as_version=4)
-                       for p in sorted((course / "source" / ASSIGNMENT).glob("*.ipynb"))}
+        self.release = {
+            p.stem: nbformat.read(p, as_version=4) for p in sorted((course / "release" / ASSIGNMENT).glob("*.ipynb"))
+        }
+        self.source = {
+            p.stem: nbformat.read(p, as_version=4) for p in sorted((course / "source" / ASSIGNMENT).glob("*.ipynb"))
+        }
 
     @property
     def names(self) -> list[str]:
@@ -39,8 +41,11 @@ class Notebooks:
     def solved(self, name: str):
         """The released notebook with every answer cell written as in the source (full marks)."""
         nb = self.blank(name)
-        answers = {gid(c): unmark_region(c.source, SOLUTION) for c in self.source[name].cells
-                   if nbgrader_meta(c).get("solution")}
+        answers = {
+            gid(c): unmark_region(c.source, SOLUTION)
+            for c in self.source[name].cells
+            if nbgrader_meta(c).get("solution")
+        }
         for c in nb.cells:
             if gid(c) in answers:
                 c.source = answers[gid(c)]
@@ -48,8 +53,11 @@ class Notebooks:
 
     def grade_cells(self, name: str) -> dict[str, float]:
         """grade_id → points of the graded cells of a notebook."""
-        return {gid(c): float(c.metadata["nbgrader"]["points"]) for c in self.source[name].cells
-                if nbgrader_meta(c).get("grade")}
+        return {
+            gid(c): float(c.metadata["nbgrader"]["points"])
+            for c in self.source[name].cells
+            if nbgrader_meta(c).get("grade")
+        }
 
 
 def cell(nb, grade_id):
@@ -64,8 +72,14 @@ def set_answer(nb, grade_id: str, source: str):
     return nb
 
 
-def write_submission(course: Path, student: str, notebooks: dict[str, object], *, raw: dict[str, str] | None = None,
-                     folder: str = ASSIGNMENT) -> Path:
+def write_submission(
+    course: Path,
+    student: str,
+    notebooks: dict[str, object],
+    *,
+    raw: dict[str, str] | None = None,
+    folder: str = ASSIGNMENT,
+) -> Path:
     """submitted/<student>/<folder>/: notebooks {file name: notebook}, raw {file name: text}."""
     d = course / "submitted" / student / folder
     d.mkdir(parents=True, exist_ok=True)

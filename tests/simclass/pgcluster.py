@@ -36,8 +36,10 @@ def require_postgres() -> Path:
     where = server_bin()
     why = None
     if where is None:
-        why = ("PostgreSQL is not installed (Debian: apt-get install postgresql): "
-               "the PostgreSQL gradebook tests are skipped")
+        why = (
+            "PostgreSQL is not installed (Debian: apt-get install postgresql): "
+            "the PostgreSQL gradebook tests are skipped"
+        )
     elif os.geteuid() == 0:
         try:
             pwd.getpwnam("postgres")
@@ -74,8 +76,15 @@ class PostgresCluster:
                 os.setuid(self._as[0])
 
         env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
-        done = subprocess.run([str(self.bindir / args[0]), *args[1:]], capture_output=True, text=True,
-                              preexec_fn=demote, cwd=self.dir, env=env, timeout=120)
+        done = subprocess.run(
+            [str(self.bindir / args[0]), *args[1:]],
+            capture_output=True,
+            text=True,
+            preexec_fn=demote,
+            cwd=self.dir,
+            env=env,
+            timeout=120,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{args[0]} failed ({done.returncode}): {done.stdout[-1500:]} {done.stderr[-1500:]}")
         return done

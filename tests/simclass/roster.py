@@ -131,9 +131,15 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     S = []
 
     S.append(Student("full", _solved(nbs, *all_names), {}, no_findings=True, note="every answer right"))
-    S.append(Student("release", {n: nbs.blank(n) for n in all_names},
-                     {g: (0.0, "graded") for n in all_names for g in nbs.grade_cells(n)}, no_findings=True,
-                     note="hands in the release untouched"))
+    S.append(
+        Student(
+            "release",
+            {n: nbs.blank(n) for n in all_names},
+            {g: (0.0, "graded") for n in all_names for g in nbs.grade_cells(n)},
+            no_findings=True,
+            note="hands in the release untouched",
+        )
+    )
 
     part = {NB1: nbs.solved(NB1), NB3: nbs.solved(NB3)}
     if NB2 in all_names:
@@ -153,44 +159,96 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     # ------------------------------------------------------------------ hostile: the kernel
     nb = alt.solved(NB3)
     _append_to_answer(nb, "next_token", "while True:\n    pass")
-    S.append(Student("infinite-loop", {NB3: nb}, {},
-                     findings=[(NB3, "next_token", "ran over")],
-                     note="an endless loop after a right next_token: interrupted, the rest graded"))
+    S.append(
+        Student(
+            "infinite-loop",
+            {NB3: nb},
+            {},
+            findings=[(NB3, "next_token", "ran over")],
+            note="an endless loop after a right next_token: interrupted, the rest graded",
+        )
+    )
 
     nb = alt.solved(NB3)
-    _append_to_answer(nb, "greedy_decode",
-                      "import time\nwhile True:\n    try:\n        time.sleep(0.1)\n    except KeyboardInterrupt:\n"
-                      "        pass")
-    S.append(Student("swallow-interrupt", {NB3: nb}, zero("test_greedy_decode"),
-                     findings=[(NB3, "greedy_decode", "kernel was killed"),
-                               (NB3, "greedy_decode", "catches KeyboardInterrupt"),
-                               (NB3, "greedy_decode", "ran over 30 s; the kernel was interrupted")],
-                     note="ignores interrupts: the kernel is killed and restarted, later cells still graded"))
+    _append_to_answer(
+        nb,
+        "greedy_decode",
+        "import time\nwhile True:\n    try:\n        time.sleep(0.1)\n    except KeyboardInterrupt:\n        pass",
+    )
+    S.append(
+        Student(
+            "swallow-interrupt",
+            {NB3: nb},
+            zero("test_greedy_decode"),
+            findings=[
+                (NB3, "greedy_decode", "kernel was killed"),
+                (NB3, "greedy_decode", "catches KeyboardInterrupt"),
+                (NB3, "greedy_decode", "ran over 30 s; the kernel was interrupted"),
+            ],
+            note="ignores interrupts: the kernel is killed and restarted, later cells still graded",
+        )
+    )
 
     nb = alt.solved(NB3)
-    set_answer(nb, "next_token", "import os\n\n\ndef next_token(h, W, b):\n    if len(h) == 1:\n"
-                                 "        os._exit(1)\n    return int(np.argmax(h @ W + b))")
-    S.append(Student("os-exit", {NB3: nb}, failed("test_next_token"),
-                     findings=[(NB3, "test_next_token", "kernel died"), (NB3, "next_token", "os._exit")],
-                     note="kills the kernel inside the hidden test: that test failed, the rest graded"))
+    set_answer(
+        nb,
+        "next_token",
+        "import os\n\n\ndef next_token(h, W, b):\n    if len(h) == 1:\n"
+        "        os._exit(1)\n    return int(np.argmax(h @ W + b))",
+    )
+    S.append(
+        Student(
+            "os-exit",
+            {NB3: nb},
+            failed("test_next_token"),
+            findings=[(NB3, "test_next_token", "kernel died"), (NB3, "next_token", "os._exit")],
+            note="kills the kernel inside the hidden test: that test failed, the rest graded",
+        )
+    )
 
     nb = alt.solved(NB3)
     _append_to_answer(nb, "next_token", "import sys\nsys.exit(3)")
-    S.append(Student("sys-exit", {NB3: nb}, {}, findings=[(NB3, "next_token", "sys.exit")],
-                     note="sys.exit after a right next_token: IPython stops it, full points"))
+    S.append(
+        Student(
+            "sys-exit",
+            {NB3: nb},
+            {},
+            findings=[(NB3, "next_token", "sys.exit")],
+            note="sys.exit after a right next_token: IPython stops it, full points",
+        )
+    )
 
     nb = alt.solved(NB3)
-    set_answer(nb, "next_token", "def next_token(h, W, b):\n    hog = bytearray(64 * 2**30)  # 64 GiB\n"
-                                 "    return int(np.argmax(h @ W + b))")
+    set_answer(
+        nb,
+        "next_token",
+        "def next_token(h, W, b):\n    hog = bytearray(64 * 2**30)  # 64 GiB\n    return int(np.argmax(h @ W + b))",
+    )
     _append_to_answer(nb, "greedy_decode", "too_big = np.ones((2**20, 2**20))")
-    S.append(Student("huge-allocation", {NB3: nb}, zero("test_next_token"),
-                     note="MemoryError inside next_token and in an answer cell; greedy_decode still right"))
+    S.append(
+        Student(
+            "huge-allocation",
+            {NB3: nb},
+            zero("test_next_token"),
+            note="MemoryError inside next_token and in an answer cell; greedy_decode still right",
+        )
+    )
 
     nb = alt.solved(NB3)
-    set_answer(nb, "greedy_decode", "def greedy_decode(model, prompt, eos=1, max_new=6):\n"
-                                    "    return greedy_decode(model, prompt, eos, max_new)")
-    S.append(Student("infinite-recursion", {NB3: nb}, zero("test_greedy_decode"), note="RecursionError",
-                     may_find=[(NB3, None, "while grading:")]))  # 35 deep tracebacks: past 30 s on a loaded machine
+    set_answer(
+        nb,
+        "greedy_decode",
+        "def greedy_decode(model, prompt, eos=1, max_new=6):\n    return greedy_decode(model, prompt, eos, max_new)",
+    )
+    S.append(
+        Student(
+            "infinite-recursion",
+            {NB3: nb},
+            zero("test_greedy_decode"),
+            note="RecursionError",
+            may_find=[(NB3, None, "while grading:")],
+        )
+    )  # 35 deep tracebacks: past 30 s on a loaded machine
 
     nb = alt.solved(NB3)
     _append_to_answer(nb, "next_token", "for i in range(100_000):\n    print('line', i)")
@@ -198,54 +256,103 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
 
     # ------------------------------------------------------------------ hostile: the files
     text = json.dumps(nbs.solved(NB4), indent=1)
-    S.append(Student("invalid-json", {NB3: alt.solved(NB3)}, failed(*nbs.grade_cells(NB4)),
-                     raw={f"{NB4}.ipynb": text[: len(text) // 2]}, handed_in=(NB3, NB4),
-                     findings=[(NB4, "notebook", "not valid JSON")],
-                     note="04 cut in half (invalid JSON): failed with the reason, 03 graded"))
+    S.append(
+        Student(
+            "invalid-json",
+            {NB3: alt.solved(NB3)},
+            failed(*nbs.grade_cells(NB4)),
+            raw={f"{NB4}.ipynb": text[: len(text) // 2]},
+            handed_in=(NB3, NB4),
+            findings=[(NB4, "notebook", "not valid JSON")],
+            note="04 cut in half (invalid JSON): failed with the reason, 03 graded",
+        )
+    )
 
     S.append(Student("empty-folder", {}, {}, note="an empty folder: everything missing"))
 
-    S.append(Student("renamed", {f"{NB3} (1).ipynb": alt.solved(NB3), NB4: alt.solved(NB4)}, {},
-                     handed_in=(NB3, NB4), findings=[(NB3, "notebook", "handed in as")],
-                     note="03 saved as a copy with another name"))
+    S.append(
+        Student(
+            "renamed",
+            {f"{NB3} (1).ipynb": alt.solved(NB3), NB4: alt.solved(NB4)},
+            {},
+            handed_in=(NB3, NB4),
+            findings=[(NB3, "notebook", "handed in as")],
+            note="03 saved as a copy with another name",
+        )
+    )
 
     # ------------------------------------------------------------------ hostile: the cells
     nb = alt.solved(NB3)
     set_answer(nb, "next_token", wrong["next_token"])
     cell(nb, "test_next_token").source = "pass"
-    S.append(Student("test-edited", {NB3: nb}, zero("test_next_token"),
-                     findings=[(NB3, "test_next_token", "edited")], note="test cell replaced by pass"))
+    S.append(
+        Student(
+            "test-edited",
+            {NB3: nb},
+            zero("test_next_token"),
+            findings=[(NB3, "test_next_token", "edited")],
+            note="test cell replaced by pass",
+        )
+    )
 
     nb = alt.solved(NB4)
     set_answer(nb, "make_xy", wrong["make_xy"])
     nb.cells = [c for c in nb.cells if gid(c) != "test_make_xy"]
-    S.append(Student("test-deleted", {NB4: nb}, zero("test_make_xy"),
-                     findings=[(NB4, "test_make_xy", "deleted")], note="test cell deleted"))
+    S.append(
+        Student(
+            "test-deleted",
+            {NB4: nb},
+            zero("test_make_xy"),
+            findings=[(NB4, "test_make_xy", "deleted")],
+            note="test cell deleted",
+        )
+    )
 
     nb = alt.solved(NB3)
     set_answer(nb, "greedy_decode", wrong["greedy_decode"])
     c = cell(nb, "test_greedy_decode")
     del c.metadata["nbgrader"]
     c.source = "print('all good')"
-    S.append(Student("test-detagged", {NB3: nb}, zero("test_greedy_decode"),
-                     findings=[(NB3, "test_greedy_decode", "de-tagged"),
-                               (NB3, "test_greedy_decode", "test cell edited; restored from the release")],
-                     note="test cell stripped of its nbgrader metadata and emptied"))
+    S.append(
+        Student(
+            "test-detagged",
+            {NB3: nb},
+            zero("test_greedy_decode"),
+            findings=[
+                (NB3, "test_greedy_decode", "de-tagged"),
+                (NB3, "test_greedy_decode", "test cell edited; restored from the release"),
+            ],
+            note="test cell stripped of its nbgrader metadata and emptied",
+        )
+    )
 
     nb = alt.solved(NB3)
     cell(nb, "test_greedy_decode").metadata["nbgrader"]["points"] = 100
     cell(nb, "test_next_token").metadata["nbgrader"]["points"] = 0
-    S.append(Student("points-changed", {NB3: nb}, {},
-                     findings=[(NB3, "test_greedy_decode", "points"), (NB3, "test_next_token", "points")],
-                     note="points of two test cells changed: restored (max stays as set)"))
+    S.append(
+        Student(
+            "points-changed",
+            {NB3: nb},
+            {},
+            findings=[(NB3, "test_greedy_decode", "points"), (NB3, "test_next_token", "points")],
+            note="points of two test cells changed: restored (max stays as set)",
+        )
+    )
 
     nb = alt.solved(NB3)
     c = cell(nb, "next_token")
     c.cell_type = "markdown"
     c.pop("outputs", None)
     c.pop("execution_count", None)
-    S.append(Student("answer-markdown", {NB3: nb}, {}, findings=[(NB3, "next_token", "re-typed")],
-                     note="the answer cell turned into markdown: run as code again"))
+    S.append(
+        Student(
+            "answer-markdown",
+            {NB3: nb},
+            {},
+            findings=[(NB3, "next_token", "re-typed")],
+            note="the answer cell turned into markdown: run as code again",
+        )
+    )
 
     nb = alt.solved(NB3)
     set_answer(nb, "next_token", wrong["next_token"])
@@ -254,9 +361,15 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
     fake.id = "fake0001"
     idx = next(i for i, c in enumerate(nb.cells) if gid(c) == "test_next_token")
     nb.cells.insert(idx, fake)
-    S.append(Student("duplicate-ids", {NB3: nb}, zero("test_next_token"),
-                     findings=[(NB3, "test_next_token", "duplicate")],
-                     note="a passing copy of the test cell with the same grade_id"))
+    S.append(
+        Student(
+            "duplicate-ids",
+            {NB3: nb},
+            zero("test_next_token"),
+            findings=[(NB3, "test_next_token", "duplicate")],
+            note="a passing copy of the test cell with the same grade_id",
+        )
+    )
 
     # ------------------------------------------------------------------ hostile: fooling the tests
     def tampering(name, notebook, exercise, code, findings, note, zeroed=()):
@@ -264,77 +377,163 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
         `zeroed`), and a finding on that answer saying each of `findings`."""
         nb = alt.solved(notebook)
         set_answer(nb, exercise, code + "\n\n" + wrong[exercise])
-        S.append(Student(name, {notebook: nb}, zero(f"test_{exercise}", *zeroed),
-                         findings=[(notebook, exercise, words) for words in findings], note=note))
+        S.append(
+            Student(
+                name,
+                {notebook: nb},
+                zero(f"test_{exercise}", *zeroed),
+                findings=[(notebook, exercise, words) for words in findings],
+                note=note,
+            )
+        )
 
-    tampering("shadowed-builtins", NB4, "masked_loss", "abs = lambda x: 0.0\nisinstance = lambda *a: True\n"
-              "float = lambda x=0: 0.0\nround = lambda *a, **k: 0\n",
-              [f"builtin '{name}'" for name in ("abs", "isinstance", "float", "round")],
-              "a wrong masked_loss behind replaced builtins")
+    tampering(
+        "shadowed-builtins",
+        NB4,
+        "masked_loss",
+        "abs = lambda x: 0.0\nisinstance = lambda *a: True\nfloat = lambda x=0: 0.0\nround = lambda *a, **k: 0\n",
+        [f"builtin '{name}'" for name in ("abs", "isinstance", "float", "round")],
+        "a wrong masked_loss behind replaced builtins",
+    )
 
     nb = alt.solved(NB3)
     set_answer(nb, "next_token", ALWAYS_EQUAL)
-    S.append(Student("always-equal", {NB3: nb}, zero("test_next_token"),
-                     findings=[(NB3, "next_token", "__eq__"), (NB3, "next_token", "__ne__"),
-                               (NB3, "next_token", "class Anything subclasses int")],
-                     note="returns an object equal to anything"))
+    S.append(
+        Student(
+            "always-equal",
+            {NB3: nb},
+            zero("test_next_token"),
+            findings=[
+                (NB3, "next_token", "__eq__"),
+                (NB3, "next_token", "__ne__"),
+                (NB3, "next_token", "class Anything subclasses int"),
+            ],
+            note="returns an object equal to anything",
+        )
+    )
 
-    tampering("isclose-replaced", NB3, "next_token", "np.isclose = lambda *a, **k: True\n"
-              "np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n",
-              [f"replaces np.{name}" for name in ("isclose", "allclose", "array_equal")], "NumPy comparisons replaced")
-    tampering("nbgrader-branch", NB4, "make_xy", "import os\n\nif os.environ.get('NBGRADER_EXECUTION'):\n"
-              "    import builtins\n    builtins.abs = lambda x: 0\n"
-              "    np.array_equal = lambda *a, **k: True\n    np.isclose = lambda *a, **k: True\n",
-              ["NBGRADER_EXECUTION", "replaces builtins.abs", "replaces np.array_equal", "replaces np.isclose"],
-              "tampers with builtins and NumPy only when graded")
+    tampering(
+        "isclose-replaced",
+        NB3,
+        "next_token",
+        "np.isclose = lambda *a, **k: True\n"
+        "np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n",
+        [f"replaces np.{name}" for name in ("isclose", "allclose", "array_equal")],
+        "NumPy comparisons replaced",
+    )
+    tampering(
+        "nbgrader-branch",
+        NB4,
+        "make_xy",
+        "import os\n\nif os.environ.get('NBGRADER_EXECUTION'):\n"
+        "    import builtins\n    builtins.abs = lambda x: 0\n"
+        "    np.array_equal = lambda *a, **k: True\n    np.isclose = lambda *a, **k: True\n",
+        ["NBGRADER_EXECUTION", "replaces builtins.abs", "replaces np.array_equal", "replaces np.isclose"],
+        "tampers with builtins and NumPy only when graded",
+    )
 
     # ------------------------------------------------------------------ hostile: talking the kernel into points
     # Each hands in a wrong answer and tampers with its own kernel; the verdict is reached outside the
     # kernel, so each loses that exercise's points.
-    tampering("patches-grading", NB4, "masked_loss", PATCH_GRADING, ["setattr() on module whole_transformer.grading"],
-              "replaces every function of whole_transformer.grading by one that returns True: the test cells after "
-              "it hand nothing out, so they fail too", zeroed=("test_no_causal_mask", "test_learns_nothing"))
-    tampering("swaps-modules", NB3, "next_token", SWAP_MODULES,
-              ["class Yes defines __getattr__", "replaces sys.modules", "replaces whole_transformer.grading",
-               "uses sys.modules"],
-              "puts a module whose every attribute returns True in sys.modules (grading, numpy): the hidden tests "
-              "after it hand nothing out, so they fail too", zeroed=("test_greedy_decode",))
+    tampering(
+        "patches-grading",
+        NB4,
+        "masked_loss",
+        PATCH_GRADING,
+        ["setattr() on module whole_transformer.grading"],
+        "replaces every function of whole_transformer.grading by one that returns True: the test cells after "
+        "it hand nothing out, so they fail too",
+        zeroed=("test_no_causal_mask", "test_learns_nothing"),
+    )
+    tampering(
+        "swaps-modules",
+        NB3,
+        "next_token",
+        SWAP_MODULES,
+        [
+            "class Yes defines __getattr__",
+            "replaces sys.modules",
+            "replaces whole_transformer.grading",
+            "uses sys.modules",
+        ],
+        "puts a module whose every attribute returns True in sys.modules (grading, numpy): the hidden tests "
+        "after it hand nothing out, so they fail too",
+        zeroed=("test_greedy_decode",),
+    )
 
     def hooks_ipython(name, notebook, exercise, code, hook, note):
-        tampering(name, notebook, exercise, code, [f"IPython internals ({hook})", "IPython internals (get_ipython)"],
-                  note)
+        tampering(
+            name, notebook, exercise, code, [f"IPython internals ({hook})", "IPython internals (get_ipython)"], note
+        )
 
-    hooks_ipython("custom-exc", NB3, "greedy_decode",
-                  "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n", "set_custom_exc",
-                  "an IPython exception handler that swallows every error")
+    hooks_ipython(
+        "custom-exc",
+        NB3,
+        "greedy_decode",
+        "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n",
+        "set_custom_exc",
+        "an IPython exception handler that swallows every error",
+    )
 
     nb = alt.solved(NB4)
     set_answer(nb, "masked_loss", LYING_FLOAT)
-    S.append(Student("lying-float", {NB4: nb}, zero("test_masked_loss"),
-                     findings=[(NB4, "masked_loss", words) for words in (
-                         "class Liar subclasses float", "class Liar defines __eq__", "class Liar defines __abs__")],
-                     note="returns a float subclass whose ==, - and abs lie"))
+    S.append(
+        Student(
+            "lying-float",
+            {NB4: nb},
+            zero("test_masked_loss"),
+            findings=[
+                (NB4, "masked_loss", words)
+                for words in ("class Liar subclasses float", "class Liar defines __eq__", "class Liar defines __abs__")
+            ],
+            note="returns a float subclass whose ==, - and abs lie",
+        )
+    )
 
-    hooks_ipython("ast-no-assert", NB4, "make_xy", NO_ASSERT, "ast_transformers",
-                  "an AST transformer that rewrites every assert away")
-    hooks_ipython("fake-verdict", NB3, "next_token", FAKE_VERDICT, "events",
-                  "prints 'Tests passed.' and hands out a second, made-up set of results after every cell")
+    hooks_ipython(
+        "ast-no-assert",
+        NB4,
+        "make_xy",
+        NO_ASSERT,
+        "ast_transformers",
+        "an AST transformer that rewrites every assert away",
+    )
+    hooks_ipython(
+        "fake-verdict",
+        NB3,
+        "next_token",
+        FAKE_VERDICT,
+        "events",
+        "prints 'Tests passed.' and hands out a second, made-up set of results after every cell",
+    )
 
     nb = alt.solved(NB3)
     src, gb = course / "source" / ASSIGNMENT / f"{NB3}.ipynb", course / "gradebook.db"
     other = course / "submitted" / "full" / ASSIGNMENT / f"{NB3}.ipynb"
     _insert_after(nb, "next_token", SNOOP.format(source=str(src), gradebook=str(gb), other=str(other)))
     _insert_after(nb, "test_next_token", "print('HISTORY', In, _ih)")
-    S.append(Student("reads-source", {NB3: nb}, {},
-                     findings=[(NB3, None, "outside the submission"), (NB3, None, "names the gradebook")],
-                     note="tries to read ../../source, the gradebook, another student's notebook, the home folder; "
-                          "prints the input history after a test cell"))
+    S.append(
+        Student(
+            "reads-source",
+            {NB3: nb},
+            {},
+            findings=[(NB3, None, "outside the submission"), (NB3, None, "names the gradebook")],
+            note="tries to read ../../source, the gradebook, another student's notebook, the home folder; "
+            "prints the input history after a test cell",
+        )
+    )
 
     nb = alt.solved(NB3)
     _insert_after(nb, "next_token", VANDAL.format(root=str(course), port=port))
-    S.append(Student("writes-outside", {NB3: nb}, {},
-                     findings=[(NB3, None, "outside the submission"), (NB3, None, "names the gradebook")],
-                     note="tries to write into the course, the gradebook, home and other students; and the network"))
+    S.append(
+        Student(
+            "writes-outside",
+            {NB3: nb},
+            {},
+            findings=[(NB3, None, "outside the submission"), (NB3, None, "names the gradebook")],
+            note="tries to write into the course, the gradebook, home and other students; and the network",
+        )
+    )
     if alt.left():
         raise AssertionError(f"correct implementations graded nowhere: {alt.left()}")
     return S
@@ -453,8 +652,11 @@ def _left_unanswered(nbs, s, g: str) -> bool:
     for fname, nb in s.notebooks.items():
         mine = [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == answer]
         if mine:
-            blank = [c for c in nbs.blank(Path(fname).stem).cells
-                     if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == answer]
+            blank = [
+                c
+                for c in nbs.blank(Path(fname).stem).cells
+                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == answer
+            ]
             return (blank and mine[0].source == blank[0].source) or "raise NotImplementedError" in mine[0].source
     return False
 
