@@ -65,8 +65,7 @@ from whole_transformer.course.layout import ASSIGNMENT, Course, checkout_env  # 
 RESULTS = ROOT / "benchmarks" / "results.md"
 README = ROOT / "README.md"
 SOURCE = ROOT / "source" / ASSIGNMENT
-NOTEBOOKS = ("01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb",
-             "04-how-it-learned.ipynb")
+NOTEBOOKS = ("01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb")
 CLASS_SIZE = 25
 QUICK_CLASS_SIZE = 3  # --quick: a class this small, unless --class-size says otherwise
 
@@ -169,9 +168,11 @@ def _first_training_batch():
     return x[:, :width], y[:, :width]
 
 
-XT_OPTIONS = ("TransformerWrapper(num_tokens=42, max_seq_len=16, scaled_sinu_pos_emb=True, "
-              "attn_layers=Decoder(dim=64, depth=2, heads=4, attn_dim_head=16, ff_mult=2, "
-              "ff_custom_activation=nn.ReLU(), pre_norm=True{flash})), called with mask=(x != PAD)")
+XT_OPTIONS = (
+    "TransformerWrapper(num_tokens=42, max_seq_len=16, scaled_sinu_pos_emb=True, "
+    "attn_layers=Decoder(dim=64, depth=2, heads=4, attn_dim_head=16, ff_mult=2, "
+    "ff_custom_activation=nn.ReLU(), pre_norm=True{flash})), called with mask=(x != PAD)"
+)
 
 
 def _x_transformers_model(flash: bool):
@@ -179,9 +180,19 @@ def _x_transformers_model(flash: bool):
     from x_transformers import Decoder, TransformerWrapper
 
     return TransformerWrapper(
-        num_tokens=42, max_seq_len=16, scaled_sinu_pos_emb=True,
-        attn_layers=Decoder(dim=64, depth=2, heads=4, attn_dim_head=16, ff_mult=2,
-                            ff_custom_activation=nn.ReLU(), pre_norm=True, attn_flash=flash),
+        num_tokens=42,
+        max_seq_len=16,
+        scaled_sinu_pos_emb=True,
+        attn_layers=Decoder(
+            dim=64,
+            depth=2,
+            heads=4,
+            attn_dim_head=16,
+            ff_mult=2,
+            ff_custom_activation=nn.ReLU(),
+            pre_norm=True,
+            attn_flash=flash,
+        ),
     )
 
 
@@ -214,8 +225,10 @@ def bench_train_step(b: Bench) -> None:
     ours2 = Transformer(ModelConfig())
     ours2.load_state_dict(ours.state_dict())
     # name: (model, loss of the batch, torch threads)
-    contenders = {"ours": (ours, lambda m: _our_loss(m, x, y), 1),
-                  "ours-2-threads": (ours2, lambda m: _our_loss(m, x, y), 2)}
+    contenders = {
+        "ours": (ours, lambda m: _our_loss(m, x, y), 1),
+        "ours-2-threads": (ours2, lambda m: _our_loss(m, x, y), 2),
+    }
     for flash in (False, True):
         contenders[f"xt-flash={flash}"] = (_x_transformers_model(flash), lambda m: loss_fn(m(x, mask=mask), y), 1)
     fused = "fused=True"  # as train() makes it
@@ -238,7 +251,7 @@ def bench_train_step(b: Bench) -> None:
             for _ in range(10):
                 step(k)
         for r in range(rounds):  # interleaved, each round in a rotated order, so load hits all alike
-            for k in keys[r % len(keys):] + keys[: r % len(keys)]:
+            for k in keys[r % len(keys) :] + keys[: r % len(keys)]:
                 torch.set_num_threads(contenders[k][2])
                 for _ in range(per_round):
                     t = time.perf_counter()
@@ -254,25 +267,64 @@ def bench_train_step(b: Bench) -> None:
     def spread(k):
         return f"p90 {ms(p90(times[k])):.1f} ms"
 
-    b.add(Row("train-step", "training step, batch 64, default model (ours)", med["ours"], "ms", n,
-              "≥ 1.5× faster than x-transformers", ratio >= 1.5,
-              f"{faster(ratio)} than x-transformers ({base:.1f} ms)",
-              f"x {tuple(x.shape)}; train()'s step: logits_at + cross-entropy, zero_grad, backward, Adam ({fused}); "
-              f"{count_parameters(ours):,} parameters; 1 torch thread; {spread('ours')}"))
+    b.add(
+        Row(
+            "train-step",
+            "training step, batch 64, default model (ours)",
+            med["ours"],
+            "ms",
+            n,
+            "≥ 1.5× faster than x-transformers",
+            ratio >= 1.5,
+            f"{faster(ratio)} than x-transformers ({base:.1f} ms)",
+            f"x {tuple(x.shape)}; train()'s step: logits_at + cross-entropy, zero_grad, backward, Adam ({fused}); "
+            f"{count_parameters(ours):,} parameters; 1 torch thread; {spread('ours')}",
+        )
+    )
     xt_params = count_parameters(contenders["xt-flash=False"][0])
-    b.add(Row("train-step", f"training step, x-transformers {x_transformers_version()} (baseline)", base, "ms", n,
-              "", None, "1.00× (the baseline)",
-              f"{xt_params:,} parameters (no biases in LayerNorms, W_O and the output layer); its default "
-              f"attention (attn_flash=False); loss_fn over all logits; Adam ({fused}); 1 torch thread; "
-              f"{spread('xt-flash=False')}"))
+    b.add(
+        Row(
+            "train-step",
+            f"training step, x-transformers {x_transformers_version()} (baseline)",
+            base,
+            "ms",
+            n,
+            "",
+            None,
+            "1.00× (the baseline)",
+            f"{xt_params:,} parameters (no biases in LayerNorms, W_O and the output layer); its default "
+            f"attention (attn_flash=False); loss_fn over all logits; Adam ({fused}); 1 torch thread; "
+            f"{spread('xt-flash=False')}",
+        )
+    )
     rf = med["xt-flash=True"] / med["ours"]
-    b.add(Row("train-step", "training step, x-transformers with attn_flash=True", med["xt-flash=True"], "ms", n,
-              "", None, f"ours {faster(rf)}",
-              f"PyTorch scaled_dot_product_attention; 1 torch thread; {spread('xt-flash=True')}"))
+    b.add(
+        Row(
+            "train-step",
+            "training step, x-transformers with attn_flash=True",
+            med["xt-flash=True"],
+            "ms",
+            n,
+            "",
+            None,
+            f"ours {faster(rf)}",
+            f"PyTorch scaled_dot_product_attention; 1 torch thread; {spread('xt-flash=True')}",
+        )
+    )
     r2 = base / med["ours-2-threads"]
-    b.add(Row("train-step", "training step, ours on 2 torch threads", med["ours-2-threads"], "ms", n, "", None,
-              f"{faster(r2)} than x-transformers on 1 thread",
-              f"torch.set_num_threads(2), for comparison with the course's one thread; {spread('ours-2-threads')}"))
+    b.add(
+        Row(
+            "train-step",
+            "training step, ours on 2 torch threads",
+            med["ours-2-threads"],
+            "ms",
+            n,
+            "",
+            None,
+            f"{faster(r2)} than x-transformers on 1 thread",
+            f"torch.set_num_threads(2), for comparison with the course's one thread; {spread('ours-2-threads')}",
+        )
+    )
 
 
 def x_transformers_version() -> str:
@@ -301,14 +353,38 @@ def bench_train_60(b: Bench) -> None:
     reached = next((h.epoch for h in hist if h.held_out >= 1.0), None)
     best = max(hist, key=lambda h: h.held_out)
     eval_s = sum(h.seconds for h in hist)
-    reach = (f"first 100/100 held out at epoch {reached}" if reached is not None
-             else f"never 100/100 (best {round(100 * best.held_out)}/100 at epoch {best.epoch})")
-    b.add(Row("train-60", "full training, 60 epochs (wall)", median(seconds), "s", len(seconds), "≤ 8 s",
-              median(seconds) <= 8.0, "",
-              f"{reach}; final {round(100 * hist[-1].held_out)}/100; loss {hist[-1].loss:.4f}; train() as the "
-              f"notebooks call it, held out evaluated after every epoch (sum of epoch times {eval_s:.2f} s)"))
-    b.add(Row("train-60", "epochs to 100/100 held out", float(reached) if reached is not None else None, "epochs",
-              1, "", None, "", reach))
+    reach = (
+        f"first 100/100 held out at epoch {reached}"
+        if reached is not None
+        else f"never 100/100 (best {round(100 * best.held_out)}/100 at epoch {best.epoch})"
+    )
+    b.add(
+        Row(
+            "train-60",
+            "full training, 60 epochs (wall)",
+            median(seconds),
+            "s",
+            len(seconds),
+            "≤ 8 s",
+            median(seconds) <= 8.0,
+            "",
+            f"{reach}; final {round(100 * hist[-1].held_out)}/100; loss {hist[-1].loss:.4f}; train() as the "
+            f"notebooks call it, held out evaluated after every epoch (sum of epoch times {eval_s:.2f} s)",
+        )
+    )
+    b.add(
+        Row(
+            "train-60",
+            "epochs to 100/100 held out",
+            float(reached) if reached is not None else None,
+            "epochs",
+            1,
+            "",
+            None,
+            "",
+            reach,
+        )
+    )
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -329,18 +405,38 @@ def bench_read(b: Bench) -> None:
         fast.append(time.perf_counter() - t)
         if r < b.runs(3, 1):  # the slow baseline takes seconds: fewer runs, interleaved
             t = time.perf_counter()
-            said_slow = {n: answer_words(greedy_decode_slow(model, prompt(n))[len(prompt(n)):]) for n in numbers}
+            said_slow = {n: answer_words(greedy_decode_slow(model, prompt(n))[len(prompt(n)) :]) for n in numbers}
             slow.append(time.perf_counter() - t)
     right = sum(said_fast[n] == expected_answer(n) for n in numbers)
     differ = sum(said_fast[n] != said_slow[n] for n in numbers)
     ratio = median(slow) / median(fast)
     agree = "the same 1,000 answers" if not differ else f"{differ} answers DIFFER"
-    b.add(Row("read-1000", "read all 1,000 numbers, batched (read_numbers)", median(fast), "s", len(fast),
-              "≤ 0.3 s and ≥ 20× faster than one at a time", median(fast) <= 0.3 and ratio >= 20,
-              f"{faster(ratio)} than one at a time",
-              f"{right}/1000 right; both ways give {agree}; p90 {p90(fast):.3f} s"))
-    b.add(Row("read-1000", "read all 1,000 numbers, one at a time (greedy_decode_slow, baseline)", median(slow),
-              "s", len(slow), "", None, "1.00× (the baseline)", "each step re-runs the whole prefix"))
+    b.add(
+        Row(
+            "read-1000",
+            "read all 1,000 numbers, batched (read_numbers)",
+            median(fast),
+            "s",
+            len(fast),
+            "≤ 0.3 s and ≥ 20× faster than one at a time",
+            median(fast) <= 0.3 and ratio >= 20,
+            f"{faster(ratio)} than one at a time",
+            f"{right}/1000 right; both ways give {agree}; p90 {p90(fast):.3f} s",
+        )
+    )
+    b.add(
+        Row(
+            "read-1000",
+            "read all 1,000 numbers, one at a time (greedy_decode_slow, baseline)",
+            median(slow),
+            "s",
+            len(slow),
+            "",
+            None,
+            "1.00× (the baseline)",
+            "each step re-runs the whole prefix",
+        )
+    )
 
 
 # ------------------------------------------------------------------------------------ labs
@@ -421,8 +517,11 @@ LAB_CHANGES = [
     LabChange("decode_lab", "Next step button", _click("next_button"), _decode_prep, target_ms=30.0),
     LabChange("decode_lab", "number typed (896 ↔ 427)", _set("number", ["896", "427"])),
     LabChange("decode_lab", "model dropdown (60 ↔ 2 epochs)", _set("checkpoint", ["60", "2"])),
-    LabChange("batch_lab", "numbers typed (0-63 ↔ 5, 17, 905 ↔ 0-9, 100-109)",
-              _set("numbers", ["0-63", "5, 17, 905", "0-9, 100-109"])),
+    LabChange(
+        "batch_lab",
+        "numbers typed (0-63 ↔ 5, 17, 905 ↔ 0-9, 100-109)",
+        _set("numbers", ["0-63", "5, 17, 905", "0-9, 100-109"]),
+    ),
 ]
 
 
@@ -461,13 +560,34 @@ def bench_training_lab(b: Bench) -> None:
         mod.train = real_train
     med = median(seconds)
     full = epochs == 60
-    b.add(Row("labs", f"training_lab: Train button (main run, {epochs} epochs, redrawn each epoch)", med, "s",
-              len(seconds), "≤ 8 s (as full training)" if full else "", (med <= 8.0) if full else None, "",
-              f"held out after {epochs} epochs: {', '.join(f'{h}/100' for h in held)}; the lab trains on one torch "
-              "thread" + ("" if full else "; --quick: a short run, not compared with the 60-epoch target")))
+    b.add(
+        Row(
+            "labs",
+            f"training_lab: Train button (main run, {epochs} epochs, redrawn each epoch)",
+            med,
+            "s",
+            len(seconds),
+            "≤ 8 s (as full training)" if full else "",
+            (med <= 8.0) if full else None,
+            "",
+            f"held out after {epochs} epochs: {', '.join(f'{h}/100' for h in held)}; the lab trains on one torch "
+            "thread" + ("" if full else "; --quick: a short run, not compared with the 60-epoch target"),
+        )
+    )
     m = ms(median(redraws))
-    b.add(Row("labs", "training_lab: redraw after one epoch (chart, table, status)", m, "ms", len(redraws), "≤ 50 ms",
-              m <= 50.0, "", f"p90 {ms(p90(redraws)):.1f} ms, max {ms(max(redraws)):.1f} ms"))
+    b.add(
+        Row(
+            "labs",
+            "training_lab: redraw after one epoch (chart, table, status)",
+            m,
+            "ms",
+            len(redraws),
+            "≤ 50 ms",
+            m <= 50.0,
+            "",
+            f"p90 {ms(p90(redraws)):.1f} ms, max {ms(max(redraws)):.1f} ms",
+        )
+    )
 
 
 @group("labs", "each lab: one change from Python")
@@ -498,9 +618,20 @@ def bench_labs(b: Bench) -> None:
                 if i >= warm:
                     times.append(dt)
             med = ms(median(times))
-            b.add(Row("labs", label, med, "ms", len(times), f"≤ {c.target_ms:.0f} ms", med <= c.target_ms, "",
-                      f"p90 {ms(p90(times)):.1f} ms, max {ms(max(times)):.1f} ms; lab built in {ms(again):.0f} ms "
-                      f"({ms(first):.0f} ms the first time)"))
+            b.add(
+                Row(
+                    "labs",
+                    label,
+                    med,
+                    "ms",
+                    len(times),
+                    f"≤ {c.target_ms:.0f} ms",
+                    med <= c.target_ms,
+                    "",
+                    f"p90 {ms(p90(times)):.1f} ms, max {ms(max(times)):.1f} ms; lab built in {ms(again):.0f} ms "
+                    f"({ms(first):.0f} ms the first time)",
+                )
+            )
         except Exception as e:  # noqa: BLE001 - a lab that changed its parts: report, go on with the others
             traceback.print_exc()
             b.add(Row("labs", label, status=f"error: {type(e).__name__}: {e}"))
@@ -566,8 +697,19 @@ def bench_notebooks(b: Bench) -> None:
                 b.add(Row("notebooks", label, status=f"error: {type(e).__name__}: {why}"))
                 continue
             med = median(seconds)
-            b.add(Row("notebooks", label, med, "s", len(seconds), "≤ 30 s", med <= 30.0, "",
-                      f"{how}; kernel start included; slowest: {_slowest(slow_cells)}"))
+            b.add(
+                Row(
+                    "notebooks",
+                    label,
+                    med,
+                    "s",
+                    len(seconds),
+                    "≤ 30 s",
+                    med <= 30.0,
+                    "",
+                    f"{how}; kernel start included; slowest: {_slowest(slow_cells)}",
+                )
+            )
 
 
 # ------------------------------------------------------------------------------------ start-up
@@ -599,10 +741,20 @@ def bench_startup(b: Bench) -> None:
         empty = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")], metadata=part.metadata)
         bare = run_notebook(empty, Path(tmp))[0]
     med = median(seconds)
-    b.add(Row("startup", f"fresh kernel to the first lab on screen ({NOTEBOOKS[0][:2]}: `{lab_source}`)", med, "s",
-              len(seconds), "≤ 3 s", med <= 3.0, "",
-              f"kernel start + the cells before it + the lab's widget displayed (the browser's drawing is not "
-              f"included); a bare kernel takes {bare:.2f} s; slowest: {_slowest(cells)}"))
+    b.add(
+        Row(
+            "startup",
+            f"fresh kernel to the first lab on screen ({NOTEBOOKS[0][:2]}: `{lab_source}`)",
+            med,
+            "s",
+            len(seconds),
+            "≤ 3 s",
+            med <= 3.0,
+            "",
+            f"kernel start + the cells before it + the lab's widget displayed (the browser's drawing is not "
+            f"included); a bare kernel takes {bare:.2f} s; slowest: {_slowest(cells)}",
+        )
+    )
 
 
 # ------------------------------------------------------------------------------------ autograde
@@ -630,8 +782,14 @@ def _course_cli(root: Path, *args: str, timeout: float = 1800) -> tuple[float, s
     env = checkout_env()
     env.pop("NBGRADER_EXECUTION", None)
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "whole_transformer.course", "--root", str(root), *args], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-m", "whole_transformer.course", "--root", str(root), *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     seconds = time.perf_counter() - t
     out = (done.stdout or "") + (done.stderr or "")
     if done.returncode != 0:
@@ -670,12 +828,16 @@ def _typical_class(run_dir: Path, size: int, Notebooks, roster, write_submission
     # size. The hostile students (endless loops waiting out the 30 s cell limit, crashes) are the
     # test suite's business.
     typical = [s for s in students if s.name.startswith(("full", "release", "partial", "impl-"))]
-    chosen = [(f"{s.name}-{i}" if i >= len(typical) else s.name, s)
-              for i, s in ((i, typical[i % len(typical)]) for i in range(size))]
+    chosen = [
+        (f"{s.name}-{i}" if i >= len(typical) else s.name, s)
+        for i, s in ((i, typical[i % len(typical)]) for i in range(size))
+    ]
     for name, s in chosen:
         write_submission(run_dir, name, s.notebooks, raw=s.raw, folder=s.folder)
-    return (f"{len(chosen)} ordinary submissions ({len(typical)} distinct, from tests/simclass/roster.py: "
-            "complete, untouched, partial, each correct and wrong implementation)")
+    return (
+        f"{len(chosen)} ordinary submissions ({len(typical)} distinct, from tests/simclass/roster.py: "
+        "complete, untouched, partial, each correct and wrong implementation)"
+    )
 
 
 @group("autograde", "autograde: one submission (first, before, after); a class: JOBS=2 vs 2 Dask workers")
@@ -693,8 +855,10 @@ def bench_autograde(b: Bench) -> None:
         # train while graded; every kernel started afresh, importing torch), headless labs, and headless
         # labs with the kernels forked from one warm fork server (the default); the scores must agree
         modes = {
-            "built": ("labs built, fresh kernels (first)",
-                      "c.SandboxExecute.headless_labs = False\nc.SandboxExecute.warm_kernels = False\n"),
+            "built": (
+                "labs built, fresh kernels (first)",
+                "c.SandboxExecute.headless_labs = False\nc.SandboxExecute.warm_kernels = False\n",
+            ),
             "headless": ("headless labs, fresh kernels (before)", "c.SandboxExecute.warm_kernels = False\n"),
             "warm": ("headless labs, warm kernels (after)", ""),
         }
@@ -735,12 +899,22 @@ def bench_autograde(b: Bench) -> None:
             same = "" if scores[mode] == scores.get("built", scores[mode]) else " — **differs from the first way**"
             if scores[mode] == "?":
                 raise RuntimeError(f"autograde printed no score for the complete submission ({label})")
-            b.add(Row("autograde", f"one complete submission ({what}), JOBS=1, {label}", t, "s", len(took[mode]),
-                      target, (t <= 8.0) if target else None, vs,
-                      f"`python -m whole_transformer.course autograde` in a temp course, sandboxed, process start and "
-                      f"the assignment's preparation included; {config.strip() or 'the default config'}; grading "
-                      f"alone {grading[mode]:.1f} s; machine CPU {median(cpu[mode]):.1f} s; "
-                      f"scored {scores[mode]}{same}"))
+            b.add(
+                Row(
+                    "autograde",
+                    f"one complete submission ({what}), JOBS=1, {label}",
+                    t,
+                    "s",
+                    len(took[mode]),
+                    target,
+                    (t <= 8.0) if target else None,
+                    vs,
+                    f"`python -m whole_transformer.course autograde` in a temp course, sandboxed, process start and "
+                    f"the assignment's preparation included; {config.strip() or 'the default config'}; grading "
+                    f"alone {grading[mode]:.1f} s; machine CPU {median(cpu[mode]):.1f} s; "
+                    f"scored {scores[mode]}{same}",
+                )
+            )
 
         from whole_transformer.course.grading.cluster import local_cluster
 
@@ -775,18 +949,39 @@ def bench_autograde(b: Bench) -> None:
             dt = median(took_way[label])
             rate = 60 * b.class_size / dt / 2
             speed = "" if label == "JOBS=2" else f"{faster(median(took_way['JOBS=2']) / dt)} than JOBS=2"
-            b.add(Row("autograde", f"a class of {b.class_size}, {label}", dt, "s", len(took_way[label]), "", None,
-                      speed, f"{who}; {dt / b.class_size:.1f} s per student; {rate:.2f} students/min per worker "
-                      f"core; each run {', '.join(f'{t:.0f} s' for t in took_way[label])}; slowest (last run): "
-                      f"{slowest[label]}"))
+            b.add(
+                Row(
+                    "autograde",
+                    f"a class of {b.class_size}, {label}",
+                    dt,
+                    "s",
+                    len(took_way[label]),
+                    "",
+                    None,
+                    speed,
+                    f"{who}; {dt / b.class_size:.1f} s per student; {rate:.2f} students/min per worker "
+                    f"core; each run {', '.join(f'{t:.0f} s' for t in took_way[label])}; slowest (last run): "
+                    f"{slowest[label]}",
+                )
+            )
             b.facts[f"rate {label}"] = rate
         ratio = b.facts["rate 2 Dask workers"] / b.facts["rate JOBS=2"]
         b.facts["dask_vs_jobs"] = ratio
-        b.add(Row("autograde", "students/min per worker core: 2 Dask workers ÷ JOBS=2", ratio, "×",
-                  len(took_way["JOBS=2"]), "≥ 0.9", ratio >= 0.9, "",
-                  f"{b.facts['rate 2 Dask workers']:.2f} vs {b.facts['rate JOBS=2']:.2f} students/min per core "
-                  "(the same class, the two ways taking turns, medians; `make workers`' cluster: 2 worker "
-                  "processes, one task slot each)"))
+        b.add(
+            Row(
+                "autograde",
+                "students/min per worker core: 2 Dask workers ÷ JOBS=2",
+                ratio,
+                "×",
+                len(took_way["JOBS=2"]),
+                "≥ 0.9",
+                ratio >= 0.9,
+                "",
+                f"{b.facts['rate 2 Dask workers']:.2f} vs {b.facts['rate JOBS=2']:.2f} students/min per core "
+                "(the same class, the two ways taking turns, medians; `make workers`' cluster: 2 worker "
+                "processes, one task slot each)",
+            )
+        )
 
 
 # ------------------------------------------------------------------------------------ scale
@@ -816,9 +1011,20 @@ def bench_scale(b: Bench) -> None:
         if "submission_grade_s" not in b.facts:  # the autograde group did not run: this grading stands in
             b.facts["submission_grade_s"] = result.seconds
             b.facts["submission_cpu_s"] = _machine_busy() - c0
-            b.add(Row("scale", "grading one complete submission (for the scale study)", result.seconds, "s", 1, "",
-                      None, "", f"grade_job in this process (restore, scan, nbgrader with 4 sandboxed kernels; "
-                      f"no process start, no preparation), headless labs; CPU {b.facts['submission_cpu_s']:.1f} s"))
+            b.add(
+                Row(
+                    "scale",
+                    "grading one complete submission (for the scale study)",
+                    result.seconds,
+                    "s",
+                    1,
+                    "",
+                    None,
+                    "",
+                    f"grade_job in this process (restore, scan, nbgrader with 4 sandboxed kernels; "
+                    f"no process start, no preparation), headless labs; CPU {b.facts['submission_cpu_s']:.1f} s",
+                )
+            )
         n = b.runs(30, 1)
         # what travels with a Dask task, as pickled for the wire: the student's files, the assignment, the result
         b.facts["job_bytes"] = len(pickle.dumps(job))
@@ -844,16 +1050,32 @@ def bench_scale(b: Bench) -> None:
         b.facts["written_bytes"] = (_folder_bytes(base) - before) / n  # graded notebooks, record, gradebook rows
         b.facts["merge_sqlite_s"] = median(sq)
         b.facts["merge_sqlite_cpu_s"] = cpu_of["sqlite"]
-        b.add(Row("scale", "merge one graded student into SQLite (gradebook.db)", ms(median(sq)), "ms", len(sq), "",
-                  None, "", "grades and comments of 4 notebooks, the graded notebooks renamed into autograde/, the "
-                  f"record written; one open gradebook, a new student each time; p90 {ms(p90(sq)):.0f} ms; "
-                  f"CPU {ms(cpu_of['sqlite']):.0f} ms"))
+        b.add(
+            Row(
+                "scale",
+                "merge one graded student into SQLite (gradebook.db)",
+                ms(median(sq)),
+                "ms",
+                len(sq),
+                "",
+                None,
+                "",
+                "grades and comments of 4 notebooks, the graded notebooks renamed into autograde/, the "
+                f"record written; one open gradebook, a new student each time; p90 {ms(p90(sq)):.0f} ms; "
+                f"CPU {ms(cpu_of['sqlite']):.0f} ms",
+            )
+        )
         _tests_importable()
         from simclass.pgcluster import PostgresCluster, server_bin
 
         if server_bin() is None:
-            b.add(Row("scale", "merge one graded student into PostgreSQL",
-                      status="not available: PostgreSQL is not installed (apt-get install postgresql)"))
+            b.add(
+                Row(
+                    "scale",
+                    "merge one graded student into PostgreSQL",
+                    status="not available: PostgreSQL is not installed (apt-get install postgresql)",
+                )
+            )
         else:
             with PostgresCluster.start(server_bin()) as pg:
                 pgc = Path(tmp) / "pg"
@@ -869,10 +1091,21 @@ def bench_scale(b: Bench) -> None:
                     os.environ.pop("DB_URL", None)
             b.facts["merge_pg_s"] = median(times)
             b.facts["merge_pg_cpu_s"] = cpu_of["pg"]
-            b.add(Row("scale", "merge one graded student into PostgreSQL", ms(median(times)), "ms", len(times), "",
-                      None, "", "the same, into a local PostgreSQL server over its Unix socket (fsync off: a "
-                      f"throwaway cluster); p90 {ms(p90(times)):.0f} ms; "
-                      f"CPU of this process {ms(cpu_of['pg']):.0f} ms"))
+            b.add(
+                Row(
+                    "scale",
+                    "merge one graded student into PostgreSQL",
+                    ms(median(times)),
+                    "ms",
+                    len(times),
+                    "",
+                    None,
+                    "",
+                    "the same, into a local PostgreSQL server over its Unix socket (fsync off: a "
+                    f"throwaway cluster); p90 {ms(p90(times)):.0f} ms; "
+                    f"CPU of this process {ms(cpu_of['pg']):.0f} ms",
+                )
+            )
 
         from distributed import Client
 
@@ -890,9 +1123,20 @@ def bench_scale(b: Bench) -> None:
                 lat.append(time.perf_counter() - t)
         b.facts["dask_task_s"] = median(lat)
         payload = b.facts["job_bytes"] + b.facts["pack_bytes"]
-        b.add(Row("scale", "Dask per-task overhead (submit → result, one task at a time)", ms(median(lat)), "ms",
-                  len(lat), "", None, "", f"a task that does nothing with a real student's Job and the assignment's "
-                  f"Pack ({kb(payload)} pickled) on `make workers`' local cluster; p90 {ms(p90(lat)):.0f} ms"))
+        b.add(
+            Row(
+                "scale",
+                "Dask per-task overhead (submit → result, one task at a time)",
+                ms(median(lat)),
+                "ms",
+                len(lat),
+                "",
+                None,
+                "",
+                f"a task that does nothing with a real student's Job and the assignment's "
+                f"Pack ({kb(payload)} pickled) on `make workers`' local cluster; p90 {ms(p90(lat)):.0f} ms",
+            )
+        )
     b.scale_study = scale_study(b.facts, loadavg())
 
 
@@ -919,13 +1163,19 @@ def scale_study(f: dict, load: str = "?") -> list[str]:
         "## Scale study",
         "",
         f"Measured in this run (load average {load}): one complete submission takes "
-        + (f"**{f['submission_s']:.1f} s** of wall time for the whole `autograde` command, " if "submission_s" in f
-           else "")
+        + (
+            f"**{f['submission_s']:.1f} s** of wall time for the whole `autograde` command, "
+            if "submission_s" in f
+            else ""
+        )
         + f"**{grade:.1f} s** for its grading alone (restore, scan, "
         f"nbgrader with 4 sandboxed kernels), and **{cpu:.1f} s of CPU** "
-        + (f"per student in a class (all processes: the machine's CPU while the class of {f['cpu_of_class']} was "
-           f"graded with JOBS=2, ÷ {f['cpu_of_class']})" if f.get("cpu_of_class") else
-           "(the machine's, while it was graded)")
+        + (
+            f"per student in a class (all processes: the machine's CPU while the class of {f['cpu_of_class']} was "
+            f"graded with JOBS=2, ÷ {f['cpu_of_class']})"
+            if f.get("cpu_of_class")
+            else "(the machine's, while it was graded)"
+        )
         + "; Dask adds "
         f"**{1000 * task:.0f} ms** per task (submit to result, the files travelling with it); merging one student "
         f"takes **{1000 * merge_sq:.0f} ms** into SQLite"
@@ -945,8 +1195,10 @@ def scale_study(f: dict, load: str = "?") -> list[str]:
         return f"{seconds / 60:.0f} min" if seconds < 3600 else f"{seconds / 3600:.1f} h"
 
     for n in (1_000, 10_000):
-        for label, per, merge in (("from CPU s", cpu + task, merge_cpu),
-                                  ("from wall s", grade + task, merge_pg if merge_pg is not None else merge_sq)):
+        for label, per, merge in (
+            ("from CPU s", cpu + task, merge_cpu),
+            ("from wall s", grade + task, merge_pg if merge_pg is not None else merge_sq),
+        ):
             cells = []
             for cores in (8, 32, 128):
                 grading, merging = n * per / cores, n * merge
@@ -956,17 +1208,21 @@ def scale_study(f: dict, load: str = "?") -> list[str]:
     rate_128 = min(128 / (cpu + task), 1 / merge_cpu if merge_cpu else float("inf"))  # students a second
     written = f.get("written_bytes")
     if "job_bytes" in f:
-        wire = (f"a task carries the student's files ({kb(f['job_bytes'])} for the complete submission measured "
-                f"here) and the assignment ({kb(f['pack_bytes'])}: its release and a SQLite gradebook that knows "
-                f"it), and returns the graded notebooks with the scores ({kb(f['result_bytes'])}), all as pickled "
-                f"for the wire; at 1 Gbit/s that is "
-                f"{8 * (f['job_bytes'] + f['pack_bytes'] + f['result_bytes']) / 1e6:.0f} ms per task")
+        wire = (
+            f"a task carries the student's files ({kb(f['job_bytes'])} for the complete submission measured "
+            f"here) and the assignment ({kb(f['pack_bytes'])}: its release and a SQLite gradebook that knows "
+            f"it), and returns the graded notebooks with the scores ({kb(f['result_bytes'])}), all as pickled "
+            f"for the wire; at 1 Gbit/s that is "
+            f"{8 * (f['job_bytes'] + f['pack_bytes'] + f['result_bytes']) / 1e6:.0f} ms per task"
+        )
     else:
         wire = "a task carries the student's files and the assignment, and returns the graded notebooks"
     if written is not None:
-        wire += (f". The autograde machine writes {kb(written)} per student (the growth of the course folder over "
-                 f"the merges measured above: graded notebooks, record, gradebook rows): at 128 cores, "
-                 f"{rate_128:.1f} students a second, {rate_128 * written / 1e6:.1f} MB/s")
+        wire += (
+            f". The autograde machine writes {kb(written)} per student (the growth of the course folder over "
+            f"the merges measured above: graded notebooks, record, gradebook rows): at 128 cores, "
+            f"{rate_128:.1f} students a second, {rate_128 * written / 1e6:.1f} MB/s"
+        )
     lines += [
         "",
         "Assumptions each figure rests on:",
@@ -1008,10 +1264,15 @@ def machine() -> list[tuple[str, str]]:
                 cpu = line.split(":", 1)[1].strip()
                 break
     try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
         commit += " (with uncommitted changes)" if dirty else ""
     except (OSError, subprocess.SubprocessError):
         commit = "?"
@@ -1041,9 +1302,17 @@ def loadavg() -> str:
 
 
 # ------------------------------------------------------------------------------------ results.md
-def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: datetime.datetime,
-                  load_before: str, load_after: str, wall: float,
-                  group_seconds: dict[str, tuple[float, float, str]], note: str = "") -> None:
+def write_results(
+    path: Path,
+    b: Bench,
+    info: list[tuple[str, str]],
+    started: datetime.datetime,
+    load_before: str,
+    load_after: str,
+    wall: float,
+    group_seconds: dict[str, tuple[float, float, str]],
+    note: str = "",
+) -> None:
     kept = [r for r in b.rows if KEPT.search(r.note)]
     lines = [
         "# Benchmark results",
@@ -1051,9 +1320,12 @@ def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: da
         f"Written by `benchmarks/bench.py`{' --quick' if b.quick else ''} on {started:%Y-%m-%d %H:%M} "
         f"(local time); the whole run took {wall:.0f} s. Medians over the runs shown; a ratio compares with a "
         "baseline measured in the same run. **MISS** marks a median beyond its target. "
-        + (f"{len(kept)} of the {len(b.rows)} rows are kept from earlier runs (`--keep`); each names the commit, "
-           "date and load average of the run that measured it." if kept else
-           f"Every row was measured in this run, on commit {dict(info).get('commit', '?')}."),
+        + (
+            f"{len(kept)} of the {len(b.rows)} rows are kept from earlier runs (`--keep`); each names the commit, "
+            "date and load average of the run that measured it."
+            if kept
+            else f"Every row was measured in this run, on commit {dict(info).get('commit', '?')}."
+        ),
         "",
     ]
     if note:
@@ -1063,19 +1335,33 @@ def write_results(path: Path, b: Bench, info: list[tuple[str, str]], started: da
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in b.rows:
-        cells = [r.group, r.item, r.median_text(), str(r.runs) if not r.status else "—", r.target or "—",
-                 r.result_text(), r.baseline or "—", r.note or ""]
+        cells = [
+            r.group,
+            r.item,
+            r.median_text(),
+            str(r.runs) if not r.status else "—",
+            r.target or "—",
+            r.result_text(),
+            r.baseline or "—",
+            r.note or "",
+        ]
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     if b.scale_study:
         lines += [""] + b.scale_study
     lines += ["", "## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in info]
-    lines += [f"| date | {started:%Y-%m-%d %H:%M} |",
-              f"| load average (1/5/15 min) | before {load_before}; after {load_after} |",
-              "", "Time per group, wall (CPU of this process and the processes it waited for; the load average "
-              "(1/5/15 min) as the group started): "
-              + ", ".join(f"{g} {w:.0f} s ({c:.0f} s; load {ld})" for g, (w, c, ld) in group_seconds.items()) + ".",
-              "", "## How each item is measured", ""]
+    lines += [
+        f"| date | {started:%Y-%m-%d %H:%M} |",
+        f"| load average (1/5/15 min) | before {load_before}; after {load_after} |",
+        "",
+        "Time per group, wall (CPU of this process and the processes it waited for; the load average "
+        "(1/5/15 min) as the group started): "
+        + ", ".join(f"{g} {w:.0f} s ({c:.0f} s; load {ld})" for g, (w, c, ld) in group_seconds.items())
+        + ".",
+        "",
+        "## How each item is measured",
+        "",
+    ]
     lines += [
         "- **training step**: the first batch of the default run (64 numbers in the seeded order, trimmed to its "
         "longest x, as `train()` does); one step = loss, zero_grad, backward, Adam step (lr 1e-3, `fused=True`, as "
@@ -1120,9 +1406,21 @@ def read_rows(path: Path) -> list[Row]:
         if len(cells) != 8:
             continue
         group, item, med, runs, target, result, baseline, note = cells
-        rows.append(Row(group, item, None, "", int(runs) if runs.isdigit() else 0, "" if target == "—" else target,
-                        None if result == "—" else result == "pass", "" if baseline == "—" else baseline, note,
-                        med if runs == "—" else "", text=med))
+        rows.append(
+            Row(
+                group,
+                item,
+                None,
+                "",
+                int(runs) if runs.isdigit() else 0,
+                "" if target == "—" else target,
+                None if result == "—" else result == "pass",
+                "" if baseline == "—" else baseline,
+                note,
+                med if runs == "—" else "",
+                text=med,
+            )
+        )
     return rows
 
 
@@ -1160,8 +1458,9 @@ def keep_rows(path: Path, ran: set[str]) -> list[Row]:
         elif "kept from" in r.note or not commit or not date or commit == "?":
             print(f"  not kept (no commit and date of its run): {r.item}", flush=True)
         else:
-            r.note = ((r.note + "; " if r.note else "")
-                      + f"kept from the run of {date} (commit {commit}, load average {load})")
+            r.note = (
+                r.note + "; " if r.note else ""
+            ) + f"kept from the run of {date} (commit {commit}, load average {load})"
             out.append(r)
     return out
 
@@ -1217,44 +1516,79 @@ def readme_table(rows: list[Row], info: dict[str, str]) -> list[str]:
         return f", {r.baseline}" if r.baseline else ""
 
     epochs = _row(rows, "epochs to 100/100")
-    one("full training, 60 epochs", "full training, 60 epochs",
-        lambda r: f" (100/100 held out from epoch {epochs.median_text().split()[0]})"
-        if epochs is not None and not epochs.status and epochs.median_text() != "—" else "")
+    one(
+        "full training, 60 epochs",
+        "full training, 60 epochs",
+        lambda r: (
+            f" (100/100 held out from epoch {epochs.median_text().split()[0]})"
+            if epochs is not None and not epochs.status and epochs.median_text() != "—"
+            else ""
+        ),
+    )
     one("one training step, batch 64", "training step, batch 64, default model (ours)", baseline)
     one("reading all 1,000 numbers", "read all 1,000 numbers, batched", baseline)
     labs = [r for r in rows if r.group == "labs" and not r.status and r.median_text().endswith(" ms")]
     step = _row(rows, "decode_lab: Next step")
     if labs:
-        line("a lab's response to one change", _span(labs) + (f" (decode step {step.median_text()})"
-                                                              if step is not None and not step.status else ""),
-             "≤ 50 ms (decode step ≤ 30 ms)", _result(labs))
+        line(
+            "a lab's response to one change",
+            _span(labs) + (f" (decode step {step.median_text()})" if step is not None and not step.status else ""),
+            "≤ 50 ms (decode step ≤ 30 ms)",
+            _result(labs),
+        )
     else:
         line("a lab's response to one change", "not measured in this run", "≤ 50 ms", "—")
     fresh = [r for r in rows if r.group == "notebooks" and r.item.endswith("in a fresh kernel") and not r.status]
     graded = [r for r in rows if r.group == "notebooks" and r.item.endswith("under autograding") and not r.status]
     if fresh:
-        line("each notebook top to bottom", _span(fresh) + (f" (under autograding {_span(graded)})" if graded else ""),
-             "≤ 30 s", _result(fresh + graded))
+        line(
+            "each notebook top to bottom",
+            _span(fresh) + (f" (under autograding {_span(graded)})" if graded else ""),
+            "≤ 30 s",
+            _result(fresh + graded),
+        )
     else:
         line("each notebook top to bottom", "not measured in this run", "≤ 30 s", "—")
     one("fresh kernel to the first lab", "fresh kernel to the first lab")
-    classes = "; ".join(f"{r.item}: {r.median_text()}" for r in rows
-                        if r.group == "autograde" and r.item.startswith("a class of ") and not r.status)
-    one("autograding one complete submission", "one complete submission (4 notebooks), JOBS=1, headless labs, warm",
-        lambda r: (f", {r.baseline}".replace(" than before", " than with fresh kernels").replace(
-            " than first", " than with fresh kernels and the labs built") if r.baseline else "")
-        + (f"; {classes}" if classes else ""))
+    classes = "; ".join(
+        f"{r.item}: {r.median_text()}"
+        for r in rows
+        if r.group == "autograde" and r.item.startswith("a class of ") and not r.status
+    )
+    one(
+        "autograding one complete submission",
+        "one complete submission (4 notebooks), JOBS=1, headless labs, warm",
+        lambda r: (
+            (
+                f", {r.baseline}".replace(" than before", " than with fresh kernels").replace(
+                    " than first", " than with fresh kernels and the labs built"
+                )
+                if r.baseline
+                else ""
+            )
+            + (f"; {classes}" if classes else "")
+        ),
+    )
     one("Dask ÷ JOBS=2, students/min per worker core", "students/min per worker core")
     one("feedback after Submit, the grading service idle", "idle: one complete submission")
-    one("CPU per complete submission, the grading service", "CPU per complete submission, graded by the running",
-        baseline)
+    one(
+        "CPU per complete submission, the grading service",
+        "CPU per complete submission, graded by the running",
+        baseline,
+    )
     used += labs + fresh + graded
-    this_run = (f"{info.get('date', '?')} (commit {info.get('commit', '?')}; load average "
-                f"{info.get('load average (1/5/15 min)', '?')})")
-    runs = sorted({f"{m[1]} (commit {m[2]}; load average {m[3]})" if (m := KEPT.search(r.note)) else this_run
-                   for r in used})
-    out += ["", f"From the `make bench` run{'s' if len(runs) > 1 else ''} of {' and of '.join(runs)} (each row's run "
-            "is named in `benchmarks/results.md`, which has every figure, how it was measured and on what machine)."]
+    this_run = (
+        f"{info.get('date', '?')} (commit {info.get('commit', '?')}; load average "
+        f"{info.get('load average (1/5/15 min)', '?')})"
+    )
+    runs = sorted(
+        {f"{m[1]} (commit {m[2]}; load average {m[3]})" if (m := KEPT.search(r.note)) else this_run for r in used}
+    )
+    out += [
+        "",
+        f"From the `make bench` run{'s' if len(runs) > 1 else ''} of {' and of '.join(runs)} (each row's run "
+        "is named in `benchmarks/results.md`, which has every figure, how it was measured and on what machine).",
+    ]
     return out
 
 
@@ -1278,18 +1612,32 @@ def parse(argv):
     p.add_argument("--quick", action="store_true", help="one run per item and the smallest workloads (smoke test)")
     p.add_argument("--only", nargs="+", metavar="GROUP", help=f"run only these groups: {', '.join(GROUPS)}")
     p.add_argument("--skip", nargs="+", metavar="GROUP", default=[], help="leave these groups out")
-    p.add_argument("--class-size", type=int, default=None, metavar="N",
-                   help=f"students in the simulated class that is autograded (default {CLASS_SIZE}; "
-                        f"{QUICK_CLASS_SIZE} with --quick)")
+    p.add_argument(
+        "--class-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"students in the simulated class that is autograded (default {CLASS_SIZE}; "
+        f"{QUICK_CLASS_SIZE} with --quick)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS, help="where to write the table (default %(default)s)")
     p.add_argument("--list", action="store_true", help="list the groups and exit")
-    p.add_argument("--keep", action="store_true",
-                   help="with --only: keep the other groups' rows of the existing results, each marked with the "
-                        "commit, date and load of the run that measured it")
-    p.add_argument("--note", default="", help="a sentence on this run written into results.md (e.g. who else "
-                                              "was using the machine)")
-    p.add_argument("--readme", action="store_true",
-                   help="only rewrite README.md's \"How fast\" table from the results (--out) and exit")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="with --only: keep the other groups' rows of the existing results, each marked with the "
+        "commit, date and load of the run that measured it",
+    )
+    p.add_argument(
+        "--note",
+        default="",
+        help="a sentence on this run written into results.md (e.g. who else was using the machine)",
+    )
+    p.add_argument(
+        "--readme",
+        action="store_true",
+        help='only rewrite README.md\'s "How fast" table from the results (--out) and exit',
+    )
     return p.parse_args(argv)
 
 

@@ -80,33 +80,69 @@ def idle_and_cpu(b, h, tmp: Path, course: Path, exchange: Path, solved: dict, wr
 def add_idle_rows(b, h, latency, cpu_now, cpu_service, warm, machine, how) -> None:
     Row, median = h.Row, h.median
     lat = median(latency)
-    b.add(Row("service", "idle: one complete submission, nbgrader submit → feedback available", lat, "s",
-              len(latency), f"≤ {IDLE_TARGET_S:.0f} s", lat <= IDLE_TARGET_S, "",
-              "the service running idle (`serve`, default poll 2 s, 1 at a time); from the start of `nbgrader submit` "
-              "to every notebook's feedback file where `nbgrader fetch_feedback` looks; each run "
-              + ", ".join(f"{x:.1f} s" for x in latency)
-              + (f"; the service's first grading after its start (not counted) {warm:.1f} s" if warm else "")))
+    b.add(
+        Row(
+            "service",
+            "idle: one complete submission, nbgrader submit → feedback available",
+            lat,
+            "s",
+            len(latency),
+            f"≤ {IDLE_TARGET_S:.0f} s",
+            lat <= IDLE_TARGET_S,
+            "",
+            "the service running idle (`serve`, default poll 2 s, 1 at a time); from the start of `nbgrader submit` "
+            "to every notebook's feedback file where `nbgrader fetch_feedback` looks; each run "
+            + ", ".join(f"{x:.1f} s" for x in latency)
+            + (f"; the service's first grading after its start (not counted) {warm:.1f} s" if warm else ""),
+        )
+    )
     now, svc = median(cpu_now), median(cpu_service)
     ratio = svc / now
     b.facts["service_cpu_ratio"] = ratio
-    b.add(Row("service", "CPU per complete submission, today's way: autograde --jobs 1 on one student (baseline)",
-              now, "s", len(cpu_now), "", None, "1.00× (the baseline)",
-              "`python -m whole_transformer.course autograde --jobs 1` in a temp course, process start and the "
-              f"assignment's preparation included; {how}; each run " + ", ".join(f"{x:.1f} s" for x in cpu_now)
-              + "; the machine's CPU meanwhile (/proc/stat, others' work included) "
-              + ", ".join(f"{x:.1f} s" for x, _ in machine)))
-    b.add(Row("service", "CPU per complete submission, graded by the running service", svc, "s", len(cpu_service),
-              "≤ 0.5× today's way", ratio <= 0.5, f"{ratio:.2f}× today's way",
-              f"the service's CPU from the end of `nbgrader submit` to the feedback available, the service warm "
-              f"({how}); "
-              "rounds taking turns with the baseline; each run " + ", ".join(f"{x:.1f} s" for x in cpu_service)
-              + "; the machine's CPU meanwhile " + ", ".join(f"{y:.1f} s" for _, y in machine)))
+    b.add(
+        Row(
+            "service",
+            "CPU per complete submission, today's way: autograde --jobs 1 on one student (baseline)",
+            now,
+            "s",
+            len(cpu_now),
+            "",
+            None,
+            "1.00× (the baseline)",
+            "`python -m whole_transformer.course autograde --jobs 1` in a temp course, process start and the "
+            f"assignment's preparation included; {how}; each run "
+            + ", ".join(f"{x:.1f} s" for x in cpu_now)
+            + "; the machine's CPU meanwhile (/proc/stat, others' work included) "
+            + ", ".join(f"{x:.1f} s" for x, _ in machine),
+        )
+    )
+    b.add(
+        Row(
+            "service",
+            "CPU per complete submission, graded by the running service",
+            svc,
+            "s",
+            len(cpu_service),
+            "≤ 0.5× today's way",
+            ratio <= 0.5,
+            f"{ratio:.2f}× today's way",
+            f"the service's CPU from the end of `nbgrader submit` to the feedback available, the service warm "
+            f"({how}); "
+            "rounds taking turns with the baseline; each run "
+            + ", ".join(f"{x:.1f} s" for x in cpu_service)
+            + "; the machine's CPU meanwhile "
+            + ", ".join(f"{y:.1f} s" for _, y in machine),
+        )
+    )
 
 
 def burst_students(nbs, roster, course: Path, quick: bool) -> list[tuple[str, dict]]:
     """Distinct students, complete and typical wrong submissions (tests/simclass/roster.py), cycled."""
-    typical = [s for s in roster(nbs, course) if s.name.startswith(("full", "partial", "impl-"))
-               and s.folder == ASSIGNMENT and not s.raw]
+    typical = [
+        s
+        for s in roster(nbs, course)
+        if s.name.startswith(("full", "partial", "impl-")) and s.folder == ASSIGNMENT and not s.raw
+    ]
     n = QUICK_BURST if quick else BURST
     return [(f"b{i:02d}-{typical[i % len(typical)].name}", typical[i % len(typical)].notebooks) for i in range(n)]
 
@@ -174,8 +210,19 @@ def add_burst_rows(b, h, way: str, lat: list[float], window: float, cpu: float) 
 
     what = f"burst of {len(s)} in {window:.0f} s, {way}"
     for label, value in (("p50", pct(0.5)), ("p95", pct(0.95)), ("max", s[-1])):
-        b.add(h.Row("service", f"{what}: submit → feedback available, {label}", value, "s", len(s), "", None, "",
-                    f"{len(s)} distinct students (complete, partial, each correct and wrong implementation; "
-                    "tests/simclass/roster.py), handed in with nbgrader submit beforehand and arriving in the "
-                    f"exchange evenly over {window:.0f} s; from arrival to every notebook's feedback file; "
-                    f"machine CPU {cpu:.1f} s per submission over the burst"))
+        b.add(
+            h.Row(
+                "service",
+                f"{what}: submit → feedback available, {label}",
+                value,
+                "s",
+                len(s),
+                "",
+                None,
+                "",
+                f"{len(s)} distinct students (complete, partial, each correct and wrong implementation; "
+                "tests/simclass/roster.py), handed in with nbgrader submit beforehand and arriving in the "
+                f"exchange evenly over {window:.0f} s; from arrival to every notebook's feedback file; "
+                f"machine CPU {cpu:.1f} s per submission over the burst",
+            )
+        )

@@ -25,8 +25,14 @@ def _nbgrader(args: list[str], cwd: Path, exchange: Path, student: str | None = 
     env = nbgrader_env() if (cwd / "nbgrader_config.py").exists() else checkout_env()
     env.pop("NBGRADER_EXECUTION", None)
     who = [f"--student={student}"] if student else []
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, *who, f"--Exchange.root={exchange}"],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args, *who, f"--Exchange.root={exchange}"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed: {(done.stdout + done.stderr)[-400:]}")
 
@@ -47,8 +53,10 @@ def feedback_files(exchange: Path, attempt: Path) -> list[Path]:
     from nbgrader.utils import notebook_hash
 
     secret = (attempt / "submission_secret.txt").read_text()
-    return [exchange / COURSE_ID / "feedback" / f"{notebook_hash(secret=secret, notebook_id=p.stem)}.html"
-            for p in sorted(attempt.glob("*.ipynb"))]
+    return [
+        exchange / COURSE_ID / "feedback" / f"{notebook_hash(secret=secret, notebook_id=p.stem)}.html"
+        for p in sorted(attempt.glob("*.ipynb"))
+    ]
 
 
 def wait_feedback(files: list[Path], proc: subprocess.Popen, timeout: float = 900) -> float:
@@ -103,9 +111,25 @@ def today(course: Path, meter: CpuMeter, force: bool) -> float:
     env = checkout_env()
     env.pop("NBGRADER_EXECUTION", None)
     c0 = meter.seconds()
-    done = subprocess.run([sys.executable, "-m", "whole_transformer.course", "--root", str(course), "autograde",
-                           "--jobs", "1", *(["--force"] if force else [])], cwd=course, env=env,
-                          capture_output=True, text=True, timeout=1800, preexec_fn=meter.join)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "whole_transformer.course",
+            "--root",
+            str(course),
+            "autograde",
+            "--jobs",
+            "1",
+            *(["--force"] if force else []),
+        ],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        preexec_fn=meter.join,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"course autograde exited with {done.returncode}: {(done.stdout + done.stderr)[-300:]}")
     return meter.seconds() - c0
@@ -117,12 +141,26 @@ class Service:
     def __init__(self, course: Path, exchange: Path, *args: str, meter: CpuMeter | None = None):
         self.log = course / "autograde" / ".wt" / "service" / "serve.log"
         self.out = open(course.parent / f"serve-{course.name}.out", "w")
-        cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(course), "serve",
-               f"--exchange={exchange}", *args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "whole_transformer.course",
+            "--root",
+            str(course),
+            "serve",
+            f"--exchange={exchange}",
+            *args,
+        ]
         env = checkout_env()
         env.pop("NBGRADER_EXECUTION", None)
-        self.proc = subprocess.Popen(cmd, cwd=course, env=env, stdout=self.out, stderr=subprocess.STDOUT,
-                                     preexec_fn=meter.join if meter else None)
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=course,
+            env=env,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=meter.join if meter else None,
+        )
         deadline = time.monotonic() + 300
         while "serve: grading" not in (self.log.read_text() if self.log.exists() else ""):
             if self.proc.poll() is not None or time.monotonic() > deadline:
