@@ -171,7 +171,7 @@ def test_machine_stack_and_part_selection():
     lab = machine_lab()
     lab.blocks.value = 4
     assert list(lab.part.options) == part_names(4)
-    shown = [b for b in lab._block_box.children if b in lab.buttons.values()]
+    shown = [b for b in lab._picture.block_box.children if b in lab.buttons.values()]
     assert [b.description for b in shown] == ["▶ block 1", "block 2", "block 3", "block 4"]
     lab.buttons["block 4"].click()
     assert lab.part.value == "block 4" and "wt-part-on" in lab.buttons["block 4"]._dom_classes

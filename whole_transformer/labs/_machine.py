@@ -1,5 +1,6 @@
-"""The machine lab's drawing pieces (notebook 01): sizes it offers, what each part does, and the HTML of its
-parameter table, bar charts and shape arrows. ``machine.py`` holds the widget; every count comes from
+"""The machine lab's drawing pieces (notebook 01): sizes it offers, what each part does, the HTML of its
+parameter table, bar charts, shape arrows and the selected part's card, and the words of its live line.
+``machine.py`` holds the widget, ``_stack.py`` its picture of the stack; every count comes from
 ``config.parameter_table``."""
 
 from __future__ import annotations
@@ -158,3 +159,69 @@ def bars_html(counts: dict, kind: str, N: int) -> str:
         "the first to the total, the second to one block. The positions add no parameters: they are "
         "fixed sinusoids.</div>"
     )
+
+
+def card_html(chosen: str, kind: str, counts: dict, formulas: dict, shape: tuple[Shape, Shape], sizes: dict) -> str:
+    """The selected part's card: what it does, its shapes, its count and formula. sizes: B, L, d_model, heads,
+    d_ff as the sliders have them."""
+    about, row = _ABOUT[kind]
+    (in_shape, in_axes), (out_shape, out_axes) = shape
+    B, L, d, h = sizes["B"], sizes["L"], sizes["d_model"], sizes["heads"]
+    title = chosen if kind == chosen or kind == "block" else f"{chosen} · {kind}"
+    middle = ""
+    if kind == "FFN":
+        middle = f"hidden {_html.shape_label((B, L, sizes['d_ff']), ('B', 'L', 'd_ff'))}<br>"
+    card = [
+        f'<div class="wt-title">{_html.esc(title)}</div>',
+        f'<div class="wt-text" style="margin-bottom: 4px;">{_html.esc(about)}</div>',
+        f'<div class="wt-text">input&nbsp; {_html.shape_label(in_shape, in_axes)}<br>{middle}'
+        f"output {_html.shape_label(out_shape, out_axes)}</div>",
+        _html.table(
+            ["", ""],
+            [["parameters", f"{counts[row]:,}"], ["formula", formulas[row]]],
+            align=["left", "left"],
+            css_class="wt-table wt-machine-card",
+        ),
+    ]
+    if kind == "block":
+        card.append('<div class="wt-h">inside the block</div>')
+        card.append(
+            _html.table(
+                ["piece", "parameters"],
+                [
+                    ["LayerNorm 1", f"{counts['one LayerNorm']:,}"],
+                    ["attention", f"{counts['one attention']:,}"],
+                    ["LayerNorm 2", f"{counts['one LayerNorm']:,}"],
+                    ["FFN", f"{counts['one FFN']:,}"],
+                ],
+                align=["left", "right"],
+            )
+        )
+    if kind in ("block", "attention"):
+        card.append(
+            f'<div class="wt-small wt-muted">{h} head{"s" if h > 1 else ""} of d_k = {d} / {h} = '
+            f"{d // h} columns each: the heads cut W_Q, W_K, W_V into slices, they add no numbers.</div>"
+        )
+    return "".join(card)
+
+
+def selected_text(chosen: str, kind: str, counts: dict) -> str:
+    """The live line's words on the selected part: its name and parameter count."""
+    _, row = _ABOUT[kind]
+    name = chosen if kind in (chosen, "block") else f"{chosen}, {kind}"
+    return f"{name}, {counts[row]:,} parameters"
+
+
+def change_text(name: str, old, new, before: int, total: int, sizes: dict) -> str:
+    """The live line's words on a slider's change: the total before and after, and why when it did not move."""
+    what = f"{name} {old} → {new}: total {before:,} → {total:,}"
+    if total == before:
+        why = {
+            "heads": "unchanged: the heads only cut the same d_model columns into "
+            f"{sizes['heads']} slices of {sizes['d_model'] // sizes['heads']}.",
+            "batch B": "unchanged: B changes the shapes, never the weights.",
+            "length L": "unchanged: L changes the shapes, never the weights.",
+        }.get(name, "unchanged.")
+        return f"{what} ({why})"
+    sign = "+" if total > before else "−"
+    return f"{what} ({sign}{abs(total - before):,})."
