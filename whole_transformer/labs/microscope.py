@@ -29,7 +29,6 @@ CSS classes: root ``wt-lab wt-microscope``; ``wt-microscope-prompt``, ``wt-micro
 
 from __future__ import annotations
 
-import math
 import re
 
 import ipywidgets as widgets
@@ -38,13 +37,12 @@ import numpy as np
 from ..numpy_model import Intermediate, trace
 from ..task import VOCAB, decode, parse_prompt
 from . import _html
+from ._microscope import MAX_COLS, SHOWN_AXIS, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests use it)
 from ._widgets import LabBox
 
 DEFAULT_PROMPT = "8 9 ="
 #: The sizes of the full model of notebook 01, for the same tensor in a batch of 64 inputs of 8 tokens.
 FULL_SIZES = {"B": 64, "L": 8, "L_q": 8, "L_k": 8, "d_model": 64, "h": 4, "d_k": 16, "d_ff": 128, "V": 42}
-SHOWN_AXIS = {"d_head": "d_k"}  # the trace's axis name → the name the notebooks use
-MAX_COLS = 14  # the 42 scores of a row are drawn as three tables of 14 columns, so they fit a 1000 px notebook
 
 
 def shown_axes(axes) -> tuple[str, ...]:
@@ -57,107 +55,6 @@ def full_shape(axes) -> tuple[tuple[int, ...], tuple[str, ...]]:
     return tuple(FULL_SIZES[a] for a in names), names
 
 
-def _row_len(a: np.ndarray) -> float:
-    return float(np.linalg.norm(a, axis=-1).mean())
-
-
-#: What a step says when its sentence needs only sizes: {d} is d_model, {V} the vocabulary's size,
-#: {tokens} the prompt's length, {width} the step's last axis, {row_len} its mean row length.
-SAID = {
-    "ids": "The prompt is {tokens} tokens, and each token is only a number: its row in the vocabulary of {V}. "
-    "Nothing has been computed yet.",
-    "token rows": "Each id picks its row of {d} learned numbers from the token table ({V} × {d}). The mean row "
-    "length is {row_len:.2f}.",
-    "LayerNorm 1": "Each row is shifted to mean 0 and scaled to variance 1, then multiplied and shifted by two "
-    "learned rows of {d}. The block reads this copy; x itself is kept for the residual.",
-    "mixed values": "Each row is a weighted mix of the rows of V, with that row's weights: information has now "
-    "moved between positions, and only here.",
-    "attention out": "W_O ({d} × {d} and a bias) mixes the heads' columns back into one row of {d} per position. "
-    "Its mean row length is {row_len:.2f}.",
-    "residual 1": "The attention's result is added to x, the block's input (the residual path), so nothing "
-    "from before is lost.",
-    "LayerNorm 2": "A second LayerNorm makes a normalised copy for the FFN; x again stays as it is.",
-    "FFN hidden": "The FFN widens each row on its own from {d} to {width} numbers (Linear {d} → {width}). "
-    "No position looks at another here.",
-    "residual 2": "The FFN's result is added to x. This is the block's output: the same shape as its input, "
-    "so blocks can be stacked.",
-    "final LayerNorm": "One last LayerNorm (with its own learned scale and shift) before the output layer.",
-}
-
-
-def sentence(stage: Intermediate, stages: list[Intermediate], tokens: list[str], d_model: int) -> str:
-    """One sentence (HTML) on what this step did, with numbers of this run."""
-    a, name = stage.array, stage.name
-    last = tokens[-1]
-    by = {s.label: s for s in stages}
-    in_block = "" if stage.block is None else f"block {stage.block + 1} · "  # the labels of this block's steps
-    if name in SAID:
-        return SAID[name].format(d=d_model, V=len(VOCAB), tokens=len(tokens), width=a.shape[-1], row_len=_row_len(a))
-    if name == "scaled":
-        before = _row_len(by["token rows"].array)
-        return (
-            f"Every number is multiplied by √{d_model} ≈ {math.sqrt(d_model):.2f}, so a row's length goes "
-            f"from {before:.2f} to {_row_len(a):.2f}: the token now speaks about as loudly as its position."
-        )
-    if name == "+ positions":
-        pos = a - by["scaled"].array
-        return (
-            f"The fixed sinusoid row of each position is added (each such row is {_row_len(pos):.2f} long "
-            f"and nothing learned in it). From here on, the same digit at another place gives another row."
-        )
-    if name in ("Q", "K", "V"):
-        role = {
-            "Q": "what each position looks for",
-            "K": "what each position offers to be found by",
-            "V": "what each position hands over when it is looked at",
-        }[name]
-        return (
-            f"{name} = LayerNorm 1 @ W_{name}.T: {role}. With 1 head, the head's d_k is all {a.shape[-1]} "
-            "columns; with 4 heads each would get a quarter."
-        )
-    if name == "scores":
-        q, k = np.unravel_index(int(np.argmax(a[0])), a[0].shape)
-        d_k = by[f"{in_block}K"].array.shape[-1]
-        return (
-            f"Every query row meets every key column: Q @ Kᵀ / √{d_k}. "
-            f"The largest score, {a[0, q, k]:.2f}, is '{tokens[q]}' looking at '{tokens[k]}'."
-        )
-    if name == "masked scores":
-        hidden = int(np.isneginf(a).sum())
-        return (
-            f"{hidden} scores become −∞: a position may not look at a later one, since when the model "
-            "writes, the later tokens do not exist yet."
-        )
-    if name == "weights":
-        row = a[0, -1]
-        j = int(np.argmax(row))
-        return (
-            f"Softmax turns each row into weights that sum to 1 (−∞ gives 0). The row of '{last}', which "
-            f"will choose the next word, puts {row[j]:.2f} on '{tokens[j]}'."
-        )
-    if name == "ReLU":
-        zeros = int((a == 0).sum())
-        return f"Every negative number becomes 0: {zeros} of the {a.size} are now 0."
-    if name == "FFN out":
-        wide = by[f"{in_block}FFN hidden"].array.shape[-1]
-        return f"Linear {wide} → {a.shape[-1]} brings each row back to d_model = {a.shape[-1]} numbers."
-    if name == "logits":
-        row = a[-1]
-        j = int(np.argmax(row))
-        return (
-            f"The output layer gives every position one score per token: {a.shape[-1]} scores. Only the last "
-            f"row ('{last}') matters for the next word; its top score is {row[j]:.2f}, for '{VOCAB[j]}'."
-        )
-    if name == "next word":
-        j = int(np.argmax(a))
-        second = int(np.argsort(-a, kind="stable")[1])
-        return (
-            f"Greedy decoding picks the highest score: <b>{_html.esc(VOCAB[j])}</b> ({a[j]:.2f}; next best "
-            f"'{_html.esc(VOCAB[second])}' at {a[second]:.2f}). It is appended, and the model runs again."
-        )
-    return stage.formula
-
-
 class MicroscopeLab(LabBox):
     """A stepper through every intermediate of the tiny model's forward pass."""
 
@@ -168,44 +65,15 @@ class MicroscopeLab(LabBox):
             model = load_model("microscope")
         self.model = model
         self.d_model = model.cfg.d_model
-        self.prompt = widgets.Text(
-            value=text,
-            description="prompt",
-            continuous_update=False,
-            placeholder="digits, then =",
-            layout=widgets.Layout(width="240px", margin="0 12px 0 0"),
-        )
-        self.prompt.add_class("wt-microscope-prompt")
-        self.step = widgets.IntSlider(
-            value=0, min=0, max=1, description="step", continuous_update=True, layout=widgets.Layout(width="420px")
-        )
-        self.step.add_class("wt-microscope-step")
-        self.prev = widgets.Button(description="◀ Previous", layout=widgets.Layout(width="110px"))
-        self.prev.add_class("wt-microscope-prev")
-        self.next = widgets.Button(description="Next ▶", layout=widgets.Layout(width="110px"))
-        self.next.add_class("wt-microscope-next")
-        self.error, self.tokens, self.title = widgets.HTML(), widgets.HTML(), widgets.HTML()
-        self.shape, self.full = widgets.HTML(), widgets.HTML()
-        self.heatmap, self.sentence = widgets.HTML(), widgets.HTML()
-        for w, c in (
-            (self.error, "error"),
-            (self.tokens, "tokens"),
-            (self.title, "title"),
-            (self.shape, "shape"),
-            (self.full, "full"),
-            (self.heatmap, "heatmap"),
-            (self.sentence, "sentence"),
-        ):
-            w.add_class(f"wt-microscope-{c}")
-        self.heatmap.layout = widgets.Layout(max_width="100%")
-        shapes = widgets.VBox([self.shape, self.full])
+        self._make_controls(text)
+        self._make_views()
         super().__init__(
             [
                 widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
                 self.error,
                 widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
                 self.title,
-                shapes,
+                widgets.VBox([self.shape, self.full]),
                 self.heatmap,
                 self.sentence,
             ],
@@ -227,6 +95,42 @@ class MicroscopeLab(LabBox):
         self.step.observe(lambda _c: self._show(), "value")
         self.prev.on_click(lambda _b: self.go(-1))
         self.next.on_click(lambda _b: self.go(+1))
+
+    def _make_controls(self, text: str) -> None:
+        """The prompt box, the step slider, Previous and Next."""
+        self.prompt = widgets.Text(
+            value=text,
+            description="prompt",
+            continuous_update=False,
+            placeholder="digits, then =",
+            layout=widgets.Layout(width="240px", margin="0 12px 0 0"),
+        )
+        self.prompt.add_class("wt-microscope-prompt")
+        self.step = widgets.IntSlider(
+            value=0, min=0, max=1, description="step", continuous_update=True, layout=widgets.Layout(width="420px")
+        )
+        self.step.add_class("wt-microscope-step")
+        self.prev = widgets.Button(description="◀ Previous", layout=widgets.Layout(width="110px"))
+        self.prev.add_class("wt-microscope-prev")
+        self.next = widgets.Button(description="Next ▶", layout=widgets.Layout(width="110px"))
+        self.next.add_class("wt-microscope-next")
+
+    def _make_views(self) -> None:
+        """The HTML widgets a step is drawn in."""
+        self.error, self.tokens, self.title = widgets.HTML(), widgets.HTML(), widgets.HTML()
+        self.shape, self.full = widgets.HTML(), widgets.HTML()
+        self.heatmap, self.sentence = widgets.HTML(), widgets.HTML()
+        for w, c in (
+            (self.error, "error"),
+            (self.tokens, "tokens"),
+            (self.title, "title"),
+            (self.shape, "shape"),
+            (self.full, "full"),
+            (self.heatmap, "heatmap"),
+            (self.sentence, "sentence"),
+        ):
+            w.add_class(f"wt-microscope-{c}")
+        self.heatmap.layout = widgets.Layout(max_width="100%")
 
     @property
     def current(self) -> Intermediate:
@@ -301,7 +205,7 @@ class MicroscopeLab(LabBox):
         self.heatmap.value = (
             f'<div class="wt-scroll" tabindex="0" role="region" '
             f'aria-label="the numbers of step {i}, {_html.esc(stage.name)}">'
-            f"{self._heatmap(stage, labels)}</div>"
+            f"{stage_heatmap(stage, labels)}</div>"
         )
         said = sentence(stage, self.stages, labels, self.d_model)
         self.sentence.value = f'<div class="wt-text" style="max-width: 720px; margin-top: 4px;">{said}</div>'
@@ -310,57 +214,6 @@ class MicroscopeLab(LabBox):
             f"Reading '{' '.join(labels)}', step {i} of {n - 1}: {stage.name}, shape {shape}. "
             + re.sub(r"<[^>]+>", "", said)
         )
-
-    def _heatmap(self, stage: Intermediate, labels: list[str]) -> str:
-        a, axes = stage.array, stage.axes
-        if stage.name == "ids":
-            return _html.heatmap(
-                a, row_labels=["id"], col_labels=labels, col_title="L", digits=0, mode="sequential", scale=len(VOCAB)
-            )
-        if stage.name == "next word":
-            j = int(np.argmax(a))
-            return _html.heatmap(
-                a,
-                row_labels=[labels[-1]],
-                col_labels=VOCAB,
-                col_title="V",
-                digits=1,
-                highlight=(0, j),
-                cell_width=34,
-                max_cols=MAX_COLS,
-            )
-        if len(axes) == 2:
-            cols = labels if axes[1] == "L_k" else (VOCAB if axes[1] == "V" else None)
-            hl = (None, int(np.argmax(a[-1]))) if stage.name == "logits" else None
-            return _html.heatmap(
-                a,
-                row_labels=labels,
-                col_labels=cols,
-                row_title=axes[0],
-                col_title=SHOWN_AXIS.get(axes[1], axes[1]),
-                digits=1 if axes[1] == "V" else 2,
-                highlight=(len(labels) - 1, hl[1]) if hl else None,
-                cell_width=34 if axes[1] == "V" else 44,
-                max_cols=MAX_COLS,
-            )
-        # (h, rows, cols): one table per head
-        parts = []
-        mode = "sequential" if stage.name == "weights" else "diverging"
-        for head in range(a.shape[0]):
-            cols = labels if axes[2] == "L_k" else None
-            parts.append(f'<div class="wt-small wt-muted">head {head + 1}</div>')
-            parts.append(
-                _html.heatmap(
-                    a[head],
-                    row_labels=labels,
-                    col_labels=cols,
-                    row_title=axes[1],
-                    col_title=SHOWN_AXIS.get(axes[2], axes[2]),
-                    mode=mode,
-                    scale=1.0 if mode == "sequential" else None,
-                )
-            )
-        return "".join(parts)
 
 
 def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0) -> MicroscopeLab:
