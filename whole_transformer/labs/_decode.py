@@ -1,6 +1,7 @@
-"""The decode lab's drawing (notebook 03): the input tokens under their attention bars, the picked token, the
-top scores as bars; and ``step_seconds``, the timing tests and benchmarks use. Every bar has its number written
-beside it, so nothing is told by a bar's length or colour alone."""
+"""The decode lab's pieces (notebook 03): the models it offers and the number it reads; its drawing, the input
+tokens under their attention bars, the picked token, the top scores as bars; the words of each step; and
+``step_seconds``, the timing tests and benchmarks use. Every bar has its number written beside it, so nothing
+is told by a bar's length or colour alone. ``decode.py`` holds the widget."""
 
 from __future__ import annotations
 
@@ -8,11 +9,95 @@ import time
 
 import numpy as np
 
+from ..decode import MAX_NEW, Trace
+from ..model import Transformer
 from ..numpy_model import softmax_rows
-from ..task import VOCAB
+from ..task import VOCAB, expected_answer, parse_prompt
+from ..train import load_model
 from ._html import esc
 
 TOP = 5  # how many of the last row's scores are drawn
+CHECKPOINTS = {"60": "after 60 epochs", "2": "after 2 epochs"}
+_MODELS: dict[str, Transformer] = {}
+
+
+def model_for(name: str) -> Transformer:
+    """The shipped model after 60 or after 2 epochs, loaded once per kernel."""
+    if name not in CHECKPOINTS:
+        raise ValueError(f"unknown checkpoint {name!r}: use one of {sorted(CHECKPOINTS)}")
+    if name not in _MODELS:
+        _MODELS[name] = load_model(name)
+    return _MODELS[name]
+
+
+def parse_number(text: str) -> int:
+    """'896', '8 9 6', '896 =' → 896; anything else raises ValueError saying what to type."""
+    try:
+        ids = parse_prompt(text)
+    except ValueError:
+        raise ValueError(f"cannot read {text!r}: type a whole number from 0 to 999, like 896") from None
+    return int("".join(VOCAB[i] for i in ids[:-1]))
+
+
+def check_args(checkpoint, block, head) -> tuple[str, int, int, int]:
+    """The lab's checkpoint, block and head checked: (checkpoint, block, the model's blocks, its heads)."""
+    checkpoint = str(checkpoint)
+    if checkpoint not in CHECKPOINTS:
+        raise ValueError(f"checkpoint must be one of {sorted(CHECKPOINTS)}, got {checkpoint!r}")
+    n_layers, n_heads = model_for(checkpoint).cfg.n_layers, model_for(checkpoint).cfg.n_heads
+    block = n_layers if block is None else block
+    if block not in range(1, n_layers + 1):
+        raise ValueError(f"block must be 1 to {n_layers}, got {block!r}")
+    if head != "mean" and head not in range(1, n_heads + 1):
+        raise ValueError(f"head must be 'mean' or 1 to {n_heads}, got {head!r}")
+    return checkpoint, block, n_layers, n_heads
+
+
+def prompt_message(t: Trace, n: int, model_name: str) -> str:
+    """What the lab says before the first step."""
+    return (
+        f"The prompt of {n} has {len(t.prompt)} tokens; the model {model_name} reads it. "
+        f"Press Next step: the model reads "
+        f"all {len(t.prompt)} rows and its last row picks the first word."
+    )
+
+
+def written_text(t: Trace, k: int) -> str:
+    """The tokens written by step k."""
+    return " ".join(VOCAB[i] for i in t.ids[len(t.prompt) : len(t.prompt) + k])
+
+
+def step_status(t: Trace, k: int, n: int) -> tuple[str, str]:
+    """Step k (1 or more) of reading n: its message (the live line's start) and the status line above the
+    picture (HTML); at the last step, whether the answer is right."""
+    s = t.steps[k - 1]
+    # not "Step k of n": that would tell the answer's length
+    line = f"Step {k}: {len(s.ids_in)} rows in, the last row picks '{VOCAB[s.picked]}'."
+    verdict = ""
+    done = k == len(t.steps)
+    right = done and t.finished and t.answer == expected_answer(n)
+    if done:
+        want = expected_answer(n)
+        if right:
+            line = f"Done after {k} steps: {n} reads '{t.answer}'."
+            verdict = (
+                '<span class="wt-decode-right" style="color: rgb(46,125,50); font-weight: bold;">'
+                "✓ Right.</span>"
+            )  # the words say it; the colour only repeats them
+        else:
+            ended = "wrote <eos>" if t.finished else f"stopped after {MAX_NEW} new tokens without <eos>"
+            line = f"Done after {k} steps ({ended}): it says '{t.answer}'."
+            verdict = (
+                f'<span class="wt-decode-wrong" style="color: rgb(178,24,43); font-weight: bold;">'
+                f"✗ Wrong: {n} is '{esc(want)}'.</span>"
+            )
+    message = line + (" ✓ Right." if right else (f" ✗ Wrong: {n} is '{expected_answer(n)}'." if done else ""))
+    status = (
+        f'<div style="padding: 4px 0;">{esc(line)} {verdict}</div>'
+        f'<div style="font-size: 12px; color: #595959;">written so far: '
+        f"<b>{esc(written_text(t, k))}</b></div>"
+    )
+    return message, status
 
 
 def _token_box(tok: str, extra_class: str = "", style: str = "") -> str:

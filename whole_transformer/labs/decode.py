@@ -40,35 +40,22 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..decode import MAX_NEW, Trace, greedy_trace
-from ..model import Transformer
 from ..task import VOCAB, expected_answer, parse_prompt
-from ..train import load_model
-from ._decode import rows_html, step_seconds, top_scores_html  # noqa: F401
+from ._decode import (  # noqa: F401  (parse_number, step_seconds: tests use them from here)
+    CHECKPOINTS,
+    check_args,
+    model_for,
+    parse_number,
+    prompt_message,
+    rows_html,
+    step_seconds,
+    step_status,
+    top_scores_html,
+    written_text,
+)
 from ._html import esc
 from ._widgets import LIVE, LabBox
 from .heldout import HeldOutTable, held_out_table  # noqa: F401  (notebook 03 imported them from here)
-
-CHECKPOINTS = {"60": "after 60 epochs", "2": "after 2 epochs"}
-_MODELS: dict[str, Transformer] = {}
-
-
-def model_for(name: str) -> Transformer:
-    """The shipped model after 60 or after 2 epochs, loaded once per kernel."""
-    if name not in CHECKPOINTS:
-        raise ValueError(f"unknown checkpoint {name!r}: use one of {sorted(CHECKPOINTS)}")
-    if name not in _MODELS:
-        _MODELS[name] = load_model(name)
-    return _MODELS[name]
-
-
-def parse_number(text: str) -> int:
-    """'896', '8 9 6', '896 =' → 896; anything else raises ValueError saying what to type."""
-    try:
-        ids = parse_prompt(text)
-    except ValueError:
-        raise ValueError(f"cannot read {text!r}: type a whole number from 0 to 999, like 896") from None
-    return int("".join(VOCAB[i] for i in ids[:-1]))
-
 
 PLAY, PAUSE = "▶ Play", "❚❚ Pause"
 
@@ -85,51 +72,12 @@ class DecodeLab(LabBox):
         interval_ms: int = 900,
         finished: bool = False,
     ):
-        checkpoint, block, n_layers, n_heads = _check_args(checkpoint, block, head)
+        checkpoint, block, n_layers, n_heads = check_args(checkpoint, block, head)
         self._trace: Trace | None = None
         self._n: int | None = None
         self._message = ""
-        self.number = widgets.Text(
-            value=str(number), description="number", continuous_update=False, layout=widgets.Layout(width="170px")
-        )
-        self.checkpoint = widgets.Dropdown(
-            options=[(v, k) for k, v in CHECKPOINTS.items()],
-            value=checkpoint,
-            description="model",
-            layout=widgets.Layout(width="230px"),
-        )
-        self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
-        self.reset_button = widgets.Button(description="Reset", icon="undo")
-        # ipywidgets' own Play draws ▶ and ■ as unnamed icons, and its ■ goes back to the start; it stays as the
-        # timer (hidden), driven by two named buttons
-        self.play = widgets.Play(
-            value=0,
-            min=0,
-            max=1,
-            step=1,
-            interval=interval_ms,
-            show_repeat=False,
-            layout=widgets.Layout(display="none"),
-        )
-        self.play_button = widgets.Button(
-            description=PLAY, tooltip="play the steps one by one", layout=widgets.Layout(width="100px")
-        )
-        self.stop_button = widgets.Button(
-            description="■ Stop", tooltip="stop where it is (Reset goes back)", layout=widgets.Layout(width="90px")
-        )
-        self.block = widgets.Dropdown(
-            options=[(f"block {b}", b) for b in range(1, n_layers + 1)],
-            value=block,
-            description="attention",
-            layout=widgets.Layout(width="200px"),
-        )
-        self.head = widgets.Dropdown(
-            options=[("heads averaged", "mean")] + [(f"head {h}", h) for h in range(1, n_heads + 1)],
-            value=head,
-            description="heads",
-            style={"description_width": "50px"},
-            layout=widgets.Layout(width="210px"),
-        )
+        self._make_controls(number, checkpoint, interval_ms)
+        self._make_choosers(block, head, n_layers, n_heads)
         self.status = widgets.HTML()
         self.view = widgets.HTML()
         for w, cls in [
@@ -161,6 +109,60 @@ class DecodeLab(LabBox):
         controls.add_class("wt-decode-controls")
         choose = widgets.HBox([self.block, self.head])
         super().__init__([controls, choose, self.status, self.view, LIVE], "decode")
+        self._connect()
+        self._recompute()
+        if finished:  # open on the whole reading (Reset goes back to the prompt)
+            self.run_to_end()
+
+    def _make_controls(self, number: int | str, checkpoint: str, interval_ms: int) -> None:
+        """The number box, the model, Next step, Reset, ▶ Play and ■ Stop, and the hidden timer."""
+        self.number = widgets.Text(
+            value=str(number), description="number", continuous_update=False, layout=widgets.Layout(width="170px")
+        )
+        self.checkpoint = widgets.Dropdown(
+            options=[(v, k) for k, v in CHECKPOINTS.items()],
+            value=checkpoint,
+            description="model",
+            layout=widgets.Layout(width="230px"),
+        )
+        self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
+        self.reset_button = widgets.Button(description="Reset", icon="undo")
+        # ipywidgets' own Play draws ▶ and ■ as unnamed icons, and its ■ goes back to the start; it stays as the
+        # timer (hidden), driven by two named buttons
+        self.play = widgets.Play(
+            value=0,
+            min=0,
+            max=1,
+            step=1,
+            interval=interval_ms,
+            show_repeat=False,
+            layout=widgets.Layout(display="none"),
+        )
+        self.play_button = widgets.Button(
+            description=PLAY, tooltip="play the steps one by one", layout=widgets.Layout(width="100px")
+        )
+        self.stop_button = widgets.Button(
+            description="■ Stop", tooltip="stop where it is (Reset goes back)", layout=widgets.Layout(width="90px")
+        )
+
+    def _make_choosers(self, block: int, head: str | int, n_layers: int, n_heads: int) -> None:
+        """Which block's attention, and which head (or the heads averaged), the bars show."""
+        self.block = widgets.Dropdown(
+            options=[(f"block {b}", b) for b in range(1, n_layers + 1)],
+            value=block,
+            description="attention",
+            layout=widgets.Layout(width="200px"),
+        )
+        self.head = widgets.Dropdown(
+            options=[("heads averaged", "mean")] + [(f"head {h}", h) for h in range(1, n_heads + 1)],
+            value=head,
+            description="heads",
+            style={"description_width": "50px"},
+            layout=widgets.Layout(width="210px"),
+        )
+
+    def _connect(self) -> None:
+        """What each control does."""
         self.next_button.on_click(lambda _: self.next_step())
         self.reset_button.on_click(lambda _: self.reset())
         self.play_button.on_click(lambda _: self.toggle_play())
@@ -171,9 +173,6 @@ class DecodeLab(LabBox):
         self.play.observe(lambda _: self._render(), names="value")
         self.block.observe(lambda _: self._render(), names="value")
         self.head.observe(lambda _: self._render(), names="value")
-        self._recompute()
-        if finished:  # open on the whole reading (Reset goes back to the prompt)
-            self.run_to_end()
 
     # ---- state
     @property
@@ -268,11 +267,7 @@ class DecodeLab(LabBox):
         model_name = CHECKPOINTS[self.checkpoint.value]
         if k == 0:
             tokens = [VOCAB[i] for i in t.prompt]
-            self._message = (
-                f"The prompt of {n} has {len(t.prompt)} tokens; the model {model_name} reads it. "
-                f"Press Next step: the model reads "
-                f"all {len(t.prompt)} rows and its last row picks the first word."
-            )
+            self._message = prompt_message(t, n, model_name)
             self.status.value = f'<div style="padding: 4px 0;">{esc(self._message)}</div>'
             self.view.value = rows_html(tokens, None, None, f"the prompt ({model_name})")
             self.say(self._message)
@@ -285,32 +280,8 @@ class DecodeLab(LabBox):
             f"step {k}: {len(s.ids_in)} rows go in · bars: where the last row ({esc(tokens[-1])}) "
             f"looked, block {self.block.value}, {heads}"
         )
-        written = " ".join(VOCAB[i] for i in t.ids[len(t.prompt) : len(t.prompt) + k])
-        line = f"Step {k}: {len(s.ids_in)} rows in, the last row picks '{picked}'."  # not "of n": that tells the length
-        verdict = ""
-        if k == len(t.steps):
-            want = expected_answer(n)
-            if self.right:
-                line = f"Done after {k} steps: {n} reads '{t.answer}'."
-                verdict = (
-                    '<span class="wt-decode-right" style="color: rgb(46,125,50); font-weight: bold;">'
-                    "✓ Right.</span>"
-                )  # the words say it; the colour only repeats them
-            else:
-                ended = "wrote <eos>" if t.finished else f"stopped after {MAX_NEW} new tokens without <eos>"
-                line = f"Done after {k} steps ({ended}): it says '{t.answer}'."
-                verdict = (
-                    f'<span class="wt-decode-wrong" style="color: rgb(178,24,43); font-weight: bold;">'
-                    f"✗ Wrong: {n} is '{esc(want)}'.</span>"
-                )
-        self._message = line + (
-            " ✓ Right." if self.right else (f" ✗ Wrong: {n} is '{expected_answer(n)}'." if self.done else "")
-        )
-        self.status.value = (
-            f'<div style="padding: 4px 0;">{esc(line)} {verdict}</div>'
-            f'<div style="font-size: 12px; color: #595959;">written so far: '
-            f"<b>{esc(written)}</b></div>"
-        )
+        self._message, self.status.value = step_status(t, k, n)
+        written = written_text(t, k)
         weights = self._weights(s)
         self.view.value = rows_html(tokens, weights, picked, caption) + top_scores_html(s.scores)
         looked = int(np.argmax(weights))
@@ -318,19 +289,6 @@ class DecodeLab(LabBox):
             f"{self._message} It looked most at '{tokens[looked]}' (position {looked}, weight "
             f"{weights[looked]:.2f}; block {self.block.value}, {heads}). Written so far: {written}."
         )
-
-
-def _check_args(checkpoint, block, head) -> tuple[str, int, int, int]:
-    checkpoint = str(checkpoint)
-    if checkpoint not in CHECKPOINTS:
-        raise ValueError(f"checkpoint must be one of {sorted(CHECKPOINTS)}, got {checkpoint!r}")
-    n_layers, n_heads = model_for(checkpoint).cfg.n_layers, model_for(checkpoint).cfg.n_heads
-    block = n_layers if block is None else block
-    if block not in range(1, n_layers + 1):
-        raise ValueError(f"block must be 1 to {n_layers}, got {block!r}")
-    if head != "mean" and head not in range(1, n_heads + 1):
-        raise ValueError(f"head must be 'mean' or 1 to {n_heads}, got {head!r}")
-    return checkpoint, block, n_layers, n_heads
 
 
 def decode_lab(number: int | str = 896, checkpoint: str = "60", **kwargs) -> DecodeLab:
