@@ -32,28 +32,12 @@ import re
 
 import ipywidgets as widgets
 
-from ..task import EQ, PAD, VOCAB, VOCAB_SIZE, BatchCounts, batch_counts, copy_sequence, sequence, xy_arrays
-from ._html import esc, sr, styled
+from ..task import EQ, PAD, VOCAB, BatchCounts, batch_counts, copy_sequence, sequence
+from ._batch import FONT, LOOK, flat_html, grid_html, summary_html, target_kinds, xy_of  # noqa: F401  (target_kinds: tests)
+from ._html import esc, styled
 from ._widgets import LabBox
 
 MAX_NUMBERS = 1000
-SHOWN_ROWS = 64  # rows of the grid drawn; the counts always cover the whole batch
-#: Each kind of target differs by more than its fill: border (solid, dotted, dashed), weight and a hatch, and a
-#: screen reader reads its name (the words of WHAT).
-LOOK = {
-    "counted": "background: rgb(200,235,200); border: 2px solid #1b5e20; font-weight: bold;",
-    "prompt": "background: rgb(225,225,225); border: 2px dotted #424242;",
-    "padding": "background: repeating-linear-gradient(135deg, #fff 0 3px, #d6d6d6 3px 5px); "
-    "border: 2px dashed #757575;",
-}
-WHAT = {"counted": "counted", "prompt": "skipped, question", "padding": "skipped, padding"}
-FONT = "font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px;"
-
-
-def _xy_of(n: int, task: str = "read") -> tuple[list[int], list[int]]:
-    """x and y of one number, as lists without padding (a row of ``xy_arrays``)."""
-    x, y, lengths = xy_arrays([n], task)
-    return x[0, : lengths[0]].tolist(), y[0, : lengths[0]].tolist()
 
 
 def parse_numbers(text: str) -> list[int]:
@@ -83,15 +67,6 @@ def parse_numbers(text: str) -> list[int]:
     return out
 
 
-def target_kinds(y_row: list[int], length: int) -> list[str]:
-    """For each target of a padded y row: 'counted', 'prompt' (a digit or '=') or 'padding'."""
-    return ["padding" if t >= length else ("prompt" if tok == PAD else "counted") for t, tok in enumerate(y_row)]
-
-
-def _tok(i: int) -> str:
-    return "·" if i == PAD else VOCAB[i]
-
-
 def shift_table(n: int, task: str = "read"):
     """x over y for one number, with what the loss does with each target and why (an HTML object)."""
     from IPython.display import HTML
@@ -103,7 +78,7 @@ def shift_table_html(n: int, task: str = "read") -> str:
     seq = {"read": sequence, "copy": copy_sequence}[task](n) if task in ("read", "copy") else None
     if seq is None:
         raise ValueError(f"unknown task {task!r}: use 'read' or 'copy'")
-    x, y = _xy_of(n, task)
+    x, y = xy_of(n, task)
     k = seq.index(EQ)
     rows = []
     for t in range(len(x)):
@@ -136,29 +111,6 @@ def shift_table_html(n: int, task: str = "read") -> str:
         f'<th style="{th}">input x</th>'
         f'<th style="{th}">next token</th><th style="{th}">target y</th><th style="{th}">loss</th>'
         f'<th style="{th}">why</th></tr>{"".join(rows)}</table></div>'
-    )
-
-
-def _shape(name: str, shape: tuple[int, ...]) -> str:
-    return (
-        f'<span class="wt-shape" data-name="{esc(name)}" data-shape="{"x".join(map(str, shape))}">'
-        f"({', '.join(str(s) for s in shape)}{',' if len(shape) == 1 else ''})</span>"
-    )
-
-
-def _count(kind: str, value: int, label: str, look: str | None = None) -> str:
-    swatch = (
-        (
-            f'<span aria-hidden="true" style="display: inline-block; width: 14px; height: 12px; {look} '
-            f'margin-right: 4px; vertical-align: middle;"></span>'
-        )
-        if look
-        else ""
-    )
-    return (
-        f'<tr><td style="padding: 1px 8px;">{swatch}{esc(label)}</td><td class="wt-batch-count" '
-        f'data-kind="{kind}" data-value="{value}" style="padding: 1px 8px; text-align: right;"><b>{value:,}</b>'
-        f"</td></tr>"
     )
 
 
@@ -231,93 +183,10 @@ class BatchLab(LabBox):
             f"{counts['targets']} targets: {counts['counted']} count, {counts['prompt']} are digits "
             f"or '=', {counts['padding']} are padding"
         )
-        self.summary.value = self._summary_html(counts)
-        self.grid.value = self._grid_html(chosen, L)
-        self.flat.value = self._flat_html(chosen, counts)
+        self.summary.value = summary_html(counts)
+        self.grid.value = grid_html(chosen, L)
+        self.flat.value = flat_html(chosen, counts)
         self.say(self._message[0].upper() + self._message[1:] + ".")
-
-    def _summary_html(self, c: BatchCounts) -> str:
-        B, L = c["x_shape"]
-        return (
-            f'<div style="{FONT} padding: 0 12px;">'
-            f'<div>x {_shape("x", c["x_shape"])} · y {_shape("y", c["x_shape"])} · "·" is &lt;pad&gt;</div>'
-            f"<div>logits {_shape('logits', c['logits_shape'])}: B {B} numbers, L {L} positions "
-            f"(the longest x), V {VOCAB_SIZE} scores</div>"
-            f'<table style="border-collapse: collapse; margin-top: 6px; {FONT}">'
-            + _count("targets", c["targets"], f"targets (B × L = {B} × {L})")
-            + _count("counted", c["counted"], "count: words and <eos> (solid border, bold)", LOOK["counted"])
-            + _count("prompt", c["prompt"], "skipped: digits or '=' (dotted border)", LOOK["prompt"])
-            + _count("padding", c["padding"], "skipped: padding (hatched, dashed border)", LOOK["padding"])
-            + "</table></div>"
-        )
-
-    def _grid_html(self, chosen: list[int], L: int) -> str:
-        th = "padding: 1px 4px; color: #595959; font-weight: normal;"
-        head = "".join(f'<th style="{th}">{t}</th>' for t in range(L))
-        out = [
-            f'<table style="border-collapse: collapse; {FONT}"><tr><th style="{th}">number</th>'
-            f'<th style="{th}" colspan="{L}">x (input)</th><th style="{th}; width: 12px;"></th>'
-            f'<th style="{th}" colspan="{L}">y (targets)</th></tr>'
-            f"<tr><th></th>{head}<th></th>{head}</tr>"
-        ]
-        for n in chosen[:SHOWN_ROWS]:
-            x, y = _xy_of(n)
-            length = len(y)
-            x = x + [PAD] * (L - length)
-            y = y + [PAD] * (L - length)
-            cells = [
-                f'<th scope="row" style="padding: 1px 5px; text-align: right; color: #595959; '
-                f'font-weight: normal;">{n}</th>'
-            ]
-            for t in range(L):
-                faint = " color: #595959;" if t >= length else ""
-                cells.append(f'<td style="padding: 1px 5px; border: 1px solid #eee;{faint}">{esc(_tok(x[t]))}</td>')
-            cells.append("<td></td>")
-            for t, kind in enumerate(target_kinds(y, length)):
-                cells.append(
-                    f'<td class="wt-target wt-{kind}" title="{WHAT[kind]}" style="padding: 1px 5px; '
-                    f'{LOOK[kind]}">{esc(_tok(y[t]))}{sr(" " + WHAT[kind])}</td>'
-                )
-            out.append(f"<tr>{''.join(cells)}</tr>")
-        out.append("</table>")
-        out = [
-            '<div class="wt-scroll" tabindex="0" role="region" aria-label="x and y of the batch, one row per '
-            'number" style="max-height: 360px;">',
-            *out,
-            "</div>",
-        ]
-        if len(chosen) > SHOWN_ROWS:
-            out.append(
-                f'<div style="{FONT} color: #595959; padding: 4px;">showing the first {SHOWN_ROWS} of '
-                f"{len(chosen)} rows; the counts cover all of them</div>"
-            )
-        return "".join(out)
-
-    def _flat_html(self, chosen: list[int], c: BatchCounts) -> str:
-        B, L = c["x_shape"]
-        rows = []
-        for r in range(min(2 * L, B * L)):
-            b, t = divmod(r, L)
-            x, y = _xy_of(chosen[b])
-            target = y[t] if t < len(y) else PAD
-            kind = target_kinds(y + [PAD] * (L - len(y)), len(y))[t]
-            rows.append(
-                f'<tr style="{LOOK[kind]}"><td style="padding: 1px 6px; text-align: right;">'
-                f'{r}</td><td style="padding: 1px 6px;">number {chosen[b]}, position {t}</td>'
-                f'<td style="padding: 1px 6px;">{esc(_tok(target))}</td>'
-                f'<td style="padding: 1px 6px;">{"counts" if kind == "counted" else "skipped"}</td></tr>'
-            )
-        th = "padding: 1px 6px; text-align: left; border-bottom: 1px solid #767676;"
-        return (
-            f'<div style="{FONT} margin-top: 8px;">For the loss, logits {_shape("logits", c["logits_shape"])} '
-            f"become {_shape('flat logits', c['flat_shape'])} and y {_shape('y', c['x_shape'])} becomes "
-            f"{_shape('flat targets', (c['targets'],))}: row r is number r // {L}, position r % {L}. "
-            f"Each row is one guess with its right answer; cross-entropy with ignore_index=PAD averages over "
-            f"the {c['counted']} rows whose target is not PAD. The first rows:"
-            f'<table style="border-collapse: collapse; margin-top: 4px; {FONT}"><tr><th style="{th}">row</th>'
-            f'<th style="{th}">from</th><th style="{th}">target</th><th style="{th}">loss</th></tr>'
-            f"{''.join(rows)}</table></div>"
-        )
 
 
 def batch_lab(numbers: str = "0-63") -> BatchLab:
