@@ -104,9 +104,16 @@ def draw_block(model, ids):
     ax.axis("off")
     base, top = 0.0, 1.75  # the residual path, and the row of sublayers
 
-    box, arrow, label, add = _pen(ax, top, base)
+    pen = _pen(ax, top, base)
+    _draw_path(ax, pen, shapes, base)
+    _draw_sublayers(ax, pen, cfg, counts, shapes, d, top, base)
+    _draw_words(ax, pen, ids, counts, shapes, rows)
+    return fig, shapes, rows
 
-    # the residual path, drawn first so everything else sits on it
+
+def _draw_path(ax, pen, shapes: dict, base: float) -> None:
+    """The residual path, drawn first so everything else sits on it, with its two adds."""
+    _box, arrow, label, add = pen
     arrow((0.0, base), (6.08, base), BLUE, 2.4)
     arrow((6.52, base), (12.53, base), BLUE, 2.4)
     arrow((12.97, base), (14.45, base), BLUE, 2.4)
@@ -117,6 +124,10 @@ def draw_block(model, ids):
     add(6.3)
     add(12.75)
 
+
+def _draw_sublayers(ax, pen, cfg, counts: dict, shapes: dict, d: int, top: float, base: float) -> None:
+    """Sublayer 1 (LayerNorm 1 → attention) and sublayer 2 (LayerNorm 2 → FFN), each back into the path."""
+    box, arrow, label, _add = pen
     # sublayer 1: LayerNorm 1 → attention → back into the path
     arrow((0.9, base), (0.9, top - 0.42))
     box(0.45, 2.45, "LayerNorm 1", f"{counts['one LayerNorm']} parameters", GREY)
@@ -136,6 +147,10 @@ def draw_block(model, ids):
     ax.plot([12.4, 12.75], [top, top], color=INK, linewidth=1.4)
     arrow((12.75, top), (12.75, base + 0.22))
 
+
+def _draw_words(ax, pen, ids, counts: dict, shapes: dict, rows: dict) -> None:
+    """The numbers of the last row where the path changes, the title and the note under the picture."""
+    _box, _arrow, label, _add = pen
     # the numbers of the last row ('=') where the path changes
     last = decode(ids)[-1]
     label(2.4, -0.78, f"row '{last}' of x", BLUE, 10.5)
@@ -163,7 +178,6 @@ def draw_block(model, ids):
         fontsize=11,
         color=GREY,
     )
-    return fig, shapes, rows
 
 
 def alt_text(prompt: str, shapes: dict, counts: dict, n_heads: int, d_ff: int) -> str:
