@@ -5,6 +5,7 @@ the per-epoch table beside the chart is its twin in numbers."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ..train import EpochLog
 from ._html import esc
@@ -52,6 +53,30 @@ def chart_text(histories: dict[str, list[EpochLog]]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """Where the chart's frame is (px) and what its axes span: epochs 1…max_epoch, losses lo…hi (log)."""
+
+    left: int
+    top: int
+    w: int
+    h: int
+    max_epoch: int
+    lo: float
+    hi: float
+
+    def x(self, epoch: float) -> float:
+        return self.left + self.w * (epoch - 1) / max(self.max_epoch - 1, 1)
+
+    def y_loss(self, v: float) -> float:
+        lo, hi = self.lo, self.hi
+        v = min(max(v, lo), hi)
+        return self.top + self.h * (math.log10(hi) - math.log10(v)) / (math.log10(hi) - math.log10(lo))
+
+    def y_acc(self, a: float) -> float:  # 0 % sits a little above the frame, so a line at 0 % stays visible
+        return self.top + ACC_INSET + (self.h - 2 * ACC_INSET) * (1 - a)
+
+
 def chart_svg(
     histories: dict[str, list[EpochLog]], width: int = 620, height: int = 250, borrowed: frozenset = frozenset()
 ) -> str:
@@ -65,64 +90,65 @@ def chart_svg(
     losses = [lg.loss for lg in logs if lg.loss > 0 and math.isfinite(lg.loss)]
     lo = 10 ** math.floor(math.log10(min(losses))) if losses else 0.01
     hi = 10 ** math.ceil(math.log10(max(losses))) if losses else 10.0
-    hi = max(hi, lo * 10)
-
-    def x(epoch: float) -> float:
-        return left + w * (epoch - 1) / max(max_epoch - 1, 1)
-
-    def y_loss(v: float) -> float:
-        v = min(max(v, lo), hi)
-        return top + h * (math.log10(hi) - math.log10(v)) / (math.log10(hi) - math.log10(lo))
-
-    def y_acc(a: float) -> float:  # 0 % sits a little above the frame, so a line at 0 % stays visible
-        return top + ACC_INSET + (h - 2 * ACC_INSET) * (1 - a)
-
+    frame = _Frame(left, top, w, h, max_epoch, lo, max(hi, lo * 10))
     out = [
         f'<svg class="wt-training-svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{esc(chart_text(histories))}" '
         'style="font-family: sans-serif; font-size: 11px;">',
         f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="white" stroke="#767676"/>',
+        *_scales_svg(frame),
+        _titles(left, w, top, h, width, height),
     ]
-    decade = lo
-    while decade <= hi * 1.0001:
-        yy = y_loss(decade)
+    for key, hist in histories.items():
+        out.extend(_run_svg(frame, key, hist))
+    out.append("</svg>")
+    return "".join(out) + legend_html(histories, borrowed)
+
+
+def _scales_svg(f: _Frame) -> list[str]:
+    """The loss's decades (left, with grid lines), the accuracy's 0, 50 and 100 % (right), the epochs (below)."""
+    out = []
+    decade = f.lo
+    while decade <= f.hi * 1.0001:
+        yy = f.y_loss(decade)
         out.append(
-            f'<line x1="{left}" x2="{left + w}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eee"/>'
-            f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end" fill="#333">{decade:g}</text>'
+            f'<line x1="{f.left}" x2="{f.left + f.w}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eee"/>'
+            f'<text x="{f.left - 4}" y="{yy + 4:.1f}" text-anchor="end" fill="#333">{decade:g}</text>'
         )
         decade *= 10
     for a in (0, 0.5, 1.0):
-        out.append(f'<text x="{left + w + 4}" y="{y_acc(a) + 4:.1f}" fill="#333">{100 * a:.0f} %</text>')
+        out.append(f'<text x="{f.left + f.w + 4}" y="{f.y_acc(a) + 4:.1f}" fill="#333">{100 * a:.0f} %</text>')
+    max_epoch = f.max_epoch
     step = max(1, round(max_epoch / 6 / 5) * 5) if max_epoch > 12 else (2 if max_epoch > 6 else 1)
     for e in range(1, max_epoch + 1):
         if e == 1 or e % step == 0:
-            out.append(f'<text x="{x(e):.1f}" y="{top + h + 14}" text-anchor="middle" fill="#333">{e}</text>')
-    out.append(_titles(left, w, top, h, width, height))
-    for key, hist in histories.items():
-        colour = _runs()[key].colour if key in _runs() else "#333"
-        pts = " ".join(f"{x(lg.epoch):.1f},{y_loss(lg.loss):.1f}" for lg in hist)
-        acc = [lg for lg in hist if not math.isnan(lg.held_out)]
-        apts = " ".join(f"{x(lg.epoch):.1f},{y_acc(lg.held_out):.1f}" for lg in acc)
+            out.append(f'<text x="{f.x(e):.1f}" y="{f.top + f.h + 14}" text-anchor="middle" fill="#333">{e}</text>')
+    return out
+
+
+def _run_svg(f: _Frame, key: str, hist: list[EpochLog]) -> list[str]:
+    """One run: its loss line (solid) and accuracy line (dashed), each with markers of the run's shape."""
+    colour = _runs()[key].colour if key in _runs() else "#333"
+    pts = " ".join(f"{f.x(lg.epoch):.1f},{f.y_loss(lg.loss):.1f}" for lg in hist)
+    acc = [lg for lg in hist if not math.isnan(lg.held_out)]
+    apts = " ".join(f"{f.x(lg.epoch):.1f},{f.y_acc(lg.held_out):.1f}" for lg in acc)
+    out = [
+        f'<polyline class="wt-loss-line" data-run="{key}" data-points="{len(hist)}" points="{pts}" '
+        f'fill="none" stroke="{colour}" stroke-width="2"/>',
+        f'<polyline class="wt-acc-line" data-run="{key}" data-points="{len(acc)}" points="{apts}" '
+        f'fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="5,3"/>',
+    ]
+    shape = _runs()[key].marker if key in _runs() else "circle"
+    every = max(1, len(hist) // 10)  # at most about ten markers a line
+    for lg in hist[::every]:
+        out.append(marker_svg(shape, f.x(lg.epoch), f.y_loss(lg.loss), colour))
+    for lg in acc[::every]:
         out.append(
-            f'<polyline class="wt-loss-line" data-run="{key}" data-points="{len(hist)}" points="{pts}" '
-            f'fill="none" stroke="{colour}" stroke-width="2"/>'
-        )
-        out.append(
-            f'<polyline class="wt-acc-line" data-run="{key}" data-points="{len(acc)}" points="{apts}" '
-            f'fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="5,3"/>'
-        )
-        shape = _runs()[key].marker if key in _runs() else "circle"
-        every = max(1, len(hist) // 10)  # at most about ten markers a line
-        for lg in hist[::every]:
-            out.append(marker_svg(shape, x(lg.epoch), y_loss(lg.loss), colour))
-        for lg in acc[::every]:
-            out.append(
-                marker_svg(shape, x(lg.epoch), y_acc(lg.held_out), "white", 2.5).replace(
-                    "/>", f' stroke="{colour}" stroke-width="1.5"/>'
-                )
+            marker_svg(shape, f.x(lg.epoch), f.y_acc(lg.held_out), "white", 2.5).replace(
+                "/>", f' stroke="{colour}" stroke-width="1.5"/>'
             )
-    out.append("</svg>")
-    return "".join(out) + legend_html(histories, borrowed)
+        )
+    return out
 
 
 def legend_html(histories: dict[str, list[EpochLog]], borrowed: frozenset = frozenset()) -> str:
