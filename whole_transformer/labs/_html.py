@@ -33,10 +33,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-# Text colours: every one has at least 4.5:1 contrast on white and on the light fills used here (WCAG 2.1 AA).
-INK, MUTED = "#1e1e1e", "#595959"
-BLUE = (33, 102, 172)  # negative, and the sequential scale
-RED = (178, 24, 43)  # positive on the diverging scale
+from ._colour import BLUE, INK, MUTED, RED, contrast, luminance, mix  # noqa: F401  (the labs' colours, here too)
+
 MASKED = -1e8  # values at or below this are shown as −∞ (a masked attention score)
 
 from ._style import STYLESHEET  # noqa: E402  (the classes these functions use)
@@ -62,30 +60,6 @@ def number(x: float, digits: int = 2) -> str:
     return text.replace("-", "−")
 
 
-def _mix(colour: tuple[int, int, int], t: float) -> tuple[int, int, int]:
-    """White mixed with colour by t in [0, 1]."""
-    t = min(max(t, 0.0), 1.0)
-    r, g, b = (round(255 + (c - 255) * t) for c in colour)
-    return r, g, b
-
-
-def luminance(rgb: tuple[int, int, int]) -> float:
-    """WCAG relative luminance of an sRGB colour (0 black … 1 white)."""
-
-    def channel(c):
-        c = c / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (channel(c) for c in rgb)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
-    """WCAG contrast ratio of two colours (1 … 21); text needs 4.5 or more (AA)."""
-    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
-    return (la + 0.05) / (lb + 0.05)
-
-
 def cell_colour(x: float, scale: float, mode: str = "diverging") -> tuple[str, str]:
     """(background, text colour) for a value. ``diverging``: blue below 0, red above, white at 0,
     full colour at ±scale. ``sequential``: white at 0 to blue at scale (for weights in [0, 1]).
@@ -97,7 +71,7 @@ def cell_colour(x: float, scale: float, mode: str = "diverging") -> tuple[str, s
     if mode not in ("diverging", "sequential"):
         raise ValueError(f"unknown colour mode {mode!r}: use 'diverging' or 'sequential'")
     t = abs(x) / scale
-    rgb = _mix(BLUE if mode == "sequential" or x < 0 else RED, t)
+    rgb = mix(BLUE if mode == "sequential" or x < 0 else RED, t)
     text = "white" if contrast(rgb, (255, 255, 255)) >= contrast(rgb, (0, 0, 0)) else "black"
     return f"rgb{rgb}", text
 
@@ -127,20 +101,8 @@ def heatmap(
     is drawn as several tables of at most that many columns, one under the other, on one colour
     scale (each table has ``data-cols="first-last"``); cells come table by table, row by row.
     """
-    a = np.asarray(array, dtype=float)
-    if a.ndim == 0:
-        a = a.reshape(1, 1)
-    elif a.ndim == 1:
-        a = a[None, :]
-    elif a.ndim != 2:
-        raise ValueError(f"heatmap draws 0-, 1- or 2-D arrays, got shape {a.shape}; draw one 2-D slice at a time")
-    n_rows, n_cols = a.shape
-    rows = list(row_labels) if row_labels is not None else list(range(n_rows))
-    cols = list(col_labels) if col_labels is not None else list(range(n_cols))
-    if len(rows) != n_rows or len(cols) != n_cols:
-        raise ValueError(
-            f"labels do not fit the array: {len(rows)} row labels and {len(cols)} column labels for shape {a.shape}"
-        )
+    a, rows, cols = _grid(array, row_labels, col_labels)
+    n_cols = a.shape[1]
     finite = a[np.isfinite(a) & (a > MASKED)]
     if scale is None:
         scale = float(np.abs(finite).max()) if finite.size else 1.0
@@ -166,6 +128,25 @@ def heatmap(
             )
         )
     return "".join(out)
+
+
+def _grid(array, row_labels: Sequence | None, col_labels: Sequence | None) -> tuple[np.ndarray, list, list]:
+    """A heatmap's array as 2-D floats, and its row and column labels (default: the indices), checked."""
+    a = np.asarray(array, dtype=float)
+    if a.ndim == 0:
+        a = a.reshape(1, 1)
+    elif a.ndim == 1:
+        a = a[None, :]
+    elif a.ndim != 2:
+        raise ValueError(f"heatmap draws 0-, 1- or 2-D arrays, got shape {a.shape}; draw one 2-D slice at a time")
+    n_rows, n_cols = a.shape
+    rows = list(row_labels) if row_labels is not None else list(range(n_rows))
+    cols = list(col_labels) if col_labels is not None else list(range(n_cols))
+    if len(rows) != n_rows or len(cols) != n_cols:
+        raise ValueError(
+            f"labels do not fit the array: {len(rows)} row labels and {len(cols)} column labels for shape {a.shape}"
+        )
+    return a, rows, cols
 
 
 def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, digits, cell_width) -> str:
