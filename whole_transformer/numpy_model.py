@@ -39,7 +39,7 @@ microscope model, whose logits reach 38). tests/test_numpy_model.py checks all t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,91 +148,25 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
     return e / e.sum(-1, keepdims=True)
 
 
+Record = Callable[..., np.ndarray]  # record(name, array, axes, block=None, formula=""): keeps a step, returns it
+
+
 def trace(model, ids: npt.ArrayLike) -> list[Intermediate]:
     """Every intermediate of the forward pass of one sequence, in order (see the module docstring)."""
     ids = _check_ids(model, ids)
     cfg = model.cfg
     W = weights_of(model)
-    L, d, h = len(ids), cfg.d_model, cfg.n_heads
-    dk = d // h
     steps: list[Intermediate] = []
 
     def record(name, array, axes, block=None, formula=""):
         steps.append(Intermediate(name, array, tuple(axes), block, formula))
         return array
 
-    x = record("token rows", W["tok.weight"][ids], ("L", "d_model"), formula="row id of the token table")
-    if cfg.scale_embedding:
-        x = record("scaled", x * math.sqrt(d), ("L", "d_model"), formula=f"token rows × √{d}")
-    else:
-        x = record("scaled", x.copy(), ("L", "d_model"), formula="token rows (no √d_model factor in this model)")
-    x = record("+ positions", x + W["pos"][:L], ("L", "d_model"), formula="scaled + sinusoid row of each position")
-
-    allowed = ids[None, :] != cfg.pad_id  # (1, L_k) PAD keys are never looked at
-    if cfg.causal:
-        allowed = allowed & np.tri(L, dtype=bool)  # (L_q, L_k) no query looks at a later key
-    else:
-        allowed = np.broadcast_to(allowed, (L, L))
-
+    x = _embed(record, W, ids, cfg)
+    allowed = _allowed(ids, cfg)
     for b in range(cfg.n_layers):
-        p = f"blocks.{b}."
-
-        def heads(m):
-            return m.reshape(L, h, dk).transpose(1, 0, 2)  # (L, d_model) → (h, L, d_head)
-
-        a_in = record(
-            "LayerNorm 1",
-            _layer_norm(x, W[p + "ln1.weight"], W[p + "ln1.bias"]),
-            ("L", "d_model"),
-            b,
-            "each row to mean 0, variance 1, then × scale + shift",
-        )
-        q = record("Q", heads(a_in @ W[p + "attn.W_Q.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_Q.T")
-        k = record("K", heads(a_in @ W[p + "attn.W_K.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_K.T")
-        v = record("V", heads(a_in @ W[p + "attn.W_V.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_V.T")
-        s = record("scores", q @ k.transpose(0, 2, 1) / math.sqrt(dk), ("h", "L_q", "L_k"), b, f"Q @ K.T / √{dk}")
-        s = record(
-            "masked scores",
-            np.where(allowed[None], s, -np.inf),
-            ("h", "L_q", "L_k"),
-            b,
-            "-inf where the key is later than the query" + (" or is PAD" if cfg.causal else " (PAD keys only)"),
-        )
-        w = record("weights", softmax_rows(s), ("h", "L_q", "L_k"), b, "softmax of each row of the masked scores")
-        mixed = record("mixed values", w @ v, ("h", "L", "d_head"), b, "weights @ V")
-        side_by_side = mixed.transpose(1, 0, 2).reshape(L, d)  # (L, d_model) the heads side by side
-        a = record(
-            "attention out",
-            side_by_side @ W[p + "attn.W_O.weight"].T + W[p + "attn.W_O.bias"],
-            ("L", "d_model"),
-            b,
-            "mixed values (heads side by side) @ W_O.T + b_O",
-        )
-        x = record("residual 1", x + a, ("L", "d_model"), b, "block input + attention out")
-        f_in = record(
-            "LayerNorm 2",
-            _layer_norm(x, W[p + "ln2.weight"], W[p + "ln2.bias"]),
-            ("L", "d_model"),
-            b,
-            "each row to mean 0, variance 1, then × scale + shift",
-        )
-        hid = record(
-            "FFN hidden",
-            f_in @ W[p + "ffn.up.weight"].T + W[p + "ffn.up.bias"],
-            ("L", "d_ff"),
-            b,
-            "LayerNorm 2 @ up.T + b_up",
-        )
-        r = record("ReLU", np.maximum(hid, 0.0), ("L", "d_ff"), b, "negatives set to 0")
-        f = record(
-            "FFN out",
-            r @ W[p + "ffn.down.weight"].T + W[p + "ffn.down.bias"],
-            ("L", "d_model"),
-            b,
-            "ReLU @ down.T + b_down",
-        )
-        x = record("residual 2", x + f, ("L", "d_model"), b, "residual 1 + FFN out")
-
+        x = _attention_sublayer(record, W, b, x, allowed, cfg)
+        x = _ffn_sublayer(record, W, b, x)
     z = record(
         "final LayerNorm",
         _layer_norm(x, W["ln_f.weight"], W["ln_f.bias"]),
@@ -241,6 +175,96 @@ def trace(model, ids: npt.ArrayLike) -> list[Intermediate]:
     )
     record("logits", z @ W["head.weight"].T + W["head.bias"], ("L", "V"), formula="final LayerNorm @ head.T + b_head")
     return steps
+
+
+def _embed(record: Record, W: dict[str, np.ndarray], ids: np.ndarray, cfg) -> np.ndarray:
+    """token rows, scaled, + positions: the blocks' input x."""
+    L, d = len(ids), cfg.d_model
+    x = record("token rows", W["tok.weight"][ids], ("L", "d_model"), formula="row id of the token table")
+    if cfg.scale_embedding:
+        x = record("scaled", x * math.sqrt(d), ("L", "d_model"), formula=f"token rows × √{d}")
+    else:
+        x = record("scaled", x.copy(), ("L", "d_model"), formula="token rows (no √d_model factor in this model)")
+    return record("+ positions", x + W["pos"][:L], ("L", "d_model"), formula="scaled + sinusoid row of each position")
+
+
+def _allowed(ids: np.ndarray, cfg) -> np.ndarray:
+    """(L_q, L_k): True where a query may look at a key."""
+    L = len(ids)
+    allowed = ids[None, :] != cfg.pad_id  # (1, L_k) PAD keys are never looked at
+    if cfg.causal:
+        return allowed & np.tri(L, dtype=bool)  # (L_q, L_k) no query looks at a later key
+    return np.broadcast_to(allowed, (L, L))
+
+
+def _attention_sublayer(
+    record: Record, W: dict[str, np.ndarray], b: int, x: np.ndarray, allowed: np.ndarray, cfg
+) -> np.ndarray:
+    """Block b's LayerNorm 1 … residual 1: x plus what the attention brings from the other positions."""
+    p = f"blocks.{b}."
+    L, d, h = len(x), cfg.d_model, cfg.n_heads
+    dk = d // h
+
+    def heads(m):
+        return m.reshape(L, h, dk).transpose(1, 0, 2)  # (L, d_model) → (h, L, d_head)
+
+    a_in = record(
+        "LayerNorm 1",
+        _layer_norm(x, W[p + "ln1.weight"], W[p + "ln1.bias"]),
+        ("L", "d_model"),
+        b,
+        "each row to mean 0, variance 1, then × scale + shift",
+    )
+    q = record("Q", heads(a_in @ W[p + "attn.W_Q.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_Q.T")
+    k = record("K", heads(a_in @ W[p + "attn.W_K.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_K.T")
+    v = record("V", heads(a_in @ W[p + "attn.W_V.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_V.T")
+    s = record("scores", q @ k.transpose(0, 2, 1) / math.sqrt(dk), ("h", "L_q", "L_k"), b, f"Q @ K.T / √{dk}")
+    s = record(
+        "masked scores",
+        np.where(allowed[None], s, -np.inf),
+        ("h", "L_q", "L_k"),
+        b,
+        "-inf where the key is later than the query" + (" or is PAD" if cfg.causal else " (PAD keys only)"),
+    )
+    w = record("weights", softmax_rows(s), ("h", "L_q", "L_k"), b, "softmax of each row of the masked scores")
+    mixed = record("mixed values", w @ v, ("h", "L", "d_head"), b, "weights @ V")
+    side_by_side = mixed.transpose(1, 0, 2).reshape(L, d)  # (L, d_model) the heads side by side
+    a = record(
+        "attention out",
+        side_by_side @ W[p + "attn.W_O.weight"].T + W[p + "attn.W_O.bias"],
+        ("L", "d_model"),
+        b,
+        "mixed values (heads side by side) @ W_O.T + b_O",
+    )
+    return record("residual 1", x + a, ("L", "d_model"), b, "block input + attention out")
+
+
+def _ffn_sublayer(record: Record, W: dict[str, np.ndarray], b: int, x: np.ndarray) -> np.ndarray:
+    """Block b's LayerNorm 2 … residual 2: x plus what the FFN makes of each position on its own."""
+    p = f"blocks.{b}."
+    f_in = record(
+        "LayerNorm 2",
+        _layer_norm(x, W[p + "ln2.weight"], W[p + "ln2.bias"]),
+        ("L", "d_model"),
+        b,
+        "each row to mean 0, variance 1, then × scale + shift",
+    )
+    hid = record(
+        "FFN hidden",
+        f_in @ W[p + "ffn.up.weight"].T + W[p + "ffn.up.bias"],
+        ("L", "d_ff"),
+        b,
+        "LayerNorm 2 @ up.T + b_up",
+    )
+    r = record("ReLU", np.maximum(hid, 0.0), ("L", "d_ff"), b, "negatives set to 0")
+    f = record(
+        "FFN out",
+        r @ W[p + "ffn.down.weight"].T + W[p + "ffn.down.bias"],
+        ("L", "d_model"),
+        b,
+        "ReLU @ down.T + b_down",
+    )
+    return record("residual 2", x + f, ("L", "d_model"), b, "residual 1 + FFN out")
 
 
 def find(steps: Sequence[Intermediate], name: str, block: int | None = None) -> Intermediate:
