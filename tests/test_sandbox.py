@@ -84,8 +84,14 @@ def _run(cells, **kw):
     nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
     for i, c in enumerate(nb.cells):
         if c.source.startswith("# test"):
-            c.metadata["nbgrader"] = {"grade": True, "grade_id": f"t{i}", "points": 1, "locked": True,
-                                      "solution": False, "schema_version": 3}
+            c.metadata["nbgrader"] = {
+                "grade": True,
+                "grade_id": f"t{i}",
+                "points": 1,
+                "locked": True,
+                "solution": False,
+                "schema_version": 3,
+            }
     ex = SandboxExecute(**kw)
     ex.preprocess(nb, {"metadata": {"path": "/tmp"}, "nbgrader": {"notebook": "nb"}})
     return nb, ex
@@ -168,8 +174,14 @@ def test_the_sandbox_runs_the_kernel_wherever_python_lives(tmp_path):
         for what, (python, env) in homes.items():
             scratch = tmp_path / f"scratch-{len(env)}-{abs(hash(what))}"
             scratch.mkdir()
-            done = subprocess.run([*python, "-c", SANDBOX_PROBE, str(scratch)], capture_output=True, text=True,
-                                  timeout=300, env={**os.environ, **env}, cwd=tmp_path)
+            done = subprocess.run(
+                [*python, "-c", SANDBOX_PROBE, str(scratch)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env={**os.environ, **env},
+                cwd=tmp_path,
+            )
             assert done.returncode == 0, (what, done.stderr[-2000:])
             assert "OUTPUT ['ran " in done.stdout, (what, done.stdout[-2000:], done.stderr[-2000:])
     finally:

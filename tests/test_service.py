@@ -32,7 +32,7 @@ from whole_transformer.course.service.serve import serve
 from whole_transformer.course.service.watch import Store, read_submission
 from whole_transformer.course.term.settings import SettingsError, parse
 
-SERVICE = "[service]\nenabled = true\nattempts = 2\ncounts = \"last\"\n"
+SERVICE = '[service]\nenabled = true\nattempts = 2\ncounts = "last"\n'
 
 
 def answered(course: Course, double: str = "def double(x):\n    return 2 * x"):
@@ -61,8 +61,11 @@ def test_feedback_is_fetched_at_once_and_the_limit_refuses_a_third_attempt(tmp_p
     home.mkdir()
     nbgrader(["fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
     path = home / ASSIGNMENT / f"{NAME}.ipynb"
-    for double in ("def double(x):\n    return 2 * x", "def double(x):\n    return 2 * abs(x)", "def double(x):\n"
-                   "    return x + x"):
+    for double in (
+        "def double(x):\n    return 2 * x",
+        "def double(x):\n    return 2 * abs(x)",
+        "def double(x):\n    return x + x",
+    ):
         nb = nbformat.read(path, as_version=4)
         nbformat.write(set_answer(set_answer(nb, "answer_q", "answer_q = 8"), "double", double), path)
         nbgrader(["submit", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
@@ -111,7 +114,7 @@ def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 12
 @pytest.mark.xdist_group("course-mini")
 def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\nfeedback_before_due = \"full\"\n")
+    course, exchange = course_with_exchange(tmp_path, '[service]\nenabled = true\nfeedback_before_due = "full"\n')
     now = datetime.now(UTC)
     bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered(course))}, now - timedelta(minutes=3))
     crash = answered(course, "def double(x):\n    import os\n    os._exit(1)")  # the student's kernel dies
@@ -119,18 +122,26 @@ def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
     cy = hand_in(exchange, "cy", {f"{NAME}.ipynb": '{"cells": [ oops'}, now - timedelta(minutes=2))
     hand_in(exchange, "", {f"{NAME}.ipynb": "{}"}, now, name="not-a-submission")
     log = course.state / "service" / "serve.log"
-    cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(course.root), "serve",
-           f"--exchange={exchange}", "--poll=0.5"]
-    proc = subprocess.Popen([*cmd, "--port=0"], env=checkout_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)
+    cmd = [
+        sys.executable,
+        "-m",
+        "whole_transformer.course",
+        "--root",
+        str(course.root),
+        "serve",
+        f"--exchange={exchange}",
+        "--poll=0.5",
+    ]
+    proc = subprocess.Popen([*cmd, "--port=0"], env=checkout_env(), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
         text = _wait_for(log, "grading bob", proc)
         url = text.split("status page ", 1)[1].split()[0]
         time.sleep(2)  # nbgrader is running bob's notebook in the sandbox now
         busy = _status(url.replace("/?", "/status.json?"))
         assert (busy["running"], busy["queue"], busy["failed"]) == (1, 2, 1), busy  # the malformed one: failed
-        assert busy["running_now"][0].startswith("bob") and "running_now" not in _status(url.split("?")[0]
-                                                                                         + "status.json")
+        assert busy["running_now"][0].startswith("bob") and "running_now" not in _status(
+            url.split("?")[0] + "status.json"
+        )
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
@@ -168,23 +179,37 @@ def released(exchange: Path, attempt: Path) -> Path:
 
 
 def test_the_service_policy_is_read_with_clear_errors():
-    s = parse('[assignment]\ndue = "2026-10-16 23:59"\n[service]\nenabled = true\nattempts = 3\n'
-              'cooldown = "30m"\ncounts = "best"\ngrade_after_due = false\nfeedback_before_due = "full"\n')
+    s = parse(
+        '[assignment]\ndue = "2026-10-16 23:59"\n[service]\nenabled = true\nattempts = 3\n'
+        'cooldown = "30m"\ncounts = "best"\ngrade_after_due = false\nfeedback_before_due = "full"\n'
+    )
     p = s.service
-    assert (p.enabled, p.attempts, p.cooldown, p.counts, p.grade_after_due) == (True, 3, timedelta(minutes=30),
-                                                                               "best", False)
+    assert (p.enabled, p.attempts, p.cooldown, p.counts, p.grade_after_due) == (
+        True,
+        3,
+        timedelta(minutes=30),
+        "best",
+        False,
+    )
     assert parse("").service.enabled is False
-    for bad, words in [("attempts = -1", "whole number"), ('cooldown = "soon"', '"30m"'),
-                       ('counts = "first"', "'last', 'best'"), ('enabled = "yes"', "true or false"),
-                       ("colour = 1", "unknown key"), ('feedback_after_due = "all"', "'pass_fail', 'full'")]:
+    for bad, words in [
+        ("attempts = -1", "whole number"),
+        ('cooldown = "soon"', '"30m"'),
+        ('counts = "first"', "'last', 'best'"),
+        ('enabled = "yes"', "true or false"),
+        ("colour = 1", "unknown key"),
+        ('feedback_after_due = "all"', "'pass_fail', 'full'"),
+    ]:
         with pytest.raises(SettingsError, match="service") as e:
             parse(f"[service]\n{bad}\n")
         assert words in str(e.value), str(e.value)
 
 
 def test_the_policy_decides_attempt_by_attempt():
-    s = parse('[assignment]\ndue = "2026-10-16 23:59"\n[service]\nenabled = true\nattempts = 2\ncooldown = "1h"\n'
-              "grade_after_due = false\n")
+    s = parse(
+        '[assignment]\ndue = "2026-10-16 23:59"\n[service]\nenabled = true\nattempts = 2\ncooldown = "1h"\n'
+        "grade_after_due = false\n"
+    )
     due = s.due
     first = {"status": "graded", "when": (due - timedelta(hours=5)).isoformat(), "number": 1, "counts": True}
     assert decide(s, "ada", due - timedelta(hours=6), []).grade

@@ -1,6 +1,7 @@
 """The service's warm nbgrader (whole_transformer/course/service/warm.py): two students graded one after
-the other by one running service, both nbgrader runs forked from the same warm process, and the second
-student's code sees nothing of the first's, nor of the course (each kernel in its own sandbox, as before)."""
+the other by one running service, both nbgrader runs forked from the same warm process and both students'
+kernels from the one kernel zygote, and the second student's code sees nothing of the first's, nor of the
+course (each kernel in its own student's sandbox, as before)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from simclass.notebooks import set_answer
 from test_service import course_with_exchange, hand_in
 
 from whole_transformer.course.layout import ASSIGNMENT
+from whole_transformer.course.sandbox import zygote
 from whole_transformer.course.service import warm
 from whole_transformer.course.service.serve import serve
 
-PROBE = '''def double(x):
+PROBE = """def double(x):
     return 2 * x
 
 
@@ -30,8 +32,9 @@ for p in {paths!r}:
         seen[p] = type(e).__name__
 open("mine-{me}.txt", "w").write("{me}'s work")
 open("/tmp/{me}.txt", "w").write("{me}'s tmp")
-print("PROBE", {{"seen": seen, "cwd": sorted(os.listdir(".")), "tmp": sorted(os.listdir("/tmp")), "pid": os.getpid()}})
-'''
+print("PROBE", {{"seen": seen, "cwd": sorted(os.listdir(".")), "tmp": sorted(os.listdir("/tmp")), "pid": os.getpid(),
+       "ppid": os.getppid()}})
+"""
 
 
 def _probe(course, me: str, paths: list[str]):
@@ -64,13 +67,24 @@ def test_two_students_one_after_the_other_on_the_warm_service_see_nothing_of_eac
     ada_paths = [str(secret), str(course.root / "gradebook.db"), str(work), str(exchange)]
     bob_paths = ada_paths + ["/submission/mine-ada.txt", "mine-ada.txt", "/tmp/ada.txt"]
     now = datetime.now(UTC)
-    hand_in(exchange, "ada", {f"{NAME}.ipynb": nbformat.writes(_probe(course, "ada", ada_paths))},
-            now - timedelta(minutes=2))
-    hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(_probe(course, "bob", bob_paths))},
-            now - timedelta(minutes=1))
+    hand_in(
+        exchange,
+        "ada",
+        {f"{NAME}.ipynb": nbformat.writes(_probe(course, "ada", ada_paths))},
+        now - timedelta(minutes=2),
+    )
+    hand_in(
+        exchange,
+        "bob",
+        {f"{NAME}.ipynb": nbformat.writes(_probe(course, "bob", bob_paths))},
+        now - timedelta(minutes=1),
+    )
     lines = []
     assert serve(course, str(exchange), once=True, echo=lines.append) == 0
     assert len(forked) == 2 and "\n".join(lines).count("GRADED") == 2, lines  # both on the one warm process
+    # and both kernels forked by the one kernel zygote into each student's sandbox (their parent, the
+    # zygote's joiner, is outside the sandbox's PID namespace: 0), not by a fork server of their own
+    assert len(zygote._running) == 1 and [_probed(course, s)["ppid"] for s in ("ada", "bob")] == [0, 0]
     ada, bob = _probed(course, "ada"), _probed(course, "bob")
     assert "mine-ada.txt" in ada["cwd"] and "ada.txt" in ada["tmp"]  # ada's files were there, in ada's sandbox
     for p in ada_paths:

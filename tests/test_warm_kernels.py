@@ -34,17 +34,26 @@ def errors(cell) -> list[str]:
 def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
     require_sandbox()
     warm_kernels.close_servers()
-    spoil = run(["import builtins, sys, os\n"
-                 "import whole_transformer.task as task\n"
-                 "task.VOCAB.append('spoiled')\n"
-                 "builtins.left_behind = 1\n"
-                 "sys.modules['whole_transformer.grading'] = None\n"
-                 "print(os.getppid(), 'torch' in sys.modules)"], tmp_path)
-    fresh = run(["import builtins, sys, os\n"
-                 "import whole_transformer.task as task\n"
-                 "import whole_transformer.grading\n"
-                 "print(os.getppid(), len(task.VOCAB), hasattr(builtins, 'left_behind'), 'torch' in sys.modules)"],
-                tmp_path)
+    spoil = run(
+        [
+            "import builtins, sys, os\n"
+            "import whole_transformer.task as task\n"
+            "task.VOCAB.append('spoiled')\n"
+            "builtins.left_behind = 1\n"
+            "sys.modules['whole_transformer.grading'] = None\n"
+            "print(os.getppid(), 'torch' in sys.modules)"
+        ],
+        tmp_path,
+    )
+    fresh = run(
+        [
+            "import builtins, sys, os\n"
+            "import whole_transformer.task as task\n"
+            "import whole_transformer.grading\n"
+            "print(os.getppid(), len(task.VOCAB), hasattr(builtins, 'left_behind'), 'torch' in sys.modules)"
+        ],
+        tmp_path,
+    )
     assert errors(spoil.cells[0]) == [] and errors(fresh.cells[0]) == []
     parent1, warm = text(spoil.cells[0]).split()
     parent2, vocab, left, warm2 = text(fresh.cells[0]).split()
@@ -56,17 +65,19 @@ def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
 
 def test_nothing_a_kernel_started_outlives_it(tmp_path):
     require_sandbox()
-    leave = ("import os, time\n"
-             "if os.fork() == 0:\n"
-             "    os.setsid()\n"
-             "    if os.fork() == 0:\n"
-             "        open('daemon.pid', 'w').write(str(os.getpid()))\n"
-             "        while True:\n"
-             "            time.sleep(0.05)\n"
-             "    os._exit(0)\n"
-             "while not os.path.exists('daemon.pid'):\n"
-             "    time.sleep(0.05)\n"
-             "print('left', open('daemon.pid').read())")
+    leave = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        open('daemon.pid', 'w').write(str(os.getpid()))\n"
+        "        while True:\n"
+        "            time.sleep(0.05)\n"
+        "    os._exit(0)\n"
+        "while not os.path.exists('daemon.pid'):\n"
+        "    time.sleep(0.05)\n"
+        "print('left', open('daemon.pid').read())"
+    )
     where = "import os\nprint(os.getppid(), os.readlink('/proc/self/ns/pid'))"
     look = "import os\nprint(os.path.exists(f\"/proc/{open('daemon.pid').read()}\"))"
     warm_kernels.close_servers()
@@ -82,32 +93,34 @@ def test_nothing_a_kernel_started_outlives_it(tmp_path):
 
 def test_a_kernel_cannot_reach_into_its_fork_server(tmp_path):
     require_sandbox()
-    probe = ("import os, stat\n"
-             "server = os.getppid()\n"
-             "def attempt(fn):\n"
-             "    try:\n"
-             "        fn()\n"
-             "        return 'allowed'\n"
-             "    except OSError as e:\n"
-             "        return type(e).__name__\n"
-             "mem = attempt(lambda: open(f'/proc/{server}/mem', 'rb').read(1))\n"
-             "env = attempt(lambda: open(f'/proc/{server}/environ', 'rb').read())\n"
-             "try:\n"
-             "    listed, fds = os.listdir(f'/proc/{server}/fd'), 'listed'\n"
-             "except OSError as e:\n"
-             "    listed, fds = [], type(e).__name__\n"
-             "opened = {attempt(lambda: os.close(os.open(f'/proc/{server}/fd/{fd}', os.O_WRONLY))) for fd in listed}\n"
-             "fds += ''.join(f'+open:{o}' for o in sorted(opened))\n"
-             "pipes = set()\n"
-             "for fd in range(1024):\n"
-             "    try:\n"
-             "        st = os.fstat(fd)\n"
-             "    except OSError:\n"
-             "        continue\n"
-             "    if stat.S_ISFIFO(st.st_mode):\n"
-             "        pipes.add(st.st_ino)\n"
-             "print(mem, env, fds, os.readlink('/proc/self/fd/0'))\n"
-             "print(*sorted(pipes))")
+    probe = (
+        "import os, stat\n"
+        "server = os.getppid()\n"
+        "def attempt(fn):\n"
+        "    try:\n"
+        "        fn()\n"
+        "        return 'allowed'\n"
+        "    except OSError as e:\n"
+        "        return type(e).__name__\n"
+        "mem = attempt(lambda: open(f'/proc/{server}/mem', 'rb').read(1))\n"
+        "env = attempt(lambda: open(f'/proc/{server}/environ', 'rb').read())\n"
+        "try:\n"
+        "    listed, fds = os.listdir(f'/proc/{server}/fd'), 'listed'\n"
+        "except OSError as e:\n"
+        "    listed, fds = [], type(e).__name__\n"
+        "opened = {attempt(lambda: os.close(os.open(f'/proc/{server}/fd/{fd}', os.O_WRONLY))) for fd in listed}\n"
+        "fds += ''.join(f'+open:{o}' for o in sorted(opened))\n"
+        "pipes = set()\n"
+        "for fd in range(1024):\n"
+        "    try:\n"
+        "        st = os.fstat(fd)\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    if stat.S_ISFIFO(st.st_mode):\n"
+        "        pipes.add(st.st_ino)\n"
+        "print(mem, env, fds, os.readlink('/proc/self/fd/0'))\n"
+        "print(*sorted(pipes))"
+    )
     nb = run([probe], tmp_path)
     assert errors(nb.cells[0]) == []
     first, second = text(nb.cells[0]).splitlines()
@@ -117,16 +130,25 @@ def test_a_kernel_cannot_reach_into_its_fork_server(tmp_path):
     assert (mem, env, stdin) == ("PermissionError", "PermissionError", "/dev/null"), first
     assert fds in ("PermissionError", "listed+open:PermissionError"), first
     kernel_pipes = {int(i) for i in second.split()}
-    server_pipes = {os.fstat(f.fileno()).st_ino for server in warm_kernels._servers.values()
-                    for f in (server.proc.stdin, server.proc.stdout)}
+    server_pipes = {
+        os.fstat(f.fileno()).st_ino
+        for server in warm_kernels._servers.values()
+        for f in (server.proc.stdin, server.proc.stdout)
+    }
     assert server_pipes and not kernel_pipes & server_pipes  # its control pipe is closed in every kernel
 
 
 def test_killing_the_fork_server_loses_only_that_cell(tmp_path):
     require_sandbox()
-    nb = run(["x = 41",
-              "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(10)",
-              "print('still here', x + 1)"], tmp_path, report_dir=str(tmp_path))
+    nb = run(
+        [
+            "x = 41",
+            "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(10)",
+            "print('still here', x + 1)",
+        ],
+        tmp_path,
+        report_dir=str(tmp_path),
+    )
     assert errors(nb.cells[0]) == []
     assert errors(nb.cells[1]) == ["DeadKernelError"]
     assert text(nb.cells[2]).strip() == "still here 42"  # a new fork server, the cells before run again

@@ -18,7 +18,8 @@ from ..sandbox.bubblewrap import SandboxMissing, sandbox_status
 from .gradebook import Pack
 from .locate import Job
 from .record import StudentResult
-from .student import NbgraderRuns, Stopped, grade_job
+from .nbgrader_run import NbgraderRuns, Stopped
+from .student import grade_job
 
 
 class LocalGraders:
@@ -37,9 +38,17 @@ class LocalGraders:
         return self.jobs
 
     def submit(self, job: Job, pack: Pack):
-        return self.pool.submit(grade_job, job, pack, threads=self.threads, sandbox=self.sandbox,
-                                cell_timeout=self.cell_timeout, work=self.work, stop=self.runs.stopping.is_set,
-                                runs=self.runs)
+        return self.pool.submit(
+            grade_job,
+            job,
+            pack,
+            threads=self.threads,
+            sandbox=self.sandbox,
+            cell_timeout=self.cell_timeout,
+            work=self.work,
+            stop=self.runs.stopping.is_set,
+            runs=self.runs,
+        )
 
     def result(self, fut) -> StudentResult:
         return fut.result()
@@ -66,8 +75,10 @@ class DaskGraders:
         self.event_name = f"wt-stop-{uuid.uuid4().hex}"
         self.event = Event(self.event_name, client=self.client)
         info = self.client.scheduler_info()
-        log(f"autograde: Dask scheduler {address}, {len(info.get('workers', {}))} worker(s) with "
-            f"{self.capacity()} task slot(s); dashboard: {self.client.dashboard_link}")
+        log(
+            f"autograde: Dask scheduler {address}, {len(info.get('workers', {}))} worker(s) with "
+            f"{self.capacity()} task slot(s); dashboard: {self.client.dashboard_link}"
+        )
 
     def describe(self) -> str:
         return f"on the Dask cluster ({self.capacity()} task slots now)"
@@ -76,8 +87,16 @@ class DaskGraders:
         return max(1, sum(self.client.nthreads().values()))
 
     def submit(self, job: Job, pack: Pack):
-        return self.client.submit(grade_on_dask_worker, job, pack, self.sandbox, self.cell_timeout, self.event_name,
-                                  key=f"grade-{job.student}-{uuid.uuid4().hex[:8]}", pure=False)
+        return self.client.submit(
+            grade_on_dask_worker,
+            job,
+            pack,
+            self.sandbox,
+            self.cell_timeout,
+            self.event_name,
+            key=f"grade-{job.student}-{uuid.uuid4().hex[:8]}",
+            pure=False,
+        )
 
     def result(self, fut) -> StudentResult:
         return fut.result()
@@ -85,8 +104,17 @@ class DaskGraders:
     def infrastructure_error(self, e: BaseException) -> bool:
         import distributed
 
-        return isinstance(e, (Stopped, distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
-                              cf.CancelledError, OSError, TimeoutError)) or type(e).__module__.startswith("distributed")
+        return isinstance(
+            e,
+            (
+                Stopped,
+                distributed.client.FutureCancelledError,
+                distributed.scheduler.KilledWorker,
+                cf.CancelledError,
+                OSError,
+                TimeoutError,
+            ),
+        ) or type(e).__module__.startswith("distributed")
 
     def stop(self) -> None:
         try:
@@ -128,7 +156,14 @@ def grade_on_dask_worker(job: Job, pack: Pack, sandbox: bool, cell_timeout: int 
                 pass
         return stopped
 
-    result = grade_job(job, pack, threads=threads, sandbox=sandbox, cell_timeout=cell_timeout,
-                       work=Path(worker.local_directory) / "wt-grading", stop=stop)
+    result = grade_job(
+        job,
+        pack,
+        threads=threads,
+        sandbox=sandbox,
+        cell_timeout=cell_timeout,
+        work=Path(worker.local_directory) / "wt-grading",
+        stop=stop,
+    )
     result.worker = f"{socket.gethostname()} {worker.address}"
     return result

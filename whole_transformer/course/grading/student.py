@@ -19,16 +19,10 @@ autograde process.
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
 import shutil
-import signal
 import socket
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -36,101 +30,27 @@ from pathlib import Path
 import nbformat
 
 from ..cells import grade_ids
-from ..layout import ASSIGNMENT, nbgrader_env
+from ..layout import ASSIGNMENT
 from .gradebook import Pack, private_course_config
 from .graded import cell_statuses, scores_of
 from .locate import MAX_NOTEBOOK_BYTES, Job, locate, read_notebook, submission_files, unpack
+from .nbgrader_run import NbgraderRuns, nbgrader_autograde
 from .record import FAILED, GRADED, MISSING, Finding, NotebookResult, StudentResult
 from .restore import restore, started_from
 from .scan import scan_notebook
 
 
-class Stopped(Exception):
-    """The run was stopped (Ctrl-C) while this student was being graded."""
-
-
-class NbgraderRuns:
-    """The nbgrader processes started by the graders of one autograde run, so that stopping the
-    run can kill them all (and with each, its sandboxed kernels) and start no new one."""
-
-    def __init__(self):
-        self._procs: set[subprocess.Popen] = set()
-        self._lock = threading.Lock()
-        self.stopping = threading.Event()
-
-    def add(self, proc: subprocess.Popen) -> None:
-        with self._lock:
-            self._procs.add(proc)
-
-    def start(self, cmd: list[str], cwd: Path, env: dict, out) -> subprocess.Popen:
-        """Start one nbgrader process (the service's ``WarmRuns`` forks it from a warm one instead)."""
-        return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                preexec_fn=_die_with_parent)
-
-    def discard(self, proc: subprocess.Popen) -> None:
-        with self._lock:
-            self._procs.discard(proc)
-
-    def stop_all(self) -> None:
-        self.stopping.set()
-        with self._lock:
-            for proc in list(self._procs):
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-
-
-def _die_with_parent():
-    """In the child: die if the autograde process dies (a killed run leaves no graders behind)."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-    os.setsid()
-
-
-def nbgrader_autograde(private: Path, student: str, extra: list[str], log: Path, timeout: float, stop,
-                       runs: NbgraderRuns, prestart: dict | None = None) -> tuple[int, str]:
-    """``nbgrader autograde`` of one student in the private course ``private``: (exit code, why it
-    failed). ``prestart``: the sandbox's scratch folder, threads and the kernels' settings
-    (``Pack.kernels``), for the kernels' fork server to start at once (``nbgrader_app``)."""
-    cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader.app", "autograde", ASSIGNMENT,
-           "--student", student, "--force", *extra]
-    env = nbgrader_env()
-    if prestart:
-        env["WT_PRESTART_SANDBOX"] = json.dumps(prestart)
-    if stop():
-        raise Stopped()
-    deadline = time.monotonic() + timeout
-    with open(log, "a") as out:
-        proc = runs.start(cmd, private, env, out)
-        runs.add(proc)
-        try:
-            while True:
-                try:
-                    rc = proc.wait(timeout=min(1.0, max(0.05, deadline - time.monotonic())))
-                    break
-                except subprocess.TimeoutExpired:
-                    if stop():
-                        os.killpg(proc.pid, signal.SIGKILL)
-                        proc.wait()
-                        raise Stopped() from None
-                    if time.monotonic() >= deadline:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                        proc.wait()
-                        return -9, f"grading took longer than {int(timeout)} s and was stopped"
-        finally:
-            runs.discard(proc)
-    if rc != 0:
-        lines = [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln or "Error" in ln]
-        why = lines[-1].split("]", 1)[-1].strip() if lines else f"nbgrader exited with code {rc}"
-        return rc, why[:300]
-    return 0, ""
-
-
-def grade_job(job: Job, pack: Pack, *, threads: int, sandbox: bool, cell_timeout: int | None = None,
-              work: Path | None = None, stop=None, runs: NbgraderRuns | None = None) -> StudentResult:
+def grade_job(
+    job: Job,
+    pack: Pack,
+    *,
+    threads: int,
+    sandbox: bool,
+    cell_timeout: int | None = None,
+    work: Path | None = None,
+    stop=None,
+    runs: NbgraderRuns | None = None,
+) -> StudentResult:
     """Grade one student in a private course folder of its own (a temporary folder under ``work``)
     and return the result as data. Reads and writes nothing of the course: it can run anywhere
     the course's Python environment (and bubblewrap) is. ``runs``: where to register the nbgrader
@@ -143,8 +63,7 @@ def grade_job(job: Job, pack: Pack, *, threads: int, sandbox: bool, cell_timeout
     try:
         grading = _Grading(base, job, pack)
         grading.prepare()
-        grading.run(threads=threads, sandbox=sandbox, cell_timeout=cell_timeout, stop=stop,
-                    runs=runs or NbgraderRuns())
+        grading.run(threads=threads, sandbox=sandbox, cell_timeout=cell_timeout, stop=stop, runs=runs or NbgraderRuns())
         result = grading.result
         result.seconds = time.monotonic() - t0
         return result
@@ -161,8 +80,9 @@ class _Grading:
         self.sub = self.private / "submitted" / job.student / ASSIGNMENT
         self.reports, self.log = base / "reports", base / "nbgrader.log"
         self.graded_dir = self.private / "autograde" / job.student / ASSIGNMENT
-        self.result = StudentResult(job.student, job.submission, job.assignment, {}, list(job.findings),
-                                    worker=socket.gethostname())
+        self.result = StudentResult(
+            job.student, job.submission, job.assignment, {}, list(job.findings), worker=socket.gethostname()
+        )
         self.to_grade: list[str] = []
 
     def _finding(self, notebook: str, cell: str, text: str) -> None:
@@ -221,8 +141,9 @@ class _Grading:
                 if parse_time(p.read_text(errors="replace")) is not None:
                     shutil.copy2(p, self.sub / rel)
                 else:  # any unreadable time: graded as if none was given
-                    self._finding("submission", "timestamp.txt",
-                                  "timestamp.txt is not a time nbgrader can read: ignored")
+                    self._finding(
+                        "submission", "timestamp.txt", "timestamp.txt is not a time nbgrader can read: ignored"
+                    )
             elif p.suffix != ".ipynb" and p.stat().st_size <= MAX_NOTEBOOK_BYTES:
                 (self.sub / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(p, self.sub / rel)
@@ -230,8 +151,11 @@ class _Grading:
     # ------------------------------------------------------------------ run, verdict
     def run(self, *, threads: int, sandbox: bool, cell_timeout: int | None, stop, runs: NbgraderRuns) -> None:
         result, pack = self.result, self.pack
-        extra = [f"--SandboxExecute.report_dir={self.reports}", f"--SandboxExecute.scratch_dir={self.base / 'scratch'}",
-                 f"--SandboxExecute.threads={threads}"]
+        extra = [
+            f"--SandboxExecute.report_dir={self.reports}",
+            f"--SandboxExecute.scratch_dir={self.base / 'scratch'}",
+            f"--SandboxExecute.threads={threads}",
+        ]
         if not sandbox:
             extra.append("--SandboxExecute.sandbox=off")
         if pack.partial_credit:
@@ -241,15 +165,26 @@ class _Grading:
         if cell_timeout:
             extra.append(f"--SandboxExecute.timeout={cell_timeout}")
         budget = 120 + 200 * max(1, len(self.to_grade))
-        prestart = {"scratch": str(self.base / "scratch"), "threads": threads, **pack.kernels} \
-            if sandbox and pack.kernels else None
+        prestart = (
+            {"scratch": str(self.base / "scratch"), "threads": threads, **pack.kernels}
+            if sandbox and pack.kernels
+            else None
+        )
         if self.to_grade:
             rc, why = nbgrader_autograde(self.private, result.student, extra, self.log, budget, stop, runs, prestart)
             if rc != 0:
                 # one bad notebook must not sink the others: grade them one by one
                 for name in self.to_grade:
-                    rc1, why1 = nbgrader_autograde(self.private, result.student, extra + [f"--notebook={name}"],
-                                                   self.log, budget, stop, runs, prestart)
+                    rc1, why1 = nbgrader_autograde(
+                        self.private,
+                        result.student,
+                        extra + [f"--notebook={name}"],
+                        self.log,
+                        budget,
+                        stop,
+                        runs,
+                        prestart,
+                    )
                     if rc1 != 0 or not (self.graded_dir / f"{name}.ipynb").exists():
                         res = result.notebooks[name]
                         res.status, res.reason = FAILED, f"nbgrader could not grade it: {why1 or why}"
@@ -266,8 +201,9 @@ class _Grading:
             if res.status != GRADED:
                 res.settle(gid for gid, _ in pack.grade_cells[name])
         if self.graded_dir.is_dir():
-            result.graded = {p.name: p.read_bytes() for p in sorted(self.graded_dir.iterdir())
-                             if p.is_file() and not p.is_symlink()}
+            result.graded = {
+                p.name: p.read_bytes() for p in sorted(self.graded_dir.iterdir()) if p.is_file() and not p.is_symlink()
+            }
         if any(r.status == GRADED for r in result.notebooks.values()):
             result.scores = scores_of(self.private / "gradebook.db", result.student)
         result.log = self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -275,6 +211,7 @@ class _Grading:
     def _cell_statuses(self, name: str, cells) -> None:
         """Each test cell's status from the sandboxed run's report; what happened while grading
         (timeouts, dead kernels) becomes a finding."""
-        for where, text in cell_statuses(self.result.notebooks[name], self.reports / f"{name}.json",
-                                         self.graded_dir / f"{name}.ipynb", cells):
+        for where, text in cell_statuses(
+            self.result.notebooks[name], self.reports / f"{name}.json", self.graded_dir / f"{name}.ipynb", cells
+        ):
             self._finding(name, where, text)

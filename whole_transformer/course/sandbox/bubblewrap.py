@@ -58,6 +58,7 @@ INSTALL_HINT = (
     "python -m whole_transformer.course autograde --no-sandbox, or WT_SANDBOX=off."
 )
 
+
 @dataclass
 class SandboxStatus:
     ok: bool
@@ -89,8 +90,19 @@ def _probe(bwrap: str | None, euid: int) -> SandboxStatus:
         where = os.environ.get("WT_BWRAP")
         return SandboxStatus(False, None, f"bwrap (bubblewrap) is not installed{f' at {where}' if where else ''}.")
     probe = [
-        bwrap, *namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
-        "--", "/bin/sh", "-c", "exit 0",
+        bwrap,
+        *namespace_args(),
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--",
+        "/bin/sh",
+        "-c",
+        "exit 0",
     ]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
@@ -122,8 +134,10 @@ def check_sandbox(no_sandbox: bool) -> bool:
 
 def grading_env(headless_labs: bool = True) -> dict[str, str]:
     """What a kernel under autograding is told: that it is graded, and whether the labs stay headless."""
-    return {"NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
-            "WT_LABS_HEADLESS": "1" if headless_labs else ""}
+    return {
+        "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
+        "WT_LABS_HEADLESS": "1" if headless_labs else "",
+    }
 
 
 class SandboxedKernelManager(AsyncKernelManager):

@@ -37,6 +37,8 @@ class Server:
         self.live: set[int] = set()
 
     def warm_up(self) -> None:
+        if not self.warm:
+            return  # the service's kernel zygote forks this sandbox's kernels (``zygote.py``)
         sys.argv = ["ipykernel_launcher"]
         from ipykernel import kernelapp  # noqa: F401  (imported once, for every kernel forked)
 
@@ -71,6 +73,9 @@ class Server:
                 self.answer(pid=self.fork(req["connection"]))
             elif op == "poll":
                 self.answer(code=self.exited.get(req["pid"]))
+            elif op == "adopt":  # a kernel the service's zygote put into this sandbox
+                self.live.add(req["pid"])
+                self.answer(ok=True)
             elif op == "signal":
                 self.signal(req["pid"], req["signal"])
                 self.answer(ok=True)
@@ -123,7 +128,8 @@ class Server:
     def kill_what_it_started(self, pid: int) -> None:
         """What the kernel started goes with it, even in a session of its own (the sandbox of a fresh
         kernel dies with it): every process here but this one, bwrap's and other kernels."""
-        others = set(self.live) - {pid}
+        self.live = {p for p in self.live if os.path.exists(f"/proc/{p}")}  # adopted kernels that ended
+        others = self.live - {pid}
         for name in os.listdir("/proc"):
             if name.isdigit() and int(name) not in others | {os.getpid(), 1}:
                 try:
@@ -132,7 +138,7 @@ class Server:
                     pass
         for _ in range(2000):  # and it is gone within moments: say so at the next poll
             self.reap()
-            if pid in self.exited:
+            if pid in self.exited or not os.path.exists(f"/proc/{pid}"):  # (an adopted kernel is not ours to reap)
                 break
             time.sleep(0.001)
 

@@ -20,6 +20,25 @@ WORKDIR = "/submission"
 MEMORY_LIMIT = 3 * 2**30
 FILE_SIZE_LIMIT = 256 * 2**20
 
+#: modules a warm kernel has imported before its first line (``warm_kernels``, ``zygote``): what the
+#: notebooks' first cells import
+WARM_MODULES = (
+    "ipykernel.ipkernel",  # and what a kernel's start imports: its shell, the debugger, the history
+    "ipykernel.debugger",
+    "sqlite3",
+    "numpy",
+    "torch",
+    "torch.nn.functional",
+    "IPython.display",
+    "whole_transformer.checks",
+    "whole_transformer.grading",
+    "whole_transformer.task",
+    "whole_transformer.numpy_model",
+    "whole_transformer.train",
+    "whole_transformer.scale_study",
+    "whole_transformer.labs",
+)
+
 #: files of /etc a Python kernel needs (libraries, time zone, MIME types, fonts)
 ETC_FILES = (
     "ld.so.cache",

@@ -24,6 +24,10 @@ What stays as it was:
   verdict stays outside (``verdict.py``). A fork server that died (a kernel may kill it: only
   that cell is lost) is started again for the next kernel.
 
+In the grading service, the libraries are imported once for all students instead: the student's fork
+server imports nothing, and each kernel is forked by the service's kernel zygote and put into this
+student's sandbox (``zygote.py``, ``kernel_zygote.py``), locked in exactly as one forked here.
+
 The fork server's control pipe is closed in every kernel, and it is not dumpable (a kernel cannot
 trace it or read its memory).
 """
@@ -36,36 +40,23 @@ import json
 import os
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from queue import Empty
 
-from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import default
 
-from . import programs
+from . import programs, zygote
 from .bubblewrap import SandboxedKernelManager, SandboxSpec, grading_env, sandbox_status
-
-#: modules the fork server imports before the first kernel: what the notebooks' first cells import
-WARM_MODULES = (
-    "ipykernel.ipkernel",  # and what a kernel's start imports: its shell, the debugger, the history
-    "ipykernel.debugger", "sqlite3",
-    "numpy", "torch", "torch.nn.functional", "IPython.display",
-    "whole_transformer.checks", "whole_transformer.grading", "whole_transformer.task", "whole_transformer.numpy_model",
-    "whole_transformer.train", "whole_transformer.scale_study", "whole_transformer.labs",
-)
+from .kernel_process import ForkedKernel, ForkedKernelClient, ForkServerError
+from .spec import WARM_MODULES
 
 #: seconds to wait for the fork server to answer (its first answer waits for the imports)
 ANSWER_TIMEOUT = 120
-
-class ForkServerError(RuntimeError):
-    """The fork server could not start a kernel."""
 
 
 class ForkServer:
@@ -74,9 +65,17 @@ class ForkServer:
     def __init__(self, spec: SandboxSpec, bwrap: str, warm: tuple[str, ...]):
         self.runtime = spec.runtime
         spec.write_identity_files()
+        self.warm, self.kernel_env = warm, spec.kernel_env()  # what each kernel of this sandbox is given
         spec.env = {**spec.env, "WT_WARM_MODULES": ",".join(warm)}
-        cmd = spec.bwrap_args(bwrap) + ["--", sys.executable, "-c", programs.source("fork_server")]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        info_r, info_w = os.pipe()  # bwrap writes the host pid of the sandbox's first process there
+        cmd = spec.bwrap_args(bwrap) + ["--info-fd", str(info_w)]
+        cmd += ["--", sys.executable, "-c", programs.source("fork_server")]
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(info_w,))
+        finally:
+            os.close(info_w)
+        self._info = os.fdopen(info_r, "rb")
+        self._program: int | None = None
         assert self.proc.stdin is not None and self.proc.stdout is not None  # PIPE makes both
         self._to_server, self._from_server = self.proc.stdin, self.proc.stdout
         self._lock = threading.Lock()
@@ -86,6 +85,23 @@ class ForkServer:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def program_pid(self) -> int:
+        """The host pid of this fork server's process in the sandbox (whose namespaces a zygote enters)."""
+        if self._program is None:
+            text = b""
+            while not text.rstrip().endswith(b"}"):  # one JSON object, on lines of its own
+                line = self._info.readline()
+                if not line:
+                    raise ForkServerError("bubblewrap did not say which process is the sandbox's")
+                text += line
+            init = json.loads(text)["child-pid"]
+            self.request(op="poll", pid=0)  # the program runs: it answered
+            children = Path(f"/proc/{init}/task/{init}/children").read_text().split()
+            if len(children) != 1:
+                raise ForkServerError(f"the sandbox's first process has {len(children)} children, not 1")
+            self._program = int(children[0])
+        return self._program
 
     def _answer(self, timeout: float) -> dict:
         deadline = time.monotonic() + timeout
@@ -122,13 +138,26 @@ class ForkServer:
         return str(self.runtime / "ipc" / f"k{self._kernels}")
 
     def fork(self, connection: str) -> ForkedKernel:
+        """A kernel in this sandbox: forked by the service's kernel zygote when there is one (this server
+        then imported nothing), else by this server."""
+        path = os.environ.get(zygote.ENV)
+        if path and not self.warm:
+            try:
+                return zygote.fork(path, self.program_pid(), connection, self.kernel_env, self)
+            except zygote.ZygoteError as e:
+                print(
+                    f"[sandbox] the kernel zygote could not start this kernel ({e}); the student's sandbox "
+                    "starts it instead",
+                    file=sys.stderr,
+                    flush=True,
+                )
         return ForkedKernel(self, self.request(op="fork", connection=connection)["pid"])
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for f in (self._to_server, self._from_server):
+        for f in (self._to_server, self._from_server, self._info):
             try:
                 f.close()
             except OSError:
@@ -136,42 +165,9 @@ class ForkServer:
         shutil.rmtree(self.runtime, ignore_errors=True)
 
 
-class ForkedKernel:
-    """A forked kernel as jupyter_client's provisioner sees a process: poll, wait, signals."""
-
-    def __init__(self, server: ForkServer, pid: int):
-        self.server, self.pid = server, pid
-        self.returncode: int | None = None
-        self.stdin = self.stdout = self.stderr = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            if not self.server.alive():
-                self.returncode = -signal.SIGKILL  # the sandbox is gone, and the kernel with it
-            else:
-                try:
-                    self.returncode = self.server.request(op="poll", pid=self.pid)["code"]
-                except ForkServerError:
-                    self.returncode = -signal.SIGKILL
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        start = time.monotonic()
-        while (code := self.poll()) is None:
-            if timeout is not None and time.monotonic() >= start + timeout:
-                raise subprocess.TimeoutExpired("kernel", timeout)
-            time.sleep(0.02)
-        return code
-
-    def send_signal(self, signum: int) -> None:
-        if self.poll() is None:
-            self.server.request(op="signal", pid=self.pid, signal=int(signum))
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
+def warm_modules() -> tuple[str, ...]:
+    """What a student's fork server imports: nothing when the service's kernel zygote forks the kernels."""
+    return () if os.environ.get(zygote.ENV) else WARM_MODULES
 
 
 _servers: dict[tuple, ForkServer] = {}
@@ -180,8 +176,15 @@ _servers_lock = threading.Lock()
 
 def server_for(spec: SandboxSpec, bwrap: str, warm: tuple[str, ...]) -> ForkServer:
     """This process's fork server for kernels sandboxed as ``spec``; started (again) if needed."""
-    key = (str(spec.scratch), spec.memory_bytes, spec.file_bytes, spec.threads, tuple(sorted(spec.env.items())),
-           spec.hide, warm)
+    key = (
+        str(spec.scratch),
+        spec.memory_bytes,
+        spec.file_bytes,
+        spec.threads,
+        tuple(sorted(spec.env.items())),
+        spec.hide,
+        warm,
+    )
     with _servers_lock:
         server = _servers.get(key)
         if server is None or not server.alive():
@@ -189,8 +192,15 @@ def server_for(spec: SandboxSpec, bwrap: str, warm: tuple[str, ...]) -> ForkServ
                 server.close()
             runtime = Path(tempfile.mkdtemp(prefix="wt-forkserver-"))
             os.chmod(runtime, 0o700)
-            spec = SandboxSpec(scratch=spec.scratch, runtime=runtime, memory_bytes=spec.memory_bytes,
-                               file_bytes=spec.file_bytes, threads=spec.threads, env=dict(spec.env), hide=spec.hide)
+            spec = SandboxSpec(
+                scratch=spec.scratch,
+                runtime=runtime,
+                memory_bytes=spec.memory_bytes,
+                file_bytes=spec.file_bytes,
+                threads=spec.threads,
+                env=dict(spec.env),
+                hide=spec.hide,
+            )
             server = _servers[key] = ForkServer(spec, bwrap, warm)
         return server
 
@@ -201,8 +211,14 @@ def prestart(scratch: str, threads: int, memory: int, file_size: int, headless: 
     settings are what the course's config gives ``SandboxExecute`` (``gradebook.kernel_settings``);
     with others, the first kernel starts a server of its own and this one stays unused. A failure
     here is left for that first kernel to meet and report."""
-    km = ForkedKernelManager(kernel_name="python3", scratch_dir=scratch, threads=threads, memory_limit=memory,
-                             file_size_limit=file_size, extra_env=grading_env(headless))
+    km = ForkedKernelManager(
+        kernel_name="python3",
+        scratch_dir=scratch,
+        threads=threads,
+        memory_limit=memory,
+        file_size_limit=file_size,
+        extra_env=grading_env(headless),
+    )
     try:
         km._server()
     except Exception:  # noqa: BLE001 - the first kernel starts it again and says why
@@ -219,38 +235,6 @@ def close_servers() -> None:
         _servers.clear()
 
 
-class ForkedKernelClient(AsyncKernelClient):
-    """The client of a forked kernel. Its sockets are bound before it connects (see
-    ``ForkedKernelManager._sockets_bound``), so the kernel is ready once it has answered
-    ``kernel_info`` and published that request's idle status; jupyter_client's own wait then
-    waits for 0.2 s of silence besides, on every kernel start."""
-
-    async def _async_wait_for_ready(self, timeout: float | None = None) -> None:
-        deadline = time.monotonic() + (60.0 if timeout is None else timeout)
-        while time.monotonic() < deadline:
-            msg_id = self.kernel_info()
-            try:
-                reply = await self.shell_channel.get_msg(timeout=1)
-            except Empty:
-                if not await self._async_is_alive():
-                    raise RuntimeError("Kernel died before replying to kernel_info") from None
-                continue
-            if reply["msg_type"] != "kernel_info_reply" or reply["parent_header"].get("msg_id") != msg_id:
-                continue
-            self._handle_kernel_info_reply(reply)
-            while time.monotonic() < deadline:  # this request's iopub messages, up to its idle status
-                try:
-                    msg = await self.iopub_channel.get_msg(timeout=1)
-                except Empty:
-                    break
-                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status" \
-                        and msg["content"].get("execution_state") == "idle":
-                    return
-        raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
-
-    wait_for_ready = _async_wait_for_ready
-
-
 class ForkedKernelManager(SandboxedKernelManager):
     """A sandboxed kernel forked from this process's fork server (``server_for``) instead of
     started afresh; otherwise as ``SandboxedKernelManager``."""
@@ -263,7 +247,7 @@ class ForkedKernelManager(SandboxedKernelManager):
         status = sandbox_status()
         if not status.ok or status.bwrap is None:  # (ok: bwrap was found and runs)
             raise RuntimeError(status.message())
-        return server_for(self._spec(), status.bwrap, WARM_MODULES)
+        return server_for(self._spec(), status.bwrap, warm_modules())
 
     async def _async_pre_start_kernel(self, **kw):
         self._fork_server = self._server()

@@ -25,8 +25,15 @@ from .watch import COLLECTED, FAILED, MALFORMED, REFUSED, Submission, attempt_fi
 
 
 def record(sub: Submission, status: str, reason: str = "", **more) -> dict:
-    return {"name": sub.name, "student": sub.student, "when": sub.when.isoformat() if sub.when else "",
-            "status": status, "reason": reason, "done_at": datetime.now(UTC).isoformat(), **more}
+    return {
+        "name": sub.name,
+        "student": sub.student,
+        "when": sub.when.isoformat() if sub.when else "",
+        "status": status,
+        "reason": reason,
+        "done_at": datetime.now(UTC).isoformat(),
+        **more,
+    }
 
 
 def make_job(sub: Submission, template, stage: Path) -> Job:
@@ -70,8 +77,12 @@ def graded_by_instructor(svc, sub: Submission) -> dict | None:
         return None
     if not same:
         return None
-    return record(sub, COLLECTED, "collected and graded by the instructor (make autograde) before it was seen here; "
-                  "left to them: not graded again, not one of the attempts on submission")
+    return record(
+        sub,
+        COLLECTED,
+        "collected and graded by the instructor (make autograde) before it was seen here; "
+        "left to them: not graded again, not one of the attempts on submission",
+    )
 
 
 def refuse(svc, sub: Submission, decision: Decision) -> dict:
@@ -110,15 +121,19 @@ def score_of(result, grade_cells: dict) -> tuple[float, float]:
 def _header(svc, sub: Submission, decision: Decision, score, total, counting: bool, kind: str) -> list[str]:
     policy, zone = svc.settings.service, svc.settings.zone
     of = f" of {policy.attempts}" if policy.attempts else ""
-    lines = [f"Graded attempt {decision.number}{of}, handed in {when_text(sub.handed_in, zone)}"
-             + (" (after the due date: marked late)." if decision.late else ".")]
+    lines = [
+        f"Graded attempt {decision.number}{of}, handed in {when_text(sub.handed_in, zone)}"
+        + (" (after the due date: marked late)." if decision.late else ".")
+    ]
     if kind == "full":
         lines.append(f"Score of this attempt: {score:g} / {total:g}.")
     if policy.counts == "last":
         lines.append("Your last graded attempt counts: this one, until you hand in another.")
     else:
-        lines.append("Your best graded attempt counts: " + ("this one, so far." if counting
-                                                            else "an earlier one, which scored more."))
+        lines.append(
+            "Your best graded attempt counts: "
+            + ("this one, so far." if counting else "an earlier one, which scored more.")
+        )
     return lines
 
 
@@ -130,8 +145,9 @@ def graded(svc, sub: Submission, decision: Decision, job: Job, result) -> dict:
     handed = [r for r in result.notebooks.values() if r.status != MISSING]
     if not any(r.status == GRADED for r in handed):
         reasons = "; ".join(sorted({r.reason for r in handed})) or "no notebook of the assignment was handed in"
-        pages = fb.pass_fail_pages(result, svc.template.grade_cells, [f"This attempt could not be graded and does "
-                                                                       f"not count: {reasons}"])
+        pages = fb.pass_fail_pages(
+            result, svc.template.grade_cells, [f"This attempt could not be graded and does not count: {reasons}"]
+        )
         fb.release(svc.exchange, sub, fb.pages_by_id(sub, result, pages, [reasons]))
         return record(sub, FAILED, reasons, seconds=round(result.seconds, 1))
     score, total = score_of(result, svc.template.grade_cells)
@@ -143,10 +159,24 @@ def graded(svc, sub: Submission, decision: Decision, job: Job, result) -> dict:
     header = _header(svc, sub, decision, score, total, counting, kind)
     pages = fb.pass_fail_pages(result, svc.template.grade_cells, header)
     if kind == "full":
-        pages.update(fb.full_pages(svc.course, result, svc.template, svc.work, svc.secrets,
-                                   fb.own_text(job.files), header, svc.status.log))
+        pages.update(
+            fb.full_pages(
+                svc.course, result, svc.template, svc.work, svc.secrets, fb.own_text(job.files), header, svc.status.log
+            )
+        )
     released = fb.release(svc.exchange, sub, fb.pages_by_id(sub, result, pages, header))
     bad = [f"{n}: {r.reason}" for n, r in result.notebooks.items() if r.reason and r.status != MISSING]
-    return record(sub, GRADED, "; ".join(bad), number=decision.number, late=decision.late, score=score,
-                  max_score=total, counts=counting, feedback=kind, released=len(released),
-                  findings=len(result.findings), seconds=round(result.seconds + time.monotonic() - t0, 1))
+    return record(
+        sub,
+        GRADED,
+        "; ".join(bad),
+        number=decision.number,
+        late=decision.late,
+        score=score,
+        max_score=total,
+        counts=counting,
+        feedback=kind,
+        released=len(released),
+        findings=len(result.findings),
+        seconds=round(result.seconds + time.monotonic() - t0, 1),
+    )

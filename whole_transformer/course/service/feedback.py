@@ -24,19 +24,28 @@ from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
 from ..reports.feedback import leaks, notebook_text
 from .watch import Submission
 
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;line-height:1.5}"
-          "td,th{padding:.3em .8em;border-bottom:1px solid #ccc;text-align:left}.ok{color:#176b1f}.no{color:#a31515}")
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;line-height:1.5}"
+    "td,th{padding:.3em .8em;border-bottom:1px solid #ccc;text-align:left}.ok{color:#176b1f}.no{color:#a31515}"
+)
 
 
 def page(title: str, lines: list[str], rows: list[tuple[str, str, bool]] | None = None) -> str:
     """A small standalone HTML page: a title, paragraphs, and a table of (test, what happened, passed)."""
     body = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
     if rows:
-        body += "<table><tr><th>test</th><th>result</th></tr>" + "".join(
-            f"<tr><td>{html.escape(t)}</td><td class=\"{'ok' if ok else 'no'}\">{html.escape(r)}</td></tr>"
-            for t, r, ok in rows) + "</table>"
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>")
+        body += (
+            "<table><tr><th>test</th><th>result</th></tr>"
+            + "".join(
+                f'<tr><td>{html.escape(t)}</td><td class="{"ok" if ok else "no"}">{html.escape(r)}</td></tr>'
+                for t, r, ok in rows
+            )
+            + "</table>"
+        )
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>"
+    )
 
 
 def _cell_line(cell) -> tuple[str, bool]:
@@ -78,8 +87,9 @@ def pass_fail_pages(result, grade_cells: dict, header: list[str]) -> dict[str, s
     return pages
 
 
-def full_pages(course: Course, result, template, work: Path, secrets: dict, own: str, header: list[str],
-               log) -> dict[str, str]:
+def full_pages(
+    course: Course, result, template, work: Path, secrets: dict, own: str, header: list[str], log
+) -> dict[str, str]:
     """{notebook name: page}: nbgrader's feedback of this attempt alone, made in a private course;
     a page that shows a secret (``reports.feedback.secrets``) is left out, and said."""
     from nbgrader.api import Gradebook
@@ -94,12 +104,16 @@ def full_pages(course: Course, result, template, work: Path, secrets: dict, own:
         private_course_config(private, course.root / "nbgrader_config.py")
         with Gradebook(sqlite_url(private / "gradebook.db")) as gb:
             merge(Course(private), result, template, gb, private / "staging")
-        done = run_nbgrader(["generate_feedback", ASSIGNMENT, "--force", f"--student={result.student}"], private,
-                            log=private / "nbgrader.log", timeout=300)
+        done = run_nbgrader(
+            ["generate_feedback", ASSIGNMENT, "--force", f"--student={result.student}"],
+            private,
+            log=private / "nbgrader.log",
+            timeout=300,
+        )
         if done.returncode != 0:
             log(f"{result.student}: nbgrader generate_feedback failed (see its log); pass/fail feedback instead")
         banner = "".join(f"<p>{html.escape(line)}</p>" for line in header)
-        banner = f"<div style=\"border:2px solid #888;padding:.5em 1em;margin:1em\">{banner}</div>"
+        banner = f'<div style="border:2px solid #888;padding:.5em 1em;margin:1em">{banner}</div>'
         pages = {}
         for f in sorted((private / "feedback" / result.student / ASSIGNMENT).glob("*.html")):
             found = leaks(f, secrets, own)
@@ -116,8 +130,9 @@ def full_pages(course: Course, result, template, work: Path, secrets: dict, own:
 
 def own_text(files: dict[str, bytes]) -> str:
     """What the student wrote in this attempt (raw and cell by cell): a solution line found there is theirs."""
-    return "\n".join(notebook_text(data.decode("utf-8", errors="replace"))
-                     for rel, data in files.items() if rel.endswith(".ipynb"))
+    return "\n".join(
+        notebook_text(data.decode("utf-8", errors="replace")) for rel, data in files.items() if rel.endswith(".ipynb")
+    )
 
 
 def notebook_ids(sub: Submission) -> list[str]:
@@ -129,12 +144,16 @@ def pages_by_id(sub: Submission, result, pages: dict[str, str], header: list[str
     """Each notebook id of the attempt → its page: a notebook handed in under another name gets the page
     of the notebook it was graded as; any other a page that says it was not graded."""
     out = {}
-    located = {Path(r.file).stem: n for n, r in (result.notebooks.items() if result else [])
-               if r.file and Path(r.file).parent == Path(ASSIGNMENT)}
+    located = {
+        Path(r.file).stem: n
+        for n, r in (result.notebooks.items() if result else [])
+        if r.file and Path(r.file).parent == Path(ASSIGNMENT)
+    }
     for nid in notebook_ids(sub):
         name = located.get(nid, nid)
-        out[nid] = pages.get(name) or page(f"{nid}: feedback", header + [
-            f"{nid}.ipynb was not graded: it is not one of the assignment's notebooks"])
+        out[nid] = pages.get(name) or page(
+            f"{nid}: feedback", header + [f"{nid}.ipynb was not graded: it is not one of the assignment's notebooks"]
+        )
     return out
 
 

@@ -35,22 +35,34 @@ def decide(settings, student: str, when: datetime, history: list[dict]) -> Decis
     due = settings.due_for(student)
     late = due is not None and when > due
     if late and not policy.grade_after_due:
-        return Decision(False, number, True,
-                        f"This attempt was handed in after the due date ({when_text(due, zone)}), so it is not graded "
-                        "on submission; your instructor decides what happens to late work." + _standing(graded, zone))
+        return Decision(
+            False,
+            number,
+            True,
+            f"This attempt was handed in after the due date ({when_text(due, zone)}), so it is not graded "
+            "on submission; your instructor decides what happens to late work." + _standing(graded, zone),
+        )
     if policy.attempts and len(graded) >= policy.attempts:
-        return Decision(False, number, late,
-                        f"This attempt is over the limit of {policy.attempts} graded attempt(s): it is not graded, "
-                        "and no later attempt will be." + _standing(graded, zone))
+        return Decision(
+            False,
+            number,
+            late,
+            f"This attempt is over the limit of {policy.attempts} graded attempt(s): it is not graded, "
+            "and no later attempt will be." + _standing(graded, zone),
+        )
     if policy.cooldown and graded:
         last = datetime.fromisoformat(graded[-1]["when"])
         after = last + policy.cooldown
         if when < after:
             left = f" ({policy.attempts - len(graded)} of {policy.attempts} left)" if policy.attempts else ""
-            return Decision(False, number, late,
-                            f"This attempt came sooner than {_span(policy.cooldown)} after your last graded one, so "
-                            f"it is not graded. The next attempt counts from {when_text(after, zone)}{left}."
-                            + _standing(graded, zone))
+            return Decision(
+                False,
+                number,
+                late,
+                f"This attempt came sooner than {_span(policy.cooldown)} after your last graded one, so "
+                f"it is not graded. The next attempt counts from {when_text(after, zone)}{left}."
+                + _standing(graded, zone),
+            )
     return Decision(True, number, late)
 
 
@@ -59,8 +71,10 @@ def _standing(graded: list[dict], zone) -> str:
     if not kept:
         return ""
     r = kept[-1]
-    return (f" The attempt that counts stays your attempt {r['number']}, handed in "
-            f"{when_text(datetime.fromisoformat(r['when']), zone)}.")
+    return (
+        f" The attempt that counts stays your attempt {r['number']}, handed in "
+        f"{when_text(datetime.fromisoformat(r['when']), zone)}."
+    )
 
 
 def _span(delta) -> str:
@@ -81,7 +95,7 @@ def counts(policy, score: float, history: list[dict]) -> bool:
 
 
 def feedback_kind(settings, student: str, when: datetime) -> str:
-    """"pass_fail" or "full": what the feedback of an attempt handed in at ``when`` shows."""
+    """ "pass_fail" or "full": what the feedback of an attempt handed in at ``when`` shows."""
     due = settings.due_for(student)
     before = due is None or when <= due
     return settings.service.feedback_before_due if before else settings.service.feedback_after_due

@@ -46,8 +46,17 @@ def exchange_root(course: Course, given: str | None) -> Path:
 
 
 class Service:
-    def __init__(self, course: Course, exchange: Path, status: Status, *, jobs: int = 1, scheduler: str | None = None,
-                 no_sandbox: bool = False, cell_timeout: int | None = None):
+    def __init__(
+        self,
+        course: Course,
+        exchange: Path,
+        status: Status,
+        *,
+        jobs: int = 1,
+        scheduler: str | None = None,
+        no_sandbox: bool = False,
+        cell_timeout: int | None = None,
+    ):
         from ..grading.claims import Claims
         from ..term.settings import load
 
@@ -88,11 +97,15 @@ class Service:
             graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
             warm.prestart()
         self.graders = graders
-        self.status.log(f"serve: grading {graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
-                        f"exchange {self.exchange}")
+        self.status.log(
+            f"serve: grading {graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
+            f"exchange {self.exchange}"
+        )
         if not inbound(self.exchange).is_dir():
-            self.status.log(f"serve: WARNING: there is no {inbound(self.exchange)} yet: is the assignment released "
-                            "to this exchange (nbgrader release_assignment), and is --exchange right?")
+            self.status.log(
+                f"serve: WARNING: there is no {inbound(self.exchange)} yet: is the assignment released "
+                "to this exchange (nbgrader release_assignment), and is --exchange right?"
+            )
 
     def _prepare(self) -> None:
         """The assignment as source/ has it now (again, after make release changed it)."""
@@ -203,13 +216,18 @@ class Service:
             rec = attempt.record(sub, FAILED, f"finishing it failed: {type(e).__name__}: {e}")
         self.store.write(rec)
         self.status.done(rec)
-        what = {"graded": f"graded {rec.get('score', 0):g} / {rec.get('max_score', 0):g}"
-                          + (" (counts)" if rec.get("counts") else " (does not count)")
-                          + (" late" if rec.get("late") else "") + f", {rec.get('feedback')} feedback released"
-                          + (f"; to look at: {rec['reason']}" if rec.get("reason") else "")
-                          + (f"; {rec['findings']} finding(s)" if rec.get("findings") else "")}
-        self.status.log(f"{rec['status'].upper()} {sub.student or '?'} {sub.name}: "
-                        + what.get(rec["status"], rec.get("reason", "")))
+        what = {
+            "graded": f"graded {rec.get('score', 0):g} / {rec.get('max_score', 0):g}"
+            + (" (counts)" if rec.get("counts") else " (does not count)")
+            + (" late" if rec.get("late") else "")
+            + f", {rec.get('feedback')} feedback released"
+            + (f"; to look at: {rec['reason']}" if rec.get("reason") else "")
+            + (f"; {rec['findings']} finding(s)" if rec.get("findings") else "")
+        }
+        self.status.log(
+            f"{rec['status'].upper()} {sub.student or '?'} {sub.name}: "
+            + what.get(rec["status"], rec.get("reason", ""))
+        )
 
     def close(self) -> None:
         if self.graders is not None and self.running:
@@ -220,9 +238,18 @@ class Service:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
-def serve(course: Course, exchange: str | None = None, *, port: int | None = None, jobs: int = 1,
-          scheduler: str | None = None, once: bool = False, poll: float = 2.0, no_sandbox: bool = False,
-          echo=print) -> int:
+def serve(
+    course: Course,
+    exchange: str | None = None,
+    *,
+    port: int | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    once: bool = False,
+    poll: float = 2.0,
+    no_sandbox: bool = False,
+    echo=print,
+) -> int:
     """Run the service until Ctrl-C (``once``: until nothing is left to grade). See the module doc."""
     folder = course.state / "service"
     folder.mkdir(parents=True, exist_ok=True)
@@ -230,11 +257,14 @@ def serve(course: Course, exchange: str | None = None, *, port: int | None = Non
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        raise RuntimeError(f"another grading service runs on this course (lock {folder / 'serve.lock'}); "
-                           "stop it first, or leave it to grade") from None
+        raise RuntimeError(
+            f"another grading service runs on this course (lock {folder / 'serve.lock'}); "
+            "stop it first, or leave it to grade"
+        ) from None
     status = Status(folder, echo)
-    svc = Service(course, exchange_root(course, exchange), status, jobs=jobs, scheduler=scheduler,
-                  no_sandbox=no_sandbox)
+    svc = Service(
+        course, exchange_root(course, exchange), status, jobs=jobs, scheduler=scheduler, no_sandbox=no_sandbox
+    )
     if once and not svc.settings.service.enabled:
         raise ValueError("course.toml [service] enabled is false: set enabled = true there to grade on submission")
     page = serve_status(status, port) if port is not None else None

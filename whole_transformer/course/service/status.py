@@ -56,8 +56,13 @@ class Status:
 
     def snapshot(self, full: bool) -> dict:
         with self.lock:
-            out = {"state": self.state, "queue": self.queue, "running": len(self.running),
-                   "since": f"{self.started:%Y-%m-%d %H:%M} UTC", **self.counts}
+            out = {
+                "state": self.state,
+                "queue": self.queue,
+                "running": len(self.running),
+                "since": f"{self.started:%Y-%m-%d %H:%M} UTC",
+                **self.counts,
+            }
             if full:
                 keys = ("student", "when", "status", "score", "max_score", "late", "reason", "seconds", "counts")
                 out["running_now"] = list(self.running)
@@ -67,17 +72,21 @@ class Status:
 
 
 def _html(snap: dict) -> str:
-    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
-                   for k, v in snap.items() if not isinstance(v, list))
+    rows = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+        for k, v in snap.items()
+        if not isinstance(v, list)
+    )
     parts = [f"<table>{rows}</table>"]
     for key, title in (("last", "Last gradings"), ("failures", "Failures")):
         if key in snap:
             items = "".join(f"<li>{html.escape(json.dumps(r))}</li>" for r in snap[key]) or "<li>none</li>"
             parts.append(f"<h2>{title}</h2><ul>{items}</ul>")
-    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta http-equiv=\"refresh\" content=\"10\"><title>Grading service</title></head>"
-            "<body><h1>Grading service: The whole Transformer</h1>"
-            + "".join(parts) + "</body></html>")
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="refresh" content="10"><title>Grading service</title></head>'
+        "<body><h1>Grading service: The whole Transformer</h1>" + "".join(parts) + "</body></html>"
+    )
 
 
 def serve_status(status: Status, port: int) -> ThreadingHTTPServer:

@@ -69,11 +69,14 @@ def read_submission(folder: Path) -> Submission | None:
     elif not folder.is_dir() or folder.is_symlink():
         problem = "it is not a folder"
     elif _handed_in_by_another(folder, student):
-        problem = (f"the folder belongs to another account (uid {folder.stat().st_uid}) than {student}'s: one student "
-                   "cannot hand in for another")
+        problem = (
+            f"the folder belongs to another account (uid {folder.stat().st_uid}) than {student}'s: one student "
+            "cannot hand in for another"
+        )
     elif not (folder / "submission_secret.txt").is_file():
-        problem = ("it has no submission_secret.txt (not handed in with nbgrader submit): its feedback cannot be "
-                   "released")
+        problem = (
+            "it has no submission_secret.txt (not handed in with nbgrader submit): its feedback cannot be released"
+        )
     return Submission(folder.name, folder, student, when, problem)
 
 

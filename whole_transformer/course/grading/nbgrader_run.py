@@ -1,0 +1,119 @@
+"""Step 4 of grading one student (``student.py``): one real ``nbgrader autograde`` process on the student's
+private course, stopped at its deadline or when the run stops; ``NbgraderRuns`` keeps track of them all
+(the service's ``WarmRuns`` forks each from a warm process instead of starting it)."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ..layout import ASSIGNMENT, nbgrader_env
+
+
+class Stopped(Exception):
+    """The run was stopped (Ctrl-C) while this student was being graded."""
+
+
+class NbgraderRuns:
+    """The nbgrader processes started by the graders of one autograde run, so that stopping the
+    run can kill them all (and with each, its sandboxed kernels) and start no new one."""
+
+    def __init__(self):
+        self._procs: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+        self.stopping = threading.Event()
+
+    def add(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.add(proc)
+
+    def start(self, cmd: list[str], cwd: Path, env: dict, out) -> subprocess.Popen:
+        """Start one nbgrader process (the service's ``WarmRuns`` forks it from a warm one instead)."""
+        return subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+        )
+
+    def discard(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def stop_all(self) -> None:
+        self.stopping.set()
+        with self._lock:
+            for proc in list(self._procs):
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+
+def _die_with_parent():
+    """In the child: die if the autograde process dies (a killed run leaves no graders behind)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    os.setsid()
+
+
+def nbgrader_autograde(
+    private: Path,
+    student: str,
+    extra: list[str],
+    log: Path,
+    timeout: float,
+    stop,
+    runs: NbgraderRuns,
+    prestart: dict | None = None,
+) -> tuple[int, str]:
+    """``nbgrader autograde`` of one student in the private course ``private``: (exit code, why it
+    failed). ``prestart``: the sandbox's scratch folder, threads and the kernels' settings
+    (``Pack.kernels``), for the kernels' fork server to start at once (``nbgrader_app``)."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "whole_transformer.course.nbgrader.app",
+        "autograde",
+        ASSIGNMENT,
+        "--student",
+        student,
+        "--force",
+        *extra,
+    ]
+    env = nbgrader_env()
+    if prestart:
+        env["WT_PRESTART_SANDBOX"] = json.dumps(prestart)
+    if stop():
+        raise Stopped()
+    deadline = time.monotonic() + timeout
+    with open(log, "a") as out:
+        proc = runs.start(cmd, private, env, out)
+        runs.add(proc)
+        try:
+            while True:
+                try:
+                    rc = proc.wait(timeout=min(1.0, max(0.05, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if stop():
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                        raise Stopped() from None
+                    if time.monotonic() >= deadline:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                        return -9, f"grading took longer than {int(timeout)} s and was stopped"
+        finally:
+            runs.discard(proc)
+    if rc != 0:
+        lines = [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln or "Error" in ln]
+        why = lines[-1].split("]", 1)[-1].strip() if lines else f"nbgrader exited with code {rc}"
+        return rc, why[:300]
+    return 0, ""
