@@ -24,8 +24,8 @@ from hostile import AlwaysEqual
 from implementations import SOURCE, grade, graded_cells, implementations, notebook_cells
 
 from whole_transformer import checks, exercise_cases, grading, task
+from whole_transformer.course.answers import hidden_cells, reference
 from whole_transformer.course.answers import hidden_tests as hidden
-from whole_transformer.course.answers import reference
 from whole_transformer.course.cells import HIDDEN_REGION
 from whole_transformer.course.layout import NOTEBOOK_OF
 
@@ -184,7 +184,7 @@ def test_graded_cells_follow_the_convention(exercise):
 def test_the_notebooks_hold_the_hidden_tests_generated_from_the_reference():
     """whole_transformer/course/answers/hidden_tests.py works every expected value out with the reference;
     the notebooks hold exactly its output (python -m whole_transformer.course hidden-tests --write)."""
-    assert hidden.out_of_sync(SOURCE) == []
+    assert hidden_cells.out_of_sync(SOURCE) == []
 
 
 def test_the_trained_model_cases_expect_the_right_readings():

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
 from simclass.notebooks import Notebooks, set_answer, write_submission
 
-from whole_transformer.course.answers import check_data, hidden_tests
+from whole_transformer.course.answers import check_data, hidden_cells, hidden_tests
 from whole_transformer.course.answers import reference as ref
 from whole_transformer.course.build.release import out_of_step, release
 from whole_transformer.course.cells import grade_id as gid
@@ -238,11 +238,11 @@ def test_a_hand_edited_hidden_test_is_refused_naming_its_home(source_copy, tmp_p
     path = course.source / "04-how-it-learned.ipynb"
     before = path.read_text()
     _edit_cell(path, "test_make_xy", lambda s: s.replace("task.sequence(999)", "task.sequence(998)"))
-    assert hidden_tests.hand_edited(course.source) == [
+    assert hidden_cells.hand_edited(course.source) == [
         ("04-how-it-learned.ipynb", "test_make_xy", "whole_transformer/course/answers/hidden_tests.py (make_xy_cases)")
     ]
-    with pytest.raises(hidden_tests.HandEdited) as e:
-        hidden_tests.write(course.source)
+    with pytest.raises(hidden_cells.HandEdited) as e:
+        hidden_cells.write(course.source)
     assert (
         "test_make_xy in 04-how-it-learned.ipynb: edit whole_transformer/course/answers/hidden_tests.py "
         "(make_xy_cases) instead" in str(e.value)
@@ -262,8 +262,8 @@ def test_a_hand_edited_hidden_test_is_refused_naming_its_home(source_copy, tmp_p
         "edited by hand: test_make_xy in 04-how-it-learned.ipynb; edit whole_transformer/course/answers/"
         "hidden_tests.py (make_xy_cases) instead" in done.stdout
     )
-    assert hidden_tests.write(course.source, discard=True) == ["test_make_xy"]
-    assert path.read_text() == before and hidden_tests.hand_edited(course.source) == []
+    assert hidden_cells.write(course.source, discard=True) == ["test_make_xy"]
+    assert path.read_text() == before and hidden_cells.hand_edited(course.source) == []
 
 
 def test_a_changed_answer_key_moves_the_visible_check(source_copy, tmp_path):
@@ -514,7 +514,7 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     nb4 = course.source / f"{NB4}.ipynb"
     kept = nb4.read_text()
     _edit_cell(nb4, "test_make_xy", lambda s: s.replace("task.sequence(999)", "task.sequence(998)"))
-    with pytest.raises(hidden_tests.HandEdited, match=r"make_xy_cases\) instead"):  # the nbgrader way: refused
+    with pytest.raises(hidden_cells.HandEdited, match=r"make_xy_cases\) instead"):  # the nbgrader way: refused
         release(course, log=lambda *a: None, questions_data=qdata)
     nb4.write_text(kept)
     _edit_cell(course.source / f"{NB1}.ipynb", "tokens_905", lambda s: s.replace("tokens_905 = 8", "tokens_905 = 7"))

@@ -127,15 +127,15 @@ def cmd_handout(course: Course, args) -> int:
 
 
 def cmd_hidden_tests(course: Course, args) -> int:
-    from .answers import hidden_tests
+    from .answers import hidden_cells
 
     if args.write:
-        print("rewrote:", ", ".join(hidden_tests.write(course.source, discard=args.discard)) or "nothing")
+        print("rewrote:", ", ".join(hidden_cells.write(course.source, discard=args.discard)) or "nothing")
         return 0
-    edited = hidden_tests.hand_edited(course.source)
+    edited = hidden_cells.hand_edited(course.source)
     for nb, gid, home in edited:
         print(f"edited by hand: {gid} in {nb}; edit {home} instead")
-    stale = hidden_tests.out_of_sync(course.source)
+    stale = hidden_cells.out_of_sync(course.source)
     print("out of date:", ", ".join(stale) if stale else "none")
     return 1 if stale or edited else 0
 

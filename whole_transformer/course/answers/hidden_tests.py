@@ -1,4 +1,4 @@
-"""The hidden tests: every exercise's cases, worked out with the reference, and source/ kept in step.
+"""The hidden tests: every exercise's cases, worked out with the reference.
 
 An exercise's cases live here (``<exercise>_cases``): the inputs as Python source (literals, or made
 from seeds by ``grading``'s private functions) and the right result worked out with the reference
@@ -6,39 +6,21 @@ solutions (``reference.py``); a question's answer lives in its solution cell of 
 ``hidden_parts.py`` writes them as a test cell's hidden part (the code the kernel runs, the expected
 values only the grader reads), stamped with a digest. The only cases that use a trained model read
 numbers with the 60-epoch model, whose right answers do not depend on its exact weights (it reads
-all 1,000 numbers right).
+all 1,000 numbers right. ``hidden_cells.py`` keeps source/'s test cells in step with them:
 
     python -m whole_transformer.course hidden-tests           # are the notebooks' hidden tests in sync?
     python -m whole_transformer.course hidden-tests --write   # rewrite them (only the hidden parts)
-
-A generated cell edited by hand is not overwritten: ``write`` (``make release``) refuses, naming the
-place to make the change instead (``HandEdited``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
 import numpy as np
 
 from whole_transformer import grading as g
 from whole_transformer import task
-from whole_transformer.questions import QUESTIONS
 
-from ..cells import cell_source, grade_id, is_test, tracked_id
 from . import reference as ref
-from .hidden_parts import (
-    BATCH_Y,
-    Case,
-    HandEdited,
-    exercise_hidden,
-    is_hand_edited,
-    json_data,
-    question_hidden,
-    solution_value,
-    stamped,
-)
+from .hidden_parts import BATCH_Y, Case, json_data
 
 NS = {"g": g, "np": np, "task": task}
 
@@ -57,6 +39,8 @@ def _case(reference, kind, args, kwargs="{}", extra=None, *, watch=None, changed
 # ---------------------------------------------------------------- next_token
 def next_token_cases():
     R, A = "g.random_array", "g.array"
+    # one case a row (a table reads best that way), so the formatter leaves it as it is
+    # fmt: off
     cases = [
         ("random h, W, b (d 5, V 9)", f"{R}(3101, 5)", f"{R}(3102, (5, 9))", f"{R}(3103, 9)"),
         ("random h, W, b (d 64, V 42, as in the model)", f"{R}(3111, 64)", f"{R}(3112, (64, 42))", f"{R}(3113, 42)"),
@@ -64,46 +48,23 @@ def next_token_cases():
         ("random h, W, b (d 3, V 12)", f"{R}(3131, 3)", f"{R}(3132, (3, 12))", f"{R}(3133, 12)"),
         ("a square W (d = V = 6)", f"{R}(3141, 6)", f"{R}(3142, (6, 6))", f"{R}(3143, 6)"),
         ("the bias decides", f"{A}([1.0, 1.0])", f"{A}([[2.0, 0.0, 1.0], [0.0, 2.0, 1.0]])", f"{A}([0.0, -1.0, 0.5])"),
-        (
-            "the bias decides",
-            f"{A}([0.5, -1.0])",
-            f"{A}([[1.0, 3.0, 0.0, 1.0], [0.0, 1.0, -1.0, 0.5]])",
-            f"{A}([0.0, -1.0, 0.0, 0.75])",
-        ),
+        ("the bias decides", f"{A}([0.5, -1.0])", f"{A}([[1.0, 3.0, 0.0, 1.0], [0.0, 1.0, -1.0, 0.5]])",
+         f"{A}([0.0, -1.0, 0.0, 0.75])"),
         ("a tie between two ids", f"{A}([1.0])", f"{A}([[0.5, 1.0, 3.0, -1.0, 2.0, 3.0]])", f"{A}([0.0] * 6)"),
-        (
-            "a tie between two ids",
-            f"{A}([1.0, 2.0])",
-            f"{A}([[1.0, 2.0, 0.0, 4.0], [1.0, 1.0, 0.5, 0.0]])",
-            f"{A}([1.0, 0.0, 0.0, 0.0])",
-        ),
-        (
-            "a tie between two ids",
-            f"{A}([2.0, 1.0])",
-            f"{A}([[0.0, 1.0, 1.0], [3.0, 1.0, 1.0]])",
-            f"{A}([0.0, 1.0, 1.0])",
-        ),
-        (
-            "every score negative",
-            f"{A}([1.0, 2.0])",
-            f"{A}([[-3.0, -1.0, -2.0], [-1.0, -2.0, -0.5]])",
-            f"{A}([-1.0, -1.0, -1.0])",
-        ),
+        ("a tie between two ids", f"{A}([1.0, 2.0])", f"{A}([[1.0, 2.0, 0.0, 4.0], [1.0, 1.0, 0.5, 0.0]])",
+         f"{A}([1.0, 0.0, 0.0, 0.0])"),
+        ("a tie between two ids", f"{A}([2.0, 1.0])", f"{A}([[0.0, 1.0, 1.0], [3.0, 1.0, 1.0]])",
+         f"{A}([0.0, 1.0, 1.0])"),
+        ("every score negative", f"{A}([1.0, 2.0])", f"{A}([[-3.0, -1.0, -2.0], [-1.0, -2.0, -0.5]])",
+         f"{A}([-1.0, -1.0, -1.0])"),
         ("every score negative", f"{R}(3151, 4, 0.1)", f"{R}(3152, (4, 7), 0.1)", f"{R}(3153, 7, 1.0, -20.0)"),
         ("large scores", f"{R}(3161, 8, 1e4)", f"{R}(3162, (8, 10), 1e4)", f"{R}(3163, 10, 1e4)"),
-        (
-            "float32 inputs",
-            f"{R}(3171, 6, dtype=np.float32)",
-            f"{R}(3172, (6, 9), dtype=np.float32)",
-            f"{R}(3173, 9, dtype=np.float32)",
-        ),
-        (
-            "whole-number inputs",
-            f"{A}([2, -1, 3], int)",
-            f"{A}([[1, 0, 2, 1], [0, 3, -1, 2], [1, 1, 0, -1]], int)",
-            f"{A}([0, 1, 0, 2], int)",
-        ),
+        ("float32 inputs", f"{R}(3171, 6, dtype=np.float32)", f"{R}(3172, (6, 9), dtype=np.float32)",
+         f"{R}(3173, 9, dtype=np.float32)"),
+        ("whole-number inputs", f"{A}([2, -1, 3], int)", f"{A}([[1, 0, 2, 1], [0, 3, -1, 2], [1, 1, 0, -1]], int)",
+         f"{A}([0, 1, 0, 2], int)"),
     ]
+    # fmt: on
     return [_case(ref.next_token, kind, f"({h}, {W}, {b})") for kind, h, W, b in cases]
 
 
@@ -112,27 +73,28 @@ def _prompt(seed, n, low, high):
     return [int(v) for v in np.random.default_rng(seed).integers(low, high, size=n)]
 
 
-def greedy_cases():
-    from whole_transformer.train import load_model
+class _Greedy:
+    """greedy_decode's cases as they are made: ``add`` one with the inputs given, or ``find`` a seed for one."""
 
-    extra = {"read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints}
-    cases = []
+    def __init__(self, extra: dict):
+        self.extra = extra
+        self.cases: list[Case] = []
 
-    def add(kind, model, prompt, args="()", kwargs="{}"):
+    def add(self, kind, model, prompt, args="()", kwargs="{}"):
         more = args[1:-1].strip().rstrip(",")
         case = _case(
             ref.greedy_decode,
             kind,
             f"({model}, {prompt}{', ' + more if more else ''})",
             kwargs,
-            extra,
+            self.extra,
             watch=1,
             changed="the caller's prompt must not change",
         )
-        cases.append(case)
+        self.cases.append(case)
         return case.want
 
-    def find(kind, n_tokens, plen, eos, want_eos, max_new=6, base=3300, **opts):
+    def find(self, kind, n_tokens, plen, eos, want_eos, max_new=6, base=3300, **opts):
         """A seed whose reading ends (or does not end) with eos, so both kinds of case are there."""
         opt_src = "".join(f", {k}={v!r}" for k, v in opts.items())
         for seed in range(base, base + 400):
@@ -141,7 +103,7 @@ def greedy_cases():
             m = g.score_model(seed, n_tokens, **opts)
             out = ref.greedy_decode(m, prompt, eos=eos, max_new=max_new)
             if (out[-1] == eos) == want_eos and len(out) > len(prompt):
-                return add(
+                return self.add(
                     kind,
                     f"M({seed}, {n_tokens}{opt_src})",
                     repr(prompt),
@@ -150,6 +112,12 @@ def greedy_cases():
                 )
         raise RuntimeError(f"no seed for {kind}")
 
+
+def greedy_cases():
+    from whole_transformer.train import load_model
+
+    c = _Greedy({"read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints})
+    find, add = c.find, c.add
     for plen in range(1, 9):  # prompts of every length, ending with eos and not
         find("random score tables, prompts of every length", 10, plen, 1, plen % 2 == 1, base=3300 + 100 * plen)
     find("an eos other than 1", 9, 3, 7, True, base=4100)
@@ -181,7 +149,7 @@ def greedy_cases():
     for n in (held_out[3], held_out[40], held_out[77], 896, 0, 100):
         add("the trained model reading a number", "read_60", f"task.prompt({n})")
     add("the trained model cut short by max_new", "read_60", "task.prompt(777)", "()", "{'eos': 1, 'max_new': 3}")
-    return cases
+    return c.cases
 
 
 # ---------------------------------------------------------------- make_xy
@@ -297,79 +265,3 @@ CASES = {
     "make_xy": make_xy_cases,
     "masked_loss": masked_loss_cases,
 }
-
-
-def home_of(test_id: str, notebook: str = "") -> str:
-    """Where the instructor edits a test cell's cases (an exercise) or its answer (a question)."""
-    name = test_id.removeprefix("test_")
-    if name in CASES:
-        return f"whole_transformer/course/answers/hidden_tests.py ({CASES[name].__name__})"
-    return f"the solution cell {name} of source/whole-transformer/{notebook or 'its notebook'}"
-
-
-def test_cell_source(test_id: str, solutions: dict[str, str], notebook: str = "") -> str:
-    """The whole source of a graded test cell: the visible check, then the hidden part."""
-    name = test_id.removeprefix("test_")
-    if name in CASES:
-        body = f'check("{name}")\n' + exercise_hidden(name, CASES[name]())
-    else:
-        body = f'check("{name}")\n' + question_hidden(name, solution_value(solutions[name], name))
-    return stamped(body, home_of(test_id, notebook))
-
-
-def _generated(test_id: str) -> bool:
-    """A test cell this module writes: one of the course's exercises or questions (a course folder
-    with other notebooks keeps its own tests as they are)."""
-    name = test_id.removeprefix("test_")
-    return name in CASES or name in QUESTIONS
-
-
-def _notebooks(source: Path):
-    for path in sorted(source.glob("*.ipynb")):
-        yield path, nbformat.read(path, as_version=4)
-
-
-def _planned(source: Path):
-    """(path, notebook, [(cell, new source)]) for every source notebook."""
-    for path, nb in _notebooks(source):
-        solutions = {gid: cell_source(c) for c in nb.cells if (gid := grade_id(c)) and not is_test(c)}
-        changes = [
-            (c, test_cell_source(tracked_id(c), solutions, path.name))
-            for c in nb.cells
-            if is_test(c) and _generated(tracked_id(c))
-        ]
-        yield path, nb, changes
-
-
-def out_of_sync(source: Path) -> list[str]:
-    """The grade_ids of test cells whose source differs from what this module generates."""
-    return [tracked_id(c) for _, _, changes in _planned(source) for c, new in changes if cell_source(c) != new]
-
-
-def hand_edited(source: Path) -> list[tuple[str, str, str]]:
-    """(notebook file, grade_id, where to edit) of every generated test cell edited by hand."""
-    return [
-        (path.name, tracked_id(c), home_of(tracked_id(c), path.name))
-        for path, nb in _notebooks(source)
-        for c in nb.cells
-        if is_test(c) and _generated(tracked_id(c)) and is_hand_edited(cell_source(c))
-    ]
-
-
-def write(source: Path, discard: bool = False) -> list[str]:
-    """Rewrite the test cells of the source notebooks; returns the grade_ids changed. Raises
-    ``HandEdited`` if a cell was edited by hand (unless ``discard``: the edits are thrown away)."""
-    edited = hand_edited(source)
-    if edited and not discard:
-        raise HandEdited(edited)
-    changed = []
-    for path, nb, changes in _planned(source):
-        touched = False
-        for c, new in changes:
-            if cell_source(c) != new:
-                c.source = new
-                changed.append(tracked_id(c))
-                touched = True
-        if touched:
-            nbformat.write(nb, path)
-    return changed

@@ -6,7 +6,7 @@
 - the points of graded cells listed in ``course.toml`` ``[points]`` (written into source/);
 - the hidden tests, from ``answers/hidden_tests.py`` (an exercise's cases) and the source's own
   solution cells (a question's answer); a generated cell edited by hand is refused, naming the
-  place to edit (``hidden_tests.HandEdited``);
+  place to edit (``hidden_cells.HandEdited``);
 - the visible checks' data: the exercises' hashes (``answers/check_data.py``) and the questions'
   answer hashes (``whole_transformer/data/questions.json``, from the solution cells);
 - the mistake table (``answers/diagnose.py``): what each catalogued mistake returns on the hidden
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 
-from whole_transformer.course.answers import check_data, diagnose, hidden_tests
+from whole_transformer.course.answers import check_data, diagnose, hidden_cells
 from whole_transformer.course.cells import grade_id, nbgrader_meta
 from whole_transformer.course.grading.gradebook import prepare_database, stamp_gradebook
 from whole_transformer.course.layout import ASSIGNMENT, Course, run_nbgrader
@@ -143,9 +143,9 @@ def out_of_step(course: Course, questions_data: Path | None = None) -> list[str]
     ]
     out += [
         f"hidden test {gid} edited by hand in {nb}: edit {home} instead"
-        for nb, gid, home in hidden_tests.hand_edited(course.source)
+        for nb, gid, home in hidden_cells.hand_edited(course.source)
     ]
-    out += [f"hidden test {gid} out of step with its generator" for gid in hidden_tests.out_of_sync(course.source)]
+    out += [f"hidden test {gid} out of step with its generator" for gid in hidden_cells.out_of_sync(course.source)]
     out += [
         f"visible check of {q}: its answer key in {data.name} differs from the source"
         for q in check_data.questions_out_of_step(course.source, data)
@@ -162,17 +162,17 @@ def out_of_step(course: Course, questions_data: Path | None = None) -> list[str]
 
 def bring_in_step(course: Course, log=print, questions_data: Path | None = None) -> list[str]:
     """Write every generated part of source/ and the visible checks' data; the changes, one line each.
-    Nothing is written if a generated cell was edited by hand (``hidden_tests.HandEdited``)."""
+    Nothing is written if a generated cell was edited by hand (``hidden_cells.HandEdited``)."""
     settings = term_settings.load(course)
     data = questions_data or check_data.QUESTIONS_DATA
     plan = points_planned(course, settings)
-    edited = hidden_tests.hand_edited(course.source)
+    edited = hidden_cells.hand_edited(course.source)
     if edited:
-        raise hidden_tests.HandEdited(edited)
+        raise hidden_cells.HandEdited(edited)
     check_data.questions_planned(course.source, data)  # refuses a key the hints call wrong, before any write
     changes = [f"points of {gid} in {path.name}: {old:g} → {new:g} (course.toml)" for path, gid, old, new in plan]
     write_points(plan)
-    changes += [f"hidden test {gid} rewritten" for gid in hidden_tests.write(course.source)]
+    changes += [f"hidden test {gid} rewritten" for gid in hidden_cells.write(course.source)]
     changes += [
         f"visible check of {q} follows its new answer key ({data.name})"
         for q in check_data.write_questions(course.source, data)
