@@ -23,88 +23,26 @@ FORBIDDEN_MODULES = ("whole_transformer.course", "nbgrader")
 
 _BUILTIN_NAMES = {n for n in dir(builtins) if not n.startswith("_")} | {"__builtins__", "__import__"}
 _HARMLESS_BUILTIN_NAMES = {"copyright", "credits", "license", "exit", "quit", "help"}
-_FILE_FUNCS = {
-    "open",
-    "listdir",
-    "scandir",
-    "walk",
-    "glob",
-    "iglob",
-    "load",
-    "loadtxt",
-    "genfromtxt",
-    "fromfile",
-    "read_text",
-    "read_bytes",
-    "write_text",
-    "write_bytes",
-    "copy",
-    "copyfile",
-    "copytree",
-    "rmtree",
-    "remove",
-    "unlink",
-    "rename",
-    "replace",
-    "symlink",
-    "link",
-    "system",
-    "popen",
-    "run",
-    "Popen",
-    "check_output",
-    "call",
-    "chdir",
-    "makedirs",
-    "mkdir",
-    "rmdir",
-    "iterdir",
-    "rglob",
-    "stat",
-}
 _SENSITIVE_WORDS = ("source", "release", "gradebook", "autograde", "submitted", "nbgrader_config", ".ipynb")
+# the tables of names, several a row (they read best that way), so the formatter leaves them as they are
+# fmt: off
+_FILE_FUNCS = {
+    "open", "listdir", "scandir", "walk", "glob", "iglob", "load", "loadtxt", "genfromtxt", "fromfile",
+    "read_text", "read_bytes", "write_text", "write_bytes", "copy", "copyfile", "copytree", "rmtree",
+    "remove", "unlink", "rename", "replace", "symlink", "link", "system", "popen", "run", "Popen",
+    "check_output", "call", "chdir", "makedirs", "mkdir", "rmdir", "iterdir", "rglob", "stat",
+}
 _INTROSPECTION = {
-    ("sys", "_getframe"),
-    ("inspect", "currentframe"),
-    ("inspect", "stack"),
-    ("inspect", "getouterframes"),
-    ("inspect", "getsource"),
-    ("traceback", "extract_stack"),
-    ("traceback", "print_stack"),
-    ("gc", "get_objects"),
-    ("gc", "get_referrers"),
-    ("sys", "settrace"),
-    ("sys", "setprofile"),
-    ("sys", "modules"),
-    ("sys", "excepthook"),
-    ("sys", "displayhook"),
+    ("sys", "_getframe"), ("inspect", "currentframe"), ("inspect", "stack"), ("inspect", "getouterframes"),
+    ("inspect", "getsource"), ("traceback", "extract_stack"), ("traceback", "print_stack"),
+    ("gc", "get_objects"), ("gc", "get_referrers"), ("sys", "settrace"), ("sys", "setprofile"),
+    ("sys", "modules"), ("sys", "excepthook"), ("sys", "displayhook"),
 }
-_IPYTHON_HOOKS = (
-    "input_transformers",
-    "ast_transformers",
-    "set_custom_exc",
-    "events",
-    "run_cell",
-    "showtraceback",
-    "display_formatter",
-    "user_ns",
-    "register_magic_function",
-)
-_MAGIC_METHODS = {
-    "__eq__",
-    "__ne__",
-    "__bool__",
-    "__float__",
-    "__int__",
-    "__index__",
-    "__array__",
-    "__len__",
-    "__getattr__",
-    "__getattribute__",
-    "__abs__",
-    "__round__",
-    "__hash__",
-}
+_IPYTHON_HOOKS = ("input_transformers", "ast_transformers", "set_custom_exc", "events", "run_cell",
+                  "showtraceback", "display_formatter", "user_ns", "register_magic_function")
+_MAGIC_METHODS = {"__eq__", "__ne__", "__bool__", "__float__", "__int__", "__index__", "__array__",
+                  "__len__", "__getattr__", "__getattribute__", "__abs__", "__round__", "__hash__"}
+# fmt: on
 _VALUE_BASES = {"int", "float", "str", "tuple", "list", "dict", "bool", "ndarray", "Tensor", "number"}
 
 
