@@ -170,6 +170,40 @@ def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
     assert "hand_out" not in bob_page and "END HIDDEN TESTS" not in bob_page
 
 
+class Killed(BaseException):
+    """The service's process ending at this point (nothing of the service catches it)."""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_stopped_between_its_merge_and_the_record_the_attempt_is_graded_again_not_left_to_the_instructor(
+    tmp_path, monkeypatch
+):
+    require_sandbox()
+    course, exchange = course_with_exchange(tmp_path, '[service]\nenabled = true\nfeedback_before_due = "full"\n')
+    bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered(course))}, datetime.now(UTC))
+    from whole_transformer.course.service import feedback
+
+    real = feedback.release
+
+    def killed(*a, **kw):
+        raise Killed()
+
+    monkeypatch.setattr(feedback, "release", killed)  # merged into the course; ended before its feedback
+    with pytest.raises(Killed):
+        serve(course, str(exchange), once=True, echo=lambda line: None)
+    assert Store(course).all() == [] and (course.root / "autograde" / "bob").is_dir()
+    monkeypatch.setattr(feedback, "release", real)
+    lines = []
+    assert serve(course, str(exchange), once=True, echo=lines.append) == 0
+    text = "\n".join(lines)
+    assert text.count("GRADED bob") == 1 and "COLLECTED" not in text, text  # not taken for make autograde's
+    (record,) = Store(course).all()
+    assert record["status"] == "graded" and record["score"] == 3.0
+    assert "Score of this attempt: 3 / 3" in released(exchange, bob).read_text()
+    assert not list(Store(course).folder.glob("*.merging"))
+
+
 def released(exchange: Path, attempt: Path) -> Path:
     """Where the attempt's feedback must be for nbgrader fetch_feedback (its exchange/default/fetch_feedback.py)."""
     from nbgrader.utils import notebook_hash

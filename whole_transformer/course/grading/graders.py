@@ -17,8 +17,8 @@ from pathlib import Path
 from ..sandbox.bubblewrap import SandboxMissing, sandbox_status
 from .gradebook import Pack
 from .locate import Job
-from .record import StudentResult
 from .nbgrader_run import NbgraderRuns, Stopped
+from .record import StudentResult
 from .student import grade_job
 
 

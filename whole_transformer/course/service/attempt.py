@@ -70,6 +70,8 @@ def graded_by_instructor(svc, sub: Submission) -> dict | None:
     service was off, then collected): grading it again would replace the feedback the instructor released."""
     from ..grading.record import load_record
 
+    if svc.store.was_merging(sub.name):  # the service's own merge, stopped before its record: not theirs
+        return None
     graded = load_record(svc.course, sub.student)
     try:
         same = graded is not None and graded.submission == make_job(sub, svc.template, svc.work / "stage").submission
@@ -153,6 +155,7 @@ def graded(svc, sub: Submission, decision: Decision, job: Job, result) -> dict:
     score, total = score_of(result, svc.template.grade_cells)
     counting = counts(svc.settings.service, score, svc.store.history(sub.student))
     if counting:
+        svc.store.merging(sub.name)
         install(svc.course, sub.student, job.files)
         merge(svc.course, result, svc.template)
     kind = feedback_kind(svc.settings, sub.student, sub.handed_in)

@@ -141,6 +141,19 @@ class Store:
     def write(self, record: dict) -> None:
         write_json(self._path(record["name"]), record)
         self._cache[record["name"]] = record
+        self._merging(record["name"]).unlink(missing_ok=True)
+
+    def _merging(self, name: str) -> Path:
+        return self._path(name).with_suffix(".merging")
+
+    def merging(self, name: str) -> None:
+        """Say, durably, that this attempt goes into the course now (until its record is written): a service
+        stopped in between finds its own merge on restart, not one of ``make autograde``, and grades the
+        attempt again, releasing its feedback."""
+        write_json(self._merging(name), {"name": name})
+
+    def was_merging(self, name: str) -> bool:
+        return self._merging(name).exists()
 
     def all(self) -> list[dict]:
         out = []
