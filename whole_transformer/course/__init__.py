@@ -12,8 +12,8 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
   students' repository), ``notebook`` (running a notebook top to bottom: the one ``run_notebook``),
   their ``templates/`` and ``vendor/``;
 - ``nbgrader/``   what nbgrader runs: ``app`` (nbgrader started light), ``execute`` (the sandboxed,
-  crash-proof Execute step), ``verdict`` (expected values held outside the kernel; ``compare`` a
-  result with them, ``verdict_text`` what a verdict says), ``hide_tests``
+  crash-proof Execute step), ``verdict`` (expected values held outside the kernel; ``cell_verdict`` one
+  cell's verdict, ``compare`` a result with them, ``verdict_text`` what a verdict says), ``hide_tests``
   (the feedback filter);
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
   arguments), ``warm_kernels`` (each student's kernels forked from one fork server); it knows nothing of grades;
