@@ -95,7 +95,7 @@ class Service:
         else:
             graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout)
             graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
-            warm.prestart()
+            warm.prestart({"threads": graders.threads, **self.pack.kernels} if sandbox and self.pack.kernels else None)
         self.graders = graders
         self.status.log(
             f"serve: grading {graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "

@@ -81,10 +81,15 @@ def context():
         return _context
 
 
-def prestart() -> None:
-    """Start the zygote now (its imports take seconds), rather than at the first submission."""
+def prestart(kernels: dict | None) -> None:
+    """Start the zygote now (its imports take seconds), rather than at the first submission; and, in a
+    thread, the kernel zygote for these kernel settings (``threads`` and ``Pack.kernels``), if any."""
     from multiprocessing import forkserver
 
+    if kernels is not None:
+        threading.Thread(
+            target=with_kernel_zygote, args=({"WT_PRESTART_SANDBOX": json.dumps(kernels)},), daemon=True
+        ).start()
     context()
     forkserver.ensure_running()
 
