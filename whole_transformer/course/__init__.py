@@ -20,8 +20,8 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
 - ``grading/``    one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
   ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
   ``graded`` what its nbgrader run left, read back), ``merge``, ``record``; a class: ``autograde``
-  (what it tells as it goes: ``class_log``), ``graders`` (local or Dask), ``claims``, ``gradebook``,
-  ``cluster``;
+  (what it checks first: ``prepare``; what it tells as it goes: ``class_log``), ``graders`` (local or Dask),
+  ``claims``, ``gradebook``, ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
 - ``classroom/``  JupyterHub on this machine: ``hub`` (``up``; what it made: ``room``; ``down``: ``teardown``)

@@ -10,7 +10,8 @@ assignment as a ``Pack`` (``gradebook.make_pack``: a SQLite gradebook that knows
 notebooks and the course's nbgrader_config.py), grades in a private course folder of its own and
 returns a ``StudentResult``. Graders run in threads of this process (``--jobs N``) or on the
 workers of a Dask cluster (``--scheduler tcp://host:8786``), see ``graders.py``. The gradebook a
-student's grading writes is always its private SQLite file: none can touch the course gradebook.
+student's grading writes is always its private SQLite file: none can touch the course gradebook. What a
+run checks and prepares before anyone is graded: ``prepare.py``.
 
 Results are merged here as they come back: grades into the course gradebook (``gradebook.db`` or
 the database ``DB_URL`` names), the graded notebooks into ``autograde/<student>/whole-transformer/``,
@@ -26,24 +27,23 @@ and a summary per student is printed.
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..layout import ASSIGNMENT, Course, redact
-from ..sandbox.bubblewrap import SandboxMissing, check_sandbox
+from ..layout import ASSIGNMENT, Course
+from ..sandbox.bubblewrap import SandboxMissing
 from ..term.settings import Settings
 from .claims import Claims
 from .class_log import Progress, Tally, lateness_note, log_summary, summary_line
-from .gradebook import Pack, Template, build_template, changed_notebooks, make_pack, open_gradebook
+from .gradebook import Pack, Template, changed_notebooks, open_gradebook
 from .graders import DaskGraders, LocalGraders
 from .locate import Job, make_job, submission_digest, submission_files
 from .merge import merge
+from .prepare import check_run, chosen_students, fresh_work, prepare_assignment
 from .record import FAILED, GRADED, MISSING, NotebookResult, StudentResult, load_record, write_integrity_report
 
 
@@ -56,30 +56,6 @@ class ClassRun:
     elsewhere: list[str] = field(default_factory=list)  # being graded by another run at the time
     left: list[str] = field(default_factory=list)  # not graded (stopped, or the grading infrastructure failed)
     workers: list[str] = field(default_factory=list)  # where each graded student was graded, in order
-
-
-def _work_root(course: Course) -> Path:
-    """This run's work folder; those of dead runs of this host are removed."""
-    base = course.state / "work"
-    host = socket.gethostname()
-    if base.is_dir():
-        for d in base.iterdir():
-            h, _, pid = d.name.rpartition("-")
-            if h == host and pid.isdigit() and not _alive(int(pid)):
-                shutil.rmtree(d, ignore_errors=True)
-            elif not pid.isdigit():
-                shutil.rmtree(d, ignore_errors=True)  # not a run's folder (named host-pid)
-    return base / f"{host}-{os.getpid()}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def is_done(course: Course, student: str, template: Template) -> bool:
@@ -107,66 +83,6 @@ def _failed_result(job: Job, template: Template, e: BaseException) -> StudentRes
         result.notebooks[name] = NotebookResult(FAILED, why)
         result.notebooks[name].settle(g for g, _ in template.grade_cells[name])
     return result
-
-
-def _start(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, Settings]:
-    """(whether the kernels are sandboxed, course.toml's settings): what must hold before anyone is graded."""
-    if jobs < 1:
-        raise ValueError(f"--jobs must be 1 or more, got {jobs}")
-    sandbox = check_sandbox(no_sandbox)
-    if not sandbox:
-        log(
-            "WARNING: grading WITHOUT a sandbox: student code runs with your rights and can read the hidden "
-            "tests and the gradebook."
-        )
-    if not course.source.is_dir():
-        raise ValueError(f"no source notebooks in {course.source}")
-    from whole_transformer.course.term.settings import load
-
-    settings = load(course)  # a bad course.toml stops the run before anything is graded
-    from whole_transformer.course.build.release import points_planned
-
-    stale = points_planned(course, settings)
-    if stale:
-        raise ValueError(
-            "course.toml [points] differs from source/ ("
-            + ", ".join(f"{gid} {old:g} → {new:g}" for _, gid, old, new in stale)
-            + "): run make release first, then autograde"
-        )
-    return sandbox, settings
-
-
-def _chosen(course: Course, students: list[str] | None) -> list[str]:
-    """The students to grade: everyone in submitted/, or those given (each must have a folder there)."""
-    everyone = course.students()
-    if students:
-        unknown = [s for s in students if s not in everyone]
-        if unknown:
-            raise ValueError(f"no submission folder for {', '.join(unknown)} in {course.submitted}")
-        everyone = [s for s in everyone if s in students]
-    return everyone
-
-
-def _fresh_work(course: Course) -> Path:
-    course.state.mkdir(parents=True, exist_ok=True)
-    work = _work_root(course)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    return work
-
-
-def _assignment(course: Course, claims: Claims, work: Path, log) -> tuple[Template, Pack]:
-    """The gradebook and the assignment prepared (by one run at a time), and the pack graders get."""
-    t_prep = time.monotonic()
-    claims.lock("assignment")  # one run at a time prepares the gradebook and the assignment
-    try:
-        template = build_template(course, work, log)
-    finally:
-        claims.unlock("assignment")
-    pack = make_pack(course, template)
-    where_db = "gradebook.db" if course.sqlite else redact(course.db_url)
-    log(f"autograde: assignment ready in {time.monotonic() - t_prep:.1f} s; gradebook {where_db}")
-    return template, pack
 
 
 @dataclass
@@ -256,19 +172,15 @@ def autograde(
     ``scheduler``: the address of a Dask scheduler (``tcp://host:8786``) to grade on its workers;
     else ``jobs`` students at once here. Ctrl-C stops cleanly: students merged so far stay graded."""
     t0 = time.monotonic()
-    sandbox, settings = _start(course, jobs, no_sandbox, log)
-    everyone = _chosen(course, students)
-    work = _fresh_work(course)
+    sandbox, settings = check_run(course, jobs, no_sandbox, log)
+    everyone = chosen_students(course, students)
+    work = fresh_work(course)
     claims = Claims(course)
     graders = None
     tally = Tally()
     try:
-        template, pack = _assignment(course, claims, work, log)
-        todo: list[str] = []
-        for s in sorted(
-            everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s) if p.suffix == ".ipynb"])
-        ):
-            (tally.skipped if is_done(course, s, template) and not force else todo).append(s)
+        template, pack = prepare_assignment(course, claims, work, log)
+        todo = _todo(course, everyone, template, force, tally)
         graders = (
             DaskGraders(scheduler, sandbox, cell_timeout, log)
             if scheduler
@@ -285,13 +197,7 @@ def autograde(
                 todo, gb, work / "staging"
             )
         except BaseException:
-            # Ctrl-C or an error: stop the graders now; students merged so far stay graded
-            bar.close()
-            tally.left = [s for s in todo if s not in set(tally.graded) | set(tally.elsewhere) | set(tally.skipped)]
-            log(
-                f"autograde: stopping: {len(tally.graded)} graded in this run, {len(tally.left)} left (run it "
-                "again to grade who is left)"
-            )
+            _stopping(tally, todo, bar, log)  # Ctrl-C or an error: students merged so far stay graded
             graders.stop()
             graders = None
             raise
@@ -308,3 +214,23 @@ def autograde(
     seconds = time.monotonic() - t0
     log_summary(tally, records, report, seconds, log)
     return ClassRun(tally.graded, tally.skipped, seconds, report, tally.elsewhere, tally.left, tally.where)
+
+
+def _todo(course: Course, everyone: list[str], template: Template, force: bool, tally: Tally) -> list[str]:
+    """Who to grade, the biggest submissions first (those graded already go to ``tally.skipped``)."""
+    todo: list[str] = []
+    for s in sorted(
+        everyone, key=lambda s: -len([p for p in submission_files(course.submitted / s) if p.suffix == ".ipynb"])
+    ):
+        (tally.skipped if is_done(course, s, template) and not force else todo).append(s)
+    return todo
+
+
+def _stopping(tally: Tally, todo: list[str], bar: Progress, log) -> None:
+    """Stopped (Ctrl-C or an error): the bar closed, and who is left said before the graders stop."""
+    bar.close()
+    tally.left = [s for s in todo if s not in set(tally.graded) | set(tally.elsewhere) | set(tally.skipped)]
+    log(
+        f"autograde: stopping: {len(tally.graded)} graded in this run, {len(tally.left)} left (run it "
+        "again to grade who is left)"
+    )

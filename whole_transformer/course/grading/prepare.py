@@ -1,0 +1,102 @@
+"""What a class run needs before anyone is graded (``autograde.py``): the sandbox, the job count and course.toml
+checked, the students chosen, a fresh work folder of this run, and the assignment prepared: the gradebook and the
+template, by one run at a time, and the pack every grader gets."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from pathlib import Path
+
+from ..layout import Course, redact
+from ..sandbox.bubblewrap import check_sandbox
+from ..term.settings import Settings
+from .claims import Claims
+from .gradebook import Pack, Template, build_template, make_pack
+
+
+def _work_root(course: Course) -> Path:
+    """This run's work folder; those of dead runs of this host are removed."""
+    base = course.state / "work"
+    host = socket.gethostname()
+    if base.is_dir():
+        for d in base.iterdir():
+            h, _, pid = d.name.rpartition("-")
+            if h == host and pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+            elif not pid.isdigit():
+                shutil.rmtree(d, ignore_errors=True)  # not a run's folder (named host-pid)
+    return base / f"{host}-{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_run(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, Settings]:
+    """(whether the kernels are sandboxed, course.toml's settings): what must hold before anyone is graded."""
+    if jobs < 1:
+        raise ValueError(f"--jobs must be 1 or more, got {jobs}")
+    sandbox = check_sandbox(no_sandbox)
+    if not sandbox:
+        log(
+            "WARNING: grading WITHOUT a sandbox: student code runs with your rights and can read the hidden "
+            "tests and the gradebook."
+        )
+    if not course.source.is_dir():
+        raise ValueError(f"no source notebooks in {course.source}")
+    from whole_transformer.course.term.settings import load
+
+    settings = load(course)  # a bad course.toml stops the run before anything is graded
+    from whole_transformer.course.build.release import points_planned
+
+    stale = points_planned(course, settings)
+    if stale:
+        raise ValueError(
+            "course.toml [points] differs from source/ ("
+            + ", ".join(f"{gid} {old:g} → {new:g}" for _, gid, old, new in stale)
+            + "): run make release first, then autograde"
+        )
+    return sandbox, settings
+
+
+def chosen_students(course: Course, students: list[str] | None) -> list[str]:
+    """The students to grade: everyone in submitted/, or those given (each must have a folder there)."""
+    everyone = course.students()
+    if students:
+        unknown = [s for s in students if s not in everyone]
+        if unknown:
+            raise ValueError(f"no submission folder for {', '.join(unknown)} in {course.submitted}")
+        everyone = [s for s in everyone if s in students]
+    return everyone
+
+
+def fresh_work(course: Course) -> Path:
+    """This run's work folder, empty."""
+    course.state.mkdir(parents=True, exist_ok=True)
+    work = _work_root(course)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return work
+
+
+def prepare_assignment(course: Course, claims: Claims, work: Path, log) -> tuple[Template, Pack]:
+    """The gradebook and the assignment prepared (by one run at a time), and the pack graders get."""
+    t_prep = time.monotonic()
+    claims.lock("assignment")  # one run at a time prepares the gradebook and the assignment
+    try:
+        template = build_template(course, work, log)
+    finally:
+        claims.unlock("assignment")
+    pack = make_pack(course, template)
+    where_db = "gradebook.db" if course.sqlite else redact(course.db_url)
+    log(f"autograde: assignment ready in {time.monotonic() - t_prep:.1f} s; gradebook {where_db}")
+    return template, pack
