@@ -24,8 +24,8 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
   ``claims``, ``gradebook``, ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
-- ``classroom/``  JupyterHub on this machine: ``hub`` (``up``; what it made: ``room``; ``down``: ``teardown``)
-  and the students' ``env``.
+- ``classroom/``  JupyterHub on this machine: ``hub`` (``up``; what it made: ``room``; its accounts and the
+  instructor's course: ``instructor``; ``down``: ``teardown``) and the students' ``env``.
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.
 """

@@ -182,6 +182,19 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     python = env / "bin" / "python"
     hub = f"jupyterhub=={metadata.version('jupyterhub')}"  # the single-user servers must match the hub
     requirements = tomllib.loads((package / "pyproject.toml").read_text())["project"]["dependencies"] + [hub]
+    seeded = _seed(env, python, requirements)
+    # this environment's pip, run for that Python (pip --python): the venv needs no pip of its own
+    pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
+    run([*pip, "install", "--quiet", "--no-warn-script-location", package, hub], cwd=env.parent, log=log)
+    run([*pip, "check"], log=log)  # every installed distribution has what it requires
+    _configure(env, exchange)
+    _readable_by_all(env)
+    return f"{seeded} packages from {sys.prefix}, the course package and the rest by pip"
+
+
+def _seed(env: Path, python: Path, requirements: list[str]) -> int:
+    """Copy into ``env`` what this Python has installed of the requirements, when ``env`` runs the same Python
+    minor (pip installs the rest); returns how many distributions were copied."""
     seeded = 0
     if (env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}").is_dir():  # the same Python minor
         here = str(Path(packaging.__file__).parent.parent)  # packaging, to describe that Python as pip will
@@ -194,10 +207,11 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
             ]
         ).stdout
         seeded = seed_env(env, installed_closure(requirements, json.loads(markers)))
-    # this environment's pip, run for that Python (pip --python): the venv needs no pip of its own
-    pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
-    run([*pip, "install", "--quiet", "--no-warn-script-location", package, hub], cwd=env.parent, log=log)
-    run([*pip, "check"], log=log)  # every installed distribution has what it requires
+    return seeded
+
+
+def _configure(env: Path, exchange: Path) -> None:
+    """The environment's settings for everyone who runs it: Jupyter's, JupyterLab's and nbgrader's exchange."""
     etc = env / "etc" / "jupyter"
     # nbgrader's instructor extensions off for everyone (as `jupyter server extension disable --sys-prefix`
     # and `jupyter labextension disable --level=sys_prefix` would), and locked; terminals run a plain bash,
@@ -233,9 +247,12 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     overrides.write_text(
         json.dumps({"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}})
     )
+
+
+def _readable_by_all(env: Path) -> None:
+    """Every file of ``env`` readable by all (and runnable where its owner may run it), writable by root alone."""
     for dirpath, dirnames, filenames in os.walk(env):  # readable by all, writable by root alone
         for p in (os.path.join(dirpath, n) for n in dirnames + filenames):
             mode = os.lstat(p).st_mode
             if not stat.S_ISLNK(mode) and mode != (new := (mode | 0o044 | (0o011 if mode & 0o100 else 0)) & ~0o022):
                 os.chmod(p, new)
-    return f"{seeded} packages from {sys.prefix}, the course package and the rest by pip"

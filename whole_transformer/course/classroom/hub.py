@@ -21,17 +21,14 @@ recorded, as it is made, in ``DIR/classroom.json``; ``down`` stops the hub and r
 
 No student has a path into the instructor's folder: the environment holds no editable install pointing
 at a course checkout, and the instructor's home is closed to others. What ``up`` made is a ``Classroom``
-(``room.py``); ``down`` is in ``teardown.py``.
+(``room.py``); its accounts and the instructor's course are made by ``instructor.py``; ``down`` is in
+``teardown.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import pwd
-import secrets
-import shutil
 import socket
 import stat
 import subprocess
@@ -41,45 +38,13 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..layout import ASSIGNMENT, COURSE_ID, REPO, python_first_on_path
-from .env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS, ClassroomError, build_env, run
+from ..layout import COURSE_ID, REPO, python_first_on_path
+from .env import ClassroomError, build_env
+from .instructor import add_account, set_up_instructor
 from .room import COURSE_FOLDER, DEFAULT_DIR, NEED_ROOT, RECORD, Classroom
 from .teardown import down
 
 DEFAULT_PROXY = REPO / ".classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
-# what is not copied into the instructor's course folder: the checkout's own work and tools at its top
-# (a package folder may share a name with one of them: whole_transformer/course/build/ is copied) ...
-COURSE_IGNORE_TOP = {
-    ".git",
-    ".venv",
-    ".classroom",
-    ".a11y",
-    "node_modules",
-    "artifacts",
-    "autograde",
-    "feedback",
-    "feedback-pages",
-    "submitted",
-    "downloaded",
-    "gradebook.db",
-    "build",
-    "handout",
-    "grades.csv",
-    "grades-detail.csv",
-    "integrity-report.csv",
-    "canvas-grades.csv",
-    "moodle-grades.csv",
-    "runs",
-}
-# ... and caches at any depth
-COURSE_IGNORE = shutil.ignore_patterns(
-    "__pycache__", ".pytest_cache", ".ruff_cache", "*.egg-info", ".ipynb_checkpoints"
-)
-
-
-def _not_copied(folder: str, names: list[str]) -> set[str]:
-    top = COURSE_IGNORE_TOP if Path(folder) == REPO else set()
-    return top | set(COURSE_IGNORE(folder, names))
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -87,54 +52,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def add_account(room: Classroom, name: str) -> str:
-    """A Linux account with its home under DIR/home, and a fresh password (returned, not stored)."""
-    if name in {p.pw_name for p in pwd.getpwall()}:
-        raise ClassroomError(f"an account named {name} already exists: remove it, or pick another --prefix")
-    run(["useradd", "--create-home", "--home-dir", room.home(name), "--shell", "/bin/bash", "--user-group", name])
-    room.accounts.append(name)
-    room.save()
-    room.home(name).chmod(0o700)
-    password = secrets.token_urlsafe(9)
-    subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True, check=True)
-    return password
-
-
-def set_up_instructor(room: Classroom, log: Path) -> None:
-    """The course folder in the instructor's home, released to the exchange; the Formgrader for them."""
-    user, home, course = room.instructor, room.home(room.instructor), room.course
-    shutil.copytree(REPO, course, ignore=_not_copied, symlinks=True)
-    jupyter = home / ".jupyter"
-    (jupyter / "labconfig").mkdir(parents=True)
-    (jupyter / "nbgrader_config.py").write_text(
-        "# The instructor's course: the Formgrader and nbgrader commands find it from anywhere\n"
-        "c = get_config()  # noqa: F821\n"
-        f"load_subconfig({str(course / 'nbgrader_config.py')!r})  # noqa: F821\n"
-        f"c.CourseDirectory.root = {str(course)!r}\n"
-    )
-    (jupyter / "jupyter_server_config.json").write_text(
-        json.dumps(
-            {
-                "ServerApp": {
-                    "jpserver_extensions": dict.fromkeys(INSTRUCTOR_SERVER_EXTENSIONS, True),
-                    # the Formgrader is a page of this server shown in a frame of JupyterLab: allow frames from itself
-                    "tornado_settings": {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}},
-                }
-            },
-            indent=1,
-        )
-    )
-    (jupyter / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, False)}, indent=1)
-    )
-    pw = pwd.getpwnam(user)
-    for dirpath, dirnames, filenames in os.walk(home):
-        for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
-            os.lchown(name, pw.pw_uid, pw.pw_gid)
-    for args in (["whole_transformer.course", "release"], ["nbgrader", "release_assignment", ASSIGNMENT, "--force"]):
-        room.run_as(user, room.env / "bin" / "python", "-m", *args, log=log)
 
 
 def write_hub_config(room: Classroom, proxy: Path) -> Path:
@@ -235,31 +152,8 @@ def up(
 ) -> Classroom:
     """Make the classroom (see the module doc) and start its hub; returns it, passwords included.
     ``hub_up(room)``, if given, is called once the hub answers, while the course may still be being released."""
-    if os.geteuid() != 0:
-        raise ClassroomError(NEED_ROOT)
-    if not Path(proxy).is_file():
-        raise ClassroomError(
-            f"configurable-http-proxy is not at {proxy}: run `make classroom` (it installs it "
-            "from npm into .classroom/), or pass --proxy"
-        )
-    if not 1 <= students <= 200:
-        raise ClassroomError(f"STUDENTS must be between 1 and 200, not {students}")
-    folder = Path(folder).resolve()
-    if (folder / RECORD).exists():
-        raise ClassroomError(f"a classroom is already set up in {folder}: run `make classroom-stop` first")
-    if folder.exists() and any(folder.iterdir()):
-        raise ClassroomError(f"{folder} exists and is not empty: name a new folder with CLASSROOM_DIR=...")
-    if not all(p.stat().st_mode & stat.S_IXOTH for p in folder.parents if p.exists()):
-        raise ClassroomError(f"every user must be able to pass through the folders above {folder}")
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o755)
-    room = Classroom(
-        folder, port or _free_port(), f"{prefix}-instructor", [f"{prefix}-student{i}" for i in range(1, students + 1)]
-    )
-    room.save()
-    for sub, mode in [("hub", 0o700), ("logs", 0o700), ("home", 0o755), ("exchange", 0o777)]:
-        (folder / sub).mkdir()
-        (folder / sub).chmod(mode)  # the exchange: writable by all, as nbgrader's docs ask
+    folder = _check_up(Path(folder).resolve(), students, proxy)
+    room = _make_room(folder, students, port, prefix)
     log(f"classroom: {folder} (hub state, logs, accounts' homes, exchange, environment)")
     t0 = [time.monotonic()]
 
@@ -295,6 +189,40 @@ def up(
         log(f"classroom: setting up failed; logs in {folder / 'logs'} (make classroom-stop removes it all)")
         raise
     log(f"classroom: up in {time.monotonic() - t0[0]:.0f} s")
+    return room
+
+
+def _check_up(folder: Path, students: int, proxy: Path) -> Path:
+    """What must hold before anything is made: root, the proxy, a sensible class size and a new folder."""
+    if os.geteuid() != 0:
+        raise ClassroomError(NEED_ROOT)
+    if not Path(proxy).is_file():
+        raise ClassroomError(
+            f"configurable-http-proxy is not at {proxy}: run `make classroom` (it installs it "
+            "from npm into .classroom/), or pass --proxy"
+        )
+    if not 1 <= students <= 200:
+        raise ClassroomError(f"STUDENTS must be between 1 and 200, not {students}")
+    if (folder / RECORD).exists():
+        raise ClassroomError(f"a classroom is already set up in {folder}: run `make classroom-stop` first")
+    if folder.exists() and any(folder.iterdir()):
+        raise ClassroomError(f"{folder} exists and is not empty: name a new folder with CLASSROOM_DIR=...")
+    if not all(p.stat().st_mode & stat.S_IXOTH for p in folder.parents if p.exists()):
+        raise ClassroomError(f"every user must be able to pass through the folders above {folder}")
+    return folder
+
+
+def _make_room(folder: Path, students: int, port: int, prefix: str) -> Classroom:
+    """The classroom's folder and its record, with the folders for the hub, the logs, the homes and the exchange."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o755)
+    room = Classroom(
+        folder, port or _free_port(), f"{prefix}-instructor", [f"{prefix}-student{i}" for i in range(1, students + 1)]
+    )
+    room.save()
+    for sub, mode in [("hub", 0o700), ("logs", 0o700), ("home", 0o755), ("exchange", 0o777)]:
+        (folder / sub).mkdir()
+        (folder / sub).chmod(mode)  # the exchange: writable by all, as nbgrader's docs ask
     return room
 
 
