@@ -93,3 +93,28 @@ def test_two_students_one_after_the_other_on_the_warm_service_see_nothing_of_eac
         assert bob["seen"][p] == "FileNotFoundError", (p, bob["seen"][p])
     assert not any("ada" in f for f in bob["cwd"] + bob["tmp"]), bob
     assert "mine-bob.txt" in bob["cwd"] and "bob.txt" in bob["tmp"]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_on_dask_workers_each_students_kernel_comes_from_the_workers_zygote_into_their_own_sandbox(tmp_path):
+    require_sandbox()
+    from whole_transformer.course.grading.cluster import local_cluster
+
+    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\n")
+    secret = course.root / "source" / ASSIGNMENT / f"{NAME}.ipynb"
+    paths = [str(secret), str(course.root / "gradebook.db"), str(exchange), "/tmp/ada.txt", "/tmp/bob.txt"]
+    now = datetime.now(UTC)
+    for i, me in enumerate(("ada", "bob")):
+        notebook = nbformat.writes(_probe(course, me, paths))
+        hand_in(exchange, me, {f"{NAME}.ipynb": notebook}, now - timedelta(minutes=2 - i))
+    lines = []
+    with local_cluster(2) as cluster:
+        assert serve(course, str(exchange), scheduler=cluster.scheduler_address, once=True, echo=lines.append) == 0
+    assert "\n".join(lines).count("GRADED") == 2, lines
+    for me in ("ada", "bob"):
+        seen = _probed(course, me)
+        assert seen["ppid"] == 0, seen  # forked by the worker's zygote, from outside the sandbox's PID namespace
+        assert f"mine-{me}.txt" in seen["cwd"] and not any("ada" in f and me == "bob" for f in seen["cwd"])
+        others = {p: v for p, v in seen["seen"].items() if p != f"/tmp/{me}.txt"}
+        assert set(others.values()) == {"FileNotFoundError"}, seen["seen"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..sandbox.bubblewrap import SandboxMissing, sandbox_status
 from .gradebook import Pack
 from .locate import Job
-from .nbgrader_run import NbgraderRuns, Stopped
+from .nbgrader_run import NbgraderRuns, Stopped, ZygoteRuns
 from .record import StudentResult
 from .student import grade_job
 
@@ -67,11 +67,12 @@ class LocalGraders:
 class DaskGraders:
     """Each student a task on the workers of a running Dask cluster (``--scheduler ADDRESS``)."""
 
-    def __init__(self, address: str, sandbox: bool, cell_timeout: int | None, log=print):
+    def __init__(self, address: str, sandbox: bool, cell_timeout: int | None, log=print, zygote: bool = False):
+        """``zygote``: each worker forks the kernels from a kernel zygote of its own (the grading service)."""
         from distributed import Client, Event
 
         self.client = Client(address, timeout="30s")
-        self.sandbox, self.cell_timeout = sandbox, cell_timeout
+        self.sandbox, self.cell_timeout, self.zygote = sandbox, cell_timeout, zygote
         self.event_name = f"wt-stop-{uuid.uuid4().hex}"
         self.event = Event(self.event_name, client=self.client)
         info = self.client.scheduler_info()
@@ -94,6 +95,7 @@ class DaskGraders:
             self.sandbox,
             self.cell_timeout,
             self.event_name,
+            self.zygote,
             key=f"grade-{job.student}-{uuid.uuid4().hex[:8]}",
             pure=False,
         )
@@ -131,9 +133,23 @@ class DaskGraders:
             pass
 
 
-def grade_on_dask_worker(job: Job, pack: Pack, sandbox: bool, cell_timeout: int | None, stop_event: str):
+_worker_runs: ZygoteRuns | None = None
+
+
+def _zygote_runs() -> ZygoteRuns:
+    """This worker's nbgrader runs that take their kernels from its kernel zygote (one per worker process)."""
+    global _worker_runs
+    if _worker_runs is None:
+        _worker_runs = ZygoteRuns()
+    return _worker_runs
+
+
+def grade_on_dask_worker(
+    job: Job, pack: Pack, sandbox: bool, cell_timeout: int | None, stop_event: str, zygote: bool = False
+):
     """The task a Dask worker runs: one student, graded on this worker (threads: the worker's cores
-    shared by its task slots); returns the StudentResult. Stops when the run's Event is set."""
+    shared by its task slots); returns the StudentResult. Stops when the run's Event is set. With
+    ``zygote``, the kernels come from the worker's kernel zygote (started at its first such task)."""
     from distributed import Event, get_worker
 
     if sandbox:
@@ -164,6 +180,7 @@ def grade_on_dask_worker(job: Job, pack: Pack, sandbox: bool, cell_timeout: int 
         cell_timeout=cell_timeout,
         work=Path(worker.local_directory) / "wt-grading",
         stop=stop,
+        runs=_zygote_runs() if zygote and sandbox else None,
     )
     result.worker = f"{socket.gethostname()} {worker.address}"
     return result

@@ -1,6 +1,7 @@
 """Step 4 of grading one student (``student.py``): one real ``nbgrader autograde`` process on the student's
 private course, stopped at its deadline or when the run stops; ``NbgraderRuns`` keeps track of them all
-(the service's ``WarmRuns`` forks each from a warm process instead of starting it)."""
+(the service's ``WarmRuns`` forks each from a warm process instead of starting it); ``ZygoteRuns``
+gives their kernels the service's kernel zygote."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, nbgrader_env
+from ..sandbox import zygote
 
 
 class Stopped(Exception):
@@ -117,3 +119,24 @@ def nbgrader_autograde(
         why = lines[-1].split("]", 1)[-1].strip() if lines else f"nbgrader exited with code {rc}"
         return rc, why[:300]
     return 0, ""
+
+
+def with_kernel_zygote(env: dict) -> dict:
+    """``env`` naming the service's kernel zygote for the run's kernels (``sandbox/zygote.py``), for the
+    kernel settings the run will use; unchanged if the zygote does not start (the run's log says why)."""
+    settings = env.get("WT_PRESTART_SANDBOX")
+    if not settings:
+        return env
+    try:
+        return {**env, zygote.ENV: zygote.running(json.loads(settings)).socket}
+    except zygote.ZygoteError as e:
+        print(f"[service] kernels start in each student's sandbox instead: {e}", file=sys.stderr, flush=True)
+        return env
+
+
+class ZygoteRuns(NbgraderRuns):
+    """``NbgraderRuns`` whose runs' kernels are forked by a kernel zygote of this process (the grading
+    service's: on this machine, and on each Dask worker that grades for it)."""
+
+    def start(self, cmd: list[str], cwd: Path, env: dict, out) -> subprocess.Popen:
+        return super().start(cmd, cwd, with_kernel_zygote(env), out)

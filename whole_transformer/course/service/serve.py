@@ -91,7 +91,7 @@ class Service:
         self._prepare()
         graders: LocalGraders | DaskGraders
         if self.scheduler:
-            graders = DaskGraders(self.scheduler, sandbox, self.cell_timeout, self.status.log)
+            graders = DaskGraders(self.scheduler, sandbox, self.cell_timeout, self.status.log, zygote=True)
         else:
             graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout)
             graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)

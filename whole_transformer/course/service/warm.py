@@ -34,8 +34,7 @@ import subprocess
 import sys
 import threading
 
-from ..grading.nbgrader_run import NbgraderRuns
-from ..sandbox import zygote
+from ..grading.nbgrader_run import ZygoteRuns, with_kernel_zygote
 
 #: what the zygote imports: what ``nbgrader autograde`` with the course's config imports (no torch)
 PRELOAD = [
@@ -183,21 +182,8 @@ class WarmProcess:
         return self.returncode if self.returncode is not None or self.process.is_alive() else self.wait(0)
 
 
-def with_kernel_zygote(env: dict) -> dict:
-    """``env`` naming the service's kernel zygote for the run's kernels (``sandbox/zygote.py``), for the
-    kernel settings the run will use; unchanged if the zygote does not start (the run's log says why)."""
-    settings = env.get("WT_PRESTART_SANDBOX")
-    if not settings:
-        return env
-    try:
-        return {**env, zygote.ENV: zygote.running(json.loads(settings)).socket}
-    except zygote.ZygoteError as e:
-        print(f"[service] kernels start in each student's sandbox instead: {e}", file=sys.stderr, flush=True)
-        return env
-
-
-class WarmRuns(NbgraderRuns):
-    """``NbgraderRuns`` whose nbgrader runs of the app are forked from the zygote (others: started as before)."""
+class WarmRuns(ZygoteRuns):
+    """``ZygoteRuns`` whose nbgrader runs of the app are forked from the zygote (others: started as before)."""
 
     def start(self, cmd: list[str], cwd, env: dict, out):
         if cmd[:3] != [sys.executable, "-m", APP] or not hasattr(out, "name"):
