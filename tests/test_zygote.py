@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
+import subprocess
 import threading
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from simclass.minicourse import require_sandbox
 from test_warm_kernels import errors, run, text
 
 from whole_transformer.course.sandbox import warm_kernels, zygote
-from whole_transformer.course.sandbox.bubblewrap import grading_env
+from whole_transformer.course.sandbox.bubblewrap import grading_env, sandbox_status
 from whole_transformer.course.sandbox.spec import SandboxSpec
 
 PROBE = """import os, sys
@@ -63,7 +64,7 @@ def with_zygote(monkeypatch):
     monkeypatch.setenv(zygote.ENV, z.socket)
     forks = []
     real = zygote.fork
-    monkeypatch.setattr(zygote, "fork", lambda *a, **kw: forks.append(a[1]) or real(*a, **kw))
+    monkeypatch.setattr(zygote, "fork", lambda *a, **kw: forks.append(a[1][0]) or real(*a, **kw))
     yield z, forks
     warm_kernels.close_servers()
     zygote.close_all()
@@ -114,15 +115,29 @@ def test_two_students_at_once_from_one_zygote_see_nothing_of_each_other(tmp_path
     assert set(ada["others"].values()) == set(bob["others"].values()) == {"FileNotFoundError"}
 
 
+class NoHolder:
+    def request(self, **kw):
+        raise AssertionError("no kernel may be adopted")
+
+
 def test_the_zygote_refuses_a_process_that_is_no_sandbox(with_zygote):
     z, _ = with_zygote
-
-    class NoHolder:
-        def request(self, **kw):
-            raise AssertionError("no kernel may be adopted")
-
     with pytest.raises(zygote.ZygoteError, match="no sandbox"):
-        zygote.fork(z.socket, os.getpid(), "{}", z.env, NoHolder())
+        zygote.fork(z.socket, (os.getpid(), os.pidfd_open(os.getpid())), "{}", z.env, NoHolder())
+    assert z.alive()
+
+
+def test_the_zygote_refuses_a_sandbox_whose_process_is_not_the_one_it_was_given(tmp_path, with_zygote):
+    """A pid is only trusted while its pidfd's process lives (else the pid could be another's by now)."""
+    z, _ = with_zygote
+    spec = SandboxSpec(scratch=tmp_path, runtime=tmp_path, env=grading_env(True))
+    holder = warm_kernels.server_for(spec, sandbox_status().bwrap, ())
+    pid, _ = holder.program()
+    other = subprocess.Popen(["sleep", "0.1"])
+    pidfd = os.pidfd_open(other.pid)
+    other.wait()  # a pidfd of a process that ended, beside a live sandbox's pid
+    with pytest.raises(zygote.ZygoteError, match="has ended"):
+        zygote.fork(z.socket, (pid, pidfd), "{}", z.env, NoHolder())
     assert z.alive()
 
 

@@ -7,9 +7,10 @@ side of the course's package, and never anything of ``whole_transformer.course``
 here, and the zygote refuses to start if one slipped in): so its memory, which every kernel inherits,
 holds no answer, test or gradebook. It never runs a line of a student's code.
 
-A request on SOCKET (a JSON line, and the grading run's stderr as a passed file descriptor) names the
-host pid of a student's sandbox (the ``fork_server`` bubblewrap started for that student, as before:
-its own folders, /tmp, PID and network namespaces, user and limits) and a kernel's connection file. A
+A request on SOCKET (a JSON line; passed with it, the grading run's stderr and a pidfd of the process
+it names) names the host pid of a student's sandbox (the ``fork_server`` bubblewrap started for that
+student, as before: its own folders, /tmp, PID and network namespaces, user and limits) and a kernel's
+connection file. A
 *joiner* is forked: it enters every namespace of that sandbox and its root (``join``), then forks the
 kernel, which is born inside that sandbox's PID namespace, drops every capability, sets the limits and
 becomes an ipykernel. The joiner answers the kernel's pid (as the sandbox numbers it), then its exit
@@ -79,8 +80,9 @@ def ns_inode(path: str) -> int:
     return os.stat(path).st_ino
 
 
-def join(target: int) -> dict[str, int]:
-    """Enter every namespace of process ``target`` and its root folder; return the namespaces' inodes.
+def join(target: int, pidfd: int) -> dict[str, int]:
+    """Enter every namespace of process ``target`` (``pidfd``: a pidfd of it) and its root folder; return
+    the namespaces' inodes.
 
     User namespaces are entered from the outermost one between ours and the target's down to the
     target's own; each other namespace as soon as the user namespace we are in owns it (as root, bwrap
@@ -101,6 +103,8 @@ def join(target: int) -> dict[str, int]:
     want["user"], own_user = os.fstat(fd).st_ino, ns_inode("/proc/self/ns/user")
     if want["user"] == own_user:
         raise ZygoteError(f"process {target} shares this process's user namespace: it is no sandbox")
+    if select.select([pidfd], [], [], 0)[0]:  # it ended: the pid may be another's now, whose files we opened
+        raise ZygoteError(f"the sandbox's process {target} has ended")
     while os.fstat(fd).st_ino != own_user:
         chain.append(fd)
         fd = fcntl.ioctl(fd, NS_GET_PARENT)  # EPERM if it is not below ours
@@ -165,7 +169,7 @@ def kernel(req: dict, want: dict[str, int], err_fd: int, pid_w: int) -> None:
         os.dup2(null, 0)
         os.dup2(err_fd, 1)  # what a kernel prints on its own stdout goes where its stderr goes (the grading log)
         os.dup2(err_fd, 2)
-        os.closerange(3, 65536)
+        os.closerange(3, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 20))
         os.environ.clear()
         os.environ.update(req["env"])
         limit(resource.RLIMIT_AS, env_limit("WT_LIMIT_AS"))
@@ -192,7 +196,7 @@ def kernel(req: dict, want: dict[str, int], err_fd: int, pid_w: int) -> None:
 
 
 def read_request(conn: socket.socket) -> tuple[dict, list[int]]:
-    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 1)
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 2)
     while not data.endswith(b"\n"):
         more = conn.recv(1 << 16)
         if not more:
@@ -212,13 +216,13 @@ def joiner(conn: socket.socket, startup_env: dict[str, str]) -> None:
             for k in set(req["env"]) | set(startup_env)
             if not k.startswith("WT_LIMIT_") and req["env"].get(k) != startup_env.get(k)
         )
-        if differs or len(fds) != 1:
+        if differs or len(fds) != 2:
             raise ZygoteError(
                 f"this zygote's kernels get another environment ({', '.join(differs)})"
                 if differs
-                else "a request must pass one file descriptor (stderr)"
+                else "a request must pass two file descriptors (stderr, the sandbox's pidfd)"
             )
-        want = join(int(req["pid"]))
+        want = join(int(req["pid"]), fds[1])
         pid_r, pid_w = os.pipe()
         child = os.fork()
         if child == 0:
@@ -226,7 +230,8 @@ def joiner(conn: socket.socket, startup_env: dict[str, str]) -> None:
             os.close(pid_r)
             kernel(req, want, fds[0], pid_w)
         os.close(pid_w)
-        os.close(fds[0])
+        for fd in fds:
+            os.close(fd)
         drop_privileges()
         nspid = os.read(pid_r, 32)
         if not nspid:

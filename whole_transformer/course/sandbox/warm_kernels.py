@@ -75,7 +75,7 @@ class ForkServer:
         finally:
             os.close(info_w)
         self._info = os.fdopen(info_r, "rb")
-        self._program: int | None = None
+        self._program: tuple[int, int] | None = None
         assert self.proc.stdin is not None and self.proc.stdout is not None  # PIPE makes both
         self._to_server, self._from_server = self.proc.stdin, self.proc.stdout
         self._lock = threading.Lock()
@@ -86,8 +86,9 @@ class ForkServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def program_pid(self) -> int:
-        """The host pid of this fork server's process in the sandbox (whose namespaces a zygote enters)."""
+    def program(self) -> tuple[int, int]:
+        """The host pid of this fork server's process in the sandbox (whose namespaces a zygote enters), and
+        a pidfd of it: while that process lives, the pid is its own, never another's."""
         if self._program is None:
             text = b""
             while not text.rstrip().endswith(b"}"):  # one JSON object, on lines of its own
@@ -100,7 +101,9 @@ class ForkServer:
             children = Path(f"/proc/{init}/task/{init}/children").read_text().split()
             if len(children) != 1:
                 raise ForkServerError(f"the sandbox's first process has {len(children)} children, not 1")
-            self._program = int(children[0])
+            pidfd = os.pidfd_open(int(children[0]))
+            self.request(op="poll", pid=0)  # and still runs, so the pidfd is of it
+            self._program = int(children[0]), pidfd
         return self._program
 
     def _answer(self, timeout: float) -> dict:
@@ -143,7 +146,7 @@ class ForkServer:
         path = os.environ.get(zygote.ENV)
         if path and not self.warm:
             try:
-                return zygote.fork(path, self.program_pid(), connection, self.kernel_env, self)
+                return zygote.fork(path, self.program(), connection, self.kernel_env, self)
             except zygote.ZygoteError as e:
                 print(
                     f"[sandbox] the kernel zygote could not start this kernel ({e}); the student's sandbox "
@@ -157,6 +160,9 @@ class ForkServer:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        if self._program is not None:
+            os.close(self._program[1])
+            self._program = None
         for f in (self._to_server, self._from_server, self._info):
             try:
                 f.close()

@@ -68,14 +68,14 @@ class KernelZygote:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def fork(path: str, sandbox_pid: int, connection: str, env: dict[str, str], holder) -> ZygoteKernel:
-    """A kernel forked by the zygote at ``path`` into the sandbox whose program has host pid ``sandbox_pid``
-    (``holder``: that sandbox's ``ForkServer``, which kills what the kernel started)."""
+def fork(path: str, sandbox: tuple[int, int], connection: str, env: dict[str, str], holder) -> ZygoteKernel:
+    """A kernel forked by the zygote at ``path`` into the sandbox whose program has host pid and pidfd
+    ``sandbox`` (``holder``: that sandbox's ``ForkServer``, which kills what the kernel started)."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
-        line = json.dumps({"pid": sandbox_pid, "connection": connection, "env": env, "cwd": WORKDIR})
-        socket.send_fds(conn, [line.encode() + b"\n"], [sys.stderr.fileno()])
+        line = json.dumps({"pid": sandbox[0], "connection": connection, "env": env, "cwd": WORKDIR})
+        socket.send_fds(conn, [line.encode() + b"\n"], [sys.stderr.fileno(), sandbox[1]])
         answer = _line(conn, 60)
     except (OSError, ValueError) as e:
         conn.close()
