@@ -84,7 +84,7 @@ def _cell_order(course: Course, notebook: str, names: list[str]) -> list[str]:
 
 
 def detail_rows(course: Course) -> list[dict]:
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
 
     rows = []
     with Gradebook(course.db_url) as gb:
@@ -95,60 +95,75 @@ def detail_rows(course: Course) -> list[dict]:
             layout.append((nb.name, [(g, most[g]) for g in _cell_order(course, nb.name, list(most))]))
         students = sorted({s.id for s in gb.students} | set(course.students()))
         for student in students:
-            rec = load_record(course, student)
-            try:
-                sub = gb.find_submission(ASSIGNMENT, student)
-            except MissingEntry:
-                sub = None
-            folder = course.submitted / student
-            changed = rec is not None and folder.is_dir() and rec.submission != submission_digest(folder)
-            findings: dict[tuple[str, str], list[str]] = {}
-            for fd in rec.findings if rec else []:
-                findings.setdefault((fd.notebook, fd.cell), []).append(fd.finding)
-            for nb_name, cells in layout:
-                nb_rec = rec.notebooks.get(nb_name) if rec else None
-                for gid, max_score in cells:
-                    score = 0.0
-                    if sub is not None:
-                        try:
-                            g = gb.find_grade(gid, nb_name, ASSIGNMENT, student)
-                            score = float(g.score or 0.0)
-                        except MissingEntry:
-                            pass
-                    cases = ""
-                    if nb_rec is not None:
-                        info = nb_rec.cells.get(gid)
-                        status, reason = (info.status, info.reason) if info else (nb_rec.status, nb_rec.reason)
-                        if info and status == GRADED:
-                            why_status, why, cases = verdict_reason(info.verdict)
-                            status, reason = why_status or status, "; ".join(r for r in (reason, why) if r)
-                    elif sub is not None and (course.autograde / student / ASSIGNMENT / f"{nb_name}.ipynb").exists():
-                        status, reason = GRADED, "graded by nbgrader outside make autograde"
-                    elif folder.is_dir():
-                        status, reason = FAILED, "not autograded yet: run make autograde"
-                    else:
-                        status, reason = MISSING, "no submission"
-                    notes = [reason] if reason else []
-                    for f in findings.get((nb_name, gid), []):
-                        if f.removeprefix("while grading: ") not in notes:
-                            notes.append(f)
-                    if changed:
-                        notes.append("the submission changed after grading: run make autograde")
-                    if status not in (GRADED, UNANSWERED):
-                        score = 0.0
-                    rows.append(
-                        {
-                            "student_id": student,
-                            "notebook": nb_name,
-                            "grade_id": gid,
-                            "score": f"{score:g}",
-                            "max_score": f"{max_score:g}",
-                            "status": status,
-                            "reason": "; ".join(notes),
-                            "cases": cases,
-                        }
-                    )
+            rows += _student_rows(course, gb, student, layout)
     return rows
+
+
+def _student_rows(course: Course, gb, student: str, layout: list) -> list[dict]:
+    """One student's rows of grades-detail.csv: a graded cell each, in the notebooks' order."""
+    from nbgrader.api import MissingEntry
+
+    rec = load_record(course, student)
+    try:
+        sub = gb.find_submission(ASSIGNMENT, student)
+    except MissingEntry:
+        sub = None
+    folder = course.submitted / student
+    changed = rec is not None and folder.is_dir() and rec.submission != submission_digest(folder)
+    findings: dict[tuple[str, str], list[str]] = {}
+    for fd in rec.findings if rec else []:
+        findings.setdefault((fd.notebook, fd.cell), []).append(fd.finding)
+    rows = []
+    for nb_name, cells in layout:
+        nb_rec = rec.notebooks.get(nb_name) if rec else None
+        for gid, max_score in cells:
+            score = 0.0
+            if sub is not None:
+                try:
+                    g = gb.find_grade(gid, nb_name, ASSIGNMENT, student)
+                    score = float(g.score or 0.0)
+                except MissingEntry:
+                    pass
+            status, reason, cases = _cell_status(course, student, nb_name, gid, nb_rec, sub is not None)
+            notes = [reason] if reason else []
+            for f in findings.get((nb_name, gid), []):
+                if f.removeprefix("while grading: ") not in notes:
+                    notes.append(f)
+            if changed:
+                notes.append("the submission changed after grading: run make autograde")
+            if status not in (GRADED, UNANSWERED):
+                score = 0.0
+            rows.append(
+                {
+                    "student_id": student,
+                    "notebook": nb_name,
+                    "grade_id": gid,
+                    "score": f"{score:g}",
+                    "max_score": f"{max_score:g}",
+                    "status": status,
+                    "reason": "; ".join(notes),
+                    "cases": cases,
+                }
+            )
+    return rows
+
+
+def _cell_status(course: Course, student: str, nb_name: str, gid: str, nb_rec, submitted: bool) -> tuple[str, str, str]:
+    """(status, reason, cases) of one graded cell: from the student's record, else from what is there."""
+    cases = ""
+    if nb_rec is not None:
+        info = nb_rec.cells.get(gid)
+        status, reason = (info.status, info.reason) if info else (nb_rec.status, nb_rec.reason)
+        if info and status == GRADED:
+            why_status, why, cases = verdict_reason(info.verdict)
+            status, reason = why_status or status, "; ".join(r for r in (reason, why) if r)
+    elif submitted and (course.autograde / student / ASSIGNMENT / f"{nb_name}.ipynb").exists():
+        status, reason = GRADED, "graded by nbgrader outside make autograde"
+    elif (course.submitted / student).is_dir():
+        status, reason = FAILED, "not autograded yet: run make autograde"
+    else:
+        status, reason = MISSING, "no submission"
+    return status, reason, cases
 
 
 def write_detail(course: Course, path: Path | None = None, rows: list[dict] | None = None) -> Path:

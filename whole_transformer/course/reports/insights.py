@@ -108,68 +108,64 @@ def collect(course: Course) -> Insights:
         if r["status"] == FAILED:
             failed.setdefault(s, []).append(f"{gid}: {r['reason'] or 'could not be graded'}")
         if name in exercises:
-            ex = exercises[name]
-            got = _outcome(r)
-            ex.outcomes[got].append(s)
-            if got in ("partial", "none") and verdict.get("mistake_name"):
-                key = verdict.get("mistake") or ""
-                m = ex.mistakes.setdefault(
-                    key, {"name": verdict["mistake_name"], "says": verdict.get("says", ""), "students": []}
-                )
-                m["students"].append(s)
+            _count_exercise(exercises[name], r, verdict)
         else:
-            q = questions.setdefault(name, Question(name))
-            if r["status"] == UNANSWERED:
-                q.unanswered.append(s)
-            elif r["status"] == GRADED and float(r["score"]) >= float(r["max_score"]):
-                q.right.append(s)
-            elif r["status"] == GRADED:
-                answer = verdict.get("answer", "(not recorded)")
-                w = q.wrong.setdefault(answer, {"hint": verdict.get("hint", ""), "students": []})
-                w["students"].append(s)
-    items = []
-    for ex in exercises.values():
-        for key, m in ex.mistakes.items():
-            if key:
-                items.append(
-                    {
-                        "what": f"{ex.name}: {m['name']}",
-                        "detail": key,
-                        "count": len(m["students"]),
-                        "students": m["students"],
-                        "hint": m["says"],
-                    }
-                )
-        if ex.outcomes["unanswered"]:
-            items.append(
-                {
-                    "what": f"{ex.name}: not answered",
-                    "detail": "unanswered",
-                    "count": len(ex.outcomes["unanswered"]),
-                    "students": ex.outcomes["unanswered"],
-                    "hint": "Walk through the exercise once more: these students left it as released.",
-                }
-            )
-    for q in questions.values():
-        for answer, w in q.wrong.items():
-            items.append(
-                {
-                    "what": f"{q.name}: answered {answer}",
-                    "detail": answer,
-                    "count": len(w["students"]),
-                    "students": w["students"],
-                    "hint": w["hint"],
-                }
-            )
-    items.sort(key=lambda it: (-it["count"], it["what"]))
+            _count_question(questions.setdefault(name, Question(name)), r, verdict)
     return Insights(
         students,
         exercises,
         questions,
         _late(course),
         sorted((s, "; ".join(v)) for s, v in failed.items()),
-        items[:NEXT_LECTURE],
+        _next_lecture(exercises, questions),
     )
+
+
+def _count_exercise(ex: Exercise, r: dict, verdict: dict) -> None:
+    """One student's row of an exercise: its outcome, and the catalogued mistake it matches, if any."""
+    s, got = r["student_id"], _outcome(r)
+    ex.outcomes[got].append(s)
+    if got in ("partial", "none") and verdict.get("mistake_name"):
+        key = verdict.get("mistake") or ""
+        m = ex.mistakes.setdefault(
+            key, {"name": verdict["mistake_name"], "says": verdict.get("says", ""), "students": []}
+        )
+        m["students"].append(s)
+
+
+def _count_question(q: Question, r: dict, verdict: dict) -> None:
+    """One student's row of a question: unanswered, right, or the wrong answer given (with its hint)."""
+    s = r["student_id"]
+    if r["status"] == UNANSWERED:
+        q.unanswered.append(s)
+    elif r["status"] == GRADED and float(r["score"]) >= float(r["max_score"]):
+        q.right.append(s)
+    elif r["status"] == GRADED:
+        answer = verdict.get("answer", "(not recorded)")
+        w = q.wrong.setdefault(answer, {"hint": verdict.get("hint", ""), "students": []})
+        w["students"].append(s)
+
+
+def _item(what: str, detail: str, students: list[str], hint: str) -> dict:
+    return {"what": what, "detail": detail, "count": len(students), "students": students, "hint": hint}
+
+
+def _next_lecture(exercises: dict[str, Exercise], questions: dict[str, Question]) -> list[dict]:
+    """What to go over in the next lecture: the named mistakes, the exercises left unanswered and the wrong
+    answers, most students first."""
+    items = []
+    for ex in exercises.values():
+        for key, m in ex.mistakes.items():
+            if key:
+                items.append(_item(f"{ex.name}: {m['name']}", key, m["students"], m["says"]))
+        if ex.outcomes["unanswered"]:
+            hint = "Walk through the exercise once more: these students left it as released."
+            items.append(_item(f"{ex.name}: not answered", "unanswered", ex.outcomes["unanswered"], hint))
+    for q in questions.values():
+        for answer, w in q.wrong.items():
+            items.append(_item(f"{q.name}: answered {answer}", answer, w["students"], w["hint"]))
+    items.sort(key=lambda it: (-it["count"], it["what"]))
+    return items[:NEXT_LECTURE]
 
 
 # ---------------------------------------------------------------------------------- insights.csv

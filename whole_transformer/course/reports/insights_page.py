@@ -139,9 +139,25 @@ def render_html(ins: Insights) -> str:
         f"<p>{len(ins.students)} students. Made by <code>make insights</code> from the gradebook and the "
         "grading records.</p>",
         "<h2>What to go over in the next lecture</h2>",
+        _next_lecture_html(ins),
+        "<h2>Exercises</h2>",
+        *_exercises_html(ins),
+        "<h2>Questions</h2>",
+        _questions_html(ins),
+        "<h2>Late and failed submissions</h2>",
+        *_late_and_failed_html(ins),
     ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>What the class got wrong: {_e(ASSIGNMENT)}</title><style>{STYLE}</style></head>"
+        "<body><main>" + "\n".join(parts) + "</main></body></html>\n"
+    )
+
+
+def _next_lecture_html(ins: Insights) -> str:
+    """The list of what to go over, most students first."""
     if ins.next_lecture:
-        parts.append(
+        return (
             '<ol class="next">'
             + "".join(
                 f"<li><strong>{_e(it['what'])}</strong>: {it['count']} student{'s' if it['count'] != 1 else ''}"
@@ -151,18 +167,20 @@ def render_html(ins: Insights) -> str:
             )
             + "</ol>"
         )
-    else:
-        parts.append("<p>Nothing: no catalogued mistake, no wrong answer, nothing left unanswered.</p>")
-    parts.append("<h2>Exercises</h2>")
-    parts.append(_figure(outcome_plot(ins), "Students per exercise, by outcome."))
-    parts.append(
+    return "<p>Nothing: no catalogued mistake, no wrong answer, nothing left unanswered.</p>"
+
+
+def _exercises_html(ins: Insights) -> list[str]:
+    """The outcomes per exercise (plot and table), the catalogued mistakes (plot and table)."""
+    parts = [
+        _figure(outcome_plot(ins), "Students per exercise, by outcome."),
         _table(
             ["exercise", *OUTCOMES],
             [[ex.name, *(len(ex.outcomes[k]) for k in OUTCOMES)] for ex in ins.exercises.values()],
             set(range(1, len(OUTCOMES) + 1)),
             "Students per exercise, by outcome",
-        )
-    )
+        ),
+    ]
     plot = mistake_plot(ins)
     if plot:
         parts.append(_figure(plot, "Students per catalogued mistake."))
@@ -181,7 +199,11 @@ def render_html(ins: Insights) -> str:
         if mrows
         else "<p>No wrong answers.</p>"
     )
-    parts.append("<h2>Questions</h2>")
+    return parts
+
+
+def _questions_html(ins: Insights) -> str:
+    """The answers given to each question: right, each wrong one with its hint, unanswered."""
     qrows = []
     for q in ins.questions.values():
         qrows.append([q.name, "right", len(q.right), ", ".join(q.right), ""])
@@ -189,31 +211,22 @@ def render_html(ins: Insights) -> str:
             qrows.append([q.name, f"answered {answer}", len(w["students"]), ", ".join(w["students"]), w["hint"]])
         if q.unanswered:
             qrows.append([q.name, "unanswered", len(q.unanswered), ", ".join(q.unanswered), ""])
-    parts.append(
-        _table(
-            ["question", "answer", "students", "who", "hint for that answer"],
-            qrows,
-            {2},
-            "Answers given to each question",
-        )
+    return _table(
+        ["question", "answer", "students", "who", "hint for that answer"], qrows, {2}, "Answers given to each question"
     )
-    parts.append("<h2>Late and failed submissions</h2>")
-    parts.append(
+
+
+def _late_and_failed_html(ins: Insights) -> list[str]:
+    """The late submissions, and those that could not be graded."""
+    return [
         _table(["student", "how late"], [list(x) for x in ins.late], caption="Late submissions")
         if ins.late
-        else "<p>No late submission.</p>"
-    )
-    parts.append(
+        else "<p>No late submission.</p>",
         _table(
             ["student", "what could not be graded"],
             [list(x) for x in ins.failed],
             caption="Submissions that could not be graded",
         )
         if ins.failed
-        else "<p>Every submission handed in could be graded.</p>"
-    )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>What the class got wrong: {_e(ASSIGNMENT)}</title><style>{STYLE}</style></head>"
-        "<body><main>" + "\n".join(parts) + "</main></body></html>\n"
-    )
+        else "<p>Every submission handed in could be graded.</p>",
+    ]
