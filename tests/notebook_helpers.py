@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -111,3 +113,17 @@ def output_text(nb, cell):
             if "text/plain" in data and "application/vnd.jupyter.widget-view+json" not in data:
                 out.append(data["text/plain"])
     return plain(" ".join(out) + " " + widget_text(nb, cell))
+
+
+def assert_nbgrader_validates(name: str, folder: Path) -> None:
+    """``nbgrader validate`` passes on the source notebook ``name``, copied into ``folder``."""
+    (folder / name).write_bytes((SOURCE / name).read_bytes())
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "validate", name],
+        cwd=folder,
+        env=kernel_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Success! Your notebook passes all the tests." in result.stdout, result.stdout + result.stderr

@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import copy
 import re
-import subprocess
-import sys
 
 import nbformat
 import pytest
 from implementations import run_test_cell
-from notebook_helpers import SOURCE, errors, load, run_fresh
+from notebook_helpers import assert_nbgrader_validates, errors, load, run_fresh
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as outputs
 
 from whole_transformer import checks, grading, scale_study
-from whole_transformer.course.build.notebook import kernel_env
 from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN
 from whole_transformer.course.cells import nbgrader_meta as nbg
 from whole_transformer.course.cells import split_region
@@ -154,14 +151,4 @@ def test_release_form_runs_with_only_the_stubs_raising(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_nbgrader_validate_passes_on_the_source(name, tmp_path):
-    target = tmp_path / name
-    target.write_bytes((SOURCE / name).read_bytes())
-    result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "validate", name],
-        cwd=tmp_path,
-        env=kernel_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert "Success! Your notebook passes all the tests." in result.stdout, result.stdout + result.stderr
+    assert_nbgrader_validates(name, tmp_path)

@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from implementations import implementations, run_test_cell
-from notebook_helpers import SOURCE, errors, load, run_fresh, widget_text
+from notebook_helpers import SOURCE, assert_nbgrader_validates, errors, load, run_fresh, widget_text
 from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as text_of
 
@@ -214,16 +214,7 @@ def test_release_form_runs_with_only_the_stubs_raising(name):
 @pytest.mark.xdist_group("notebooks_03_04")
 @pytest.mark.parametrize("name", [N03, N04])
 def test_nbgrader_validate_passes_on_the_source(name, tmp_path):
-    (tmp_path / name).write_bytes((SOURCE / name).read_bytes())
-    result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "validate", name],
-        cwd=tmp_path,
-        env=kernel_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert "Success! Your notebook passes all the tests." in result.stdout, result.stdout + result.stderr
+    assert_nbgrader_validates(name, tmp_path)
 
 
 def _wrong_submission(tmp: Path) -> dict[str, str]:
