@@ -66,9 +66,11 @@ lab: $(STAMP)
 	-$(VENV)/bin/jupyter trust notebooks/*.ipynb >/dev/null 2>&1
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir=. $(wildcard $(FIRST_NOTEBOOK))
 
-# ruff (the rules in pyproject.toml), then mypy on whole_transformer/ ([tool.mypy]); make test and make quick run both
+# ruff (the rules in pyproject.toml), then mypy on whole_transformer/ ([tool.mypy]), then ruff format's check
+# (line-length 120: ruff format whole_transformer tests benchmarks formats them); make test and make quick run all
 lint: $(STAMP) typecheck
 	$(PY) -m ruff check whole_transformer tests benchmarks
+	$(PY) -m ruff format --check whole_transformer tests benchmarks
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
