@@ -167,14 +167,22 @@ def trace(model, ids: npt.ArrayLike) -> list[Intermediate]:
     for b in range(cfg.n_layers):
         x = _attention_sublayer(record, W, b, x, allowed, cfg)
         x = _ffn_sublayer(record, W, b, x)
-    z = record(
-        "final LayerNorm",
-        _layer_norm(x, W["ln_f.weight"], W["ln_f.bias"]),
-        ("L", "d_model"),
-        formula="each row to mean 0, variance 1, then × scale + shift",
-    )
+    z = _normed(record, "final LayerNorm", x, W, "ln_f.")
     record("logits", z @ W["head.weight"].T + W["head.bias"], ("L", "V"), formula="final LayerNorm @ head.T + b_head")
     return steps
+
+
+def _normed(
+    record: Record, name: str, x: np.ndarray, W: dict[str, np.ndarray], p: str, b: int | None = None
+) -> np.ndarray:
+    """A LayerNorm step: x's rows normalised with the scale and shift named ``p`` + weight, bias."""
+    return record(
+        name,
+        _layer_norm(x, W[p + "weight"], W[p + "bias"]),
+        ("L", "d_model"),
+        b,
+        "each row to mean 0, variance 1, then × scale + shift",
+    )
 
 
 def _embed(record: Record, W: dict[str, np.ndarray], ids: np.ndarray, cfg) -> np.ndarray:
@@ -208,13 +216,7 @@ def _attention_sublayer(
     def heads(m):
         return m.reshape(L, h, dk).transpose(1, 0, 2)  # (L, d_model) → (h, L, d_head)
 
-    a_in = record(
-        "LayerNorm 1",
-        _layer_norm(x, W[p + "ln1.weight"], W[p + "ln1.bias"]),
-        ("L", "d_model"),
-        b,
-        "each row to mean 0, variance 1, then × scale + shift",
-    )
+    a_in = _normed(record, "LayerNorm 1", x, W, p + "ln1.", b)
     q = record("Q", heads(a_in @ W[p + "attn.W_Q.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_Q.T")
     k = record("K", heads(a_in @ W[p + "attn.W_K.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_K.T")
     v = record("V", heads(a_in @ W[p + "attn.W_V.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_V.T")
@@ -242,13 +244,7 @@ def _attention_sublayer(
 def _ffn_sublayer(record: Record, W: dict[str, np.ndarray], b: int, x: np.ndarray) -> np.ndarray:
     """Block b's LayerNorm 2 … residual 2: x plus what the FFN makes of each position on its own."""
     p = f"blocks.{b}."
-    f_in = record(
-        "LayerNorm 2",
-        _layer_norm(x, W[p + "ln2.weight"], W[p + "ln2.bias"]),
-        ("L", "d_model"),
-        b,
-        "each row to mean 0, variance 1, then × scale + shift",
-    )
+    f_in = _normed(record, "LayerNorm 2", x, W, p + "ln2.", b)
     hid = record(
         "FFN hidden",
         f_in @ W[p + "ffn.up.weight"].T + W[p + "ffn.up.bias"],
