@@ -82,16 +82,15 @@ def add_idle_rows(b, h, latency, cpu_now, cpu_service, warm, machine, how) -> No
     lat = median(latency)
     b.add(
         Row(
-            "service",
-            "idle: one complete submission, nbgrader submit → feedback available",
-            lat,
-            "s",
-            len(latency),
-            f"≤ {IDLE_TARGET_S:.0f} s",
-            lat <= IDLE_TARGET_S,
-            "",
-            "the service running idle (`serve`, default poll 2 s, 1 at a time); from the start of `nbgrader submit` "
-            "to every notebook's feedback file where `nbgrader fetch_feedback` looks; each run "
+            group="service",
+            item="idle: one complete submission, nbgrader submit → feedback available",
+            value=lat,
+            unit="s",
+            runs=len(latency),
+            target=f"≤ {IDLE_TARGET_S:.0f} s",
+            ok=lat <= IDLE_TARGET_S,
+            note="the service running idle (`serve`, default poll 2 s, 1 at a time); from the start of "
+            "`nbgrader submit` to every notebook's feedback file where `nbgrader fetch_feedback` looks; each run "
             + ", ".join(f"{x:.1f} s" for x in latency)
             + (f"; the service's first grading after its start (not counted) {warm:.1f} s" if warm else ""),
         )
@@ -101,15 +100,13 @@ def add_idle_rows(b, h, latency, cpu_now, cpu_service, warm, machine, how) -> No
     b.facts["service_cpu_ratio"] = ratio
     b.add(
         Row(
-            "service",
-            "CPU per complete submission, today's way: autograde --jobs 1 on one student (baseline)",
-            now,
-            "s",
-            len(cpu_now),
-            "",
-            None,
-            "1.00× (the baseline)",
-            "`python -m whole_transformer.course autograde --jobs 1` in a temp course, process start and the "
+            group="service",
+            item="CPU per complete submission, today's way: autograde --jobs 1 on one student (baseline)",
+            value=now,
+            unit="s",
+            runs=len(cpu_now),
+            baseline="1.00× (the baseline)",
+            note="`python -m whole_transformer.course autograde --jobs 1` in a temp course, process start and the "
             f"assignment's preparation included; {how}; each run "
             + ", ".join(f"{x:.1f} s" for x in cpu_now)
             + "; the machine's CPU meanwhile (/proc/stat, others' work included) "
@@ -118,15 +115,15 @@ def add_idle_rows(b, h, latency, cpu_now, cpu_service, warm, machine, how) -> No
     )
     b.add(
         Row(
-            "service",
-            "CPU per complete submission, graded by the running service",
-            svc,
-            "s",
-            len(cpu_service),
-            "≤ 0.5× today's way",
-            ratio <= 0.5,
-            f"{ratio:.2f}× today's way",
-            f"the service's CPU from the end of `nbgrader submit` to the feedback available, the service warm "
+            group="service",
+            item="CPU per complete submission, graded by the running service",
+            value=svc,
+            unit="s",
+            runs=len(cpu_service),
+            target="≤ 0.5× today's way",
+            ok=ratio <= 0.5,
+            baseline=f"{ratio:.2f}× today's way",
+            note=f"the service's CPU from the end of `nbgrader submit` to the feedback available, the service warm "
             f"({how}); "
             "rounds taking turns with the baseline; each run "
             + ", ".join(f"{x:.1f} s" for x in cpu_service)
@@ -212,15 +209,12 @@ def add_burst_rows(b, h, way: str, lat: list[float], window: float, cpu: float) 
     for label, value in (("p50", pct(0.5)), ("p95", pct(0.95)), ("max", s[-1])):
         b.add(
             h.Row(
-                "service",
-                f"{what}: submit → feedback available, {label}",
-                value,
-                "s",
-                len(s),
-                "",
-                None,
-                "",
-                f"{len(s)} distinct students (complete, partial, each correct and wrong implementation; "
+                group="service",
+                item=f"{what}: submit → feedback available, {label}",
+                value=value,
+                unit="s",
+                runs=len(s),
+                note=f"{len(s)} distinct students (complete, partial, each correct and wrong implementation; "
                 "tests/simclass/roster.py), handed in with nbgrader submit beforehand and arriving in the "
                 f"exchange evenly over {window:.0f} s; from arrival to every notebook's feedback file; "
                 f"machine CPU {cpu:.1f} s per submission over the burst",

@@ -226,29 +226,36 @@ def test_a_kept_row_names_its_run_or_is_dropped(tmp_path):
     old = tmp_path / "results.md"
     b = bench.Bench(False)
     b.rows = [
-        bench.Row("train-60", "full training, 60 epochs (wall)", 5.0, "s", 3, "≤ 8 s", True, "", "measured"),
         bench.Row(
-            "labs",
-            "decode_lab: Next step button",
-            0.1,
-            "ms",
-            30,
-            "≤ 30 ms",
-            True,
-            "",
-            "p90 0.1 ms; kept from the run of 2026-11-30 10:00 (commit abc1234, load average "
+            group="train-60",
+            item="full training, 60 epochs (wall)",
+            value=5.0,
+            unit="s",
+            runs=3,
+            target="≤ 8 s",
+            ok=True,
+            note="measured",
+        ),
+        bench.Row(
+            group="labs",
+            item="decode_lab: Next step button",
+            value=0.1,
+            unit="ms",
+            runs=30,
+            target="≤ 30 ms",
+            ok=True,
+            note="p90 0.1 ms; kept from the run of 2026-11-30 10:00 (commit abc1234, load average "
             "before 1.0 / 1.0 / 1.0; after 2.0 / 2.0 / 2.0)",
         ),
         bench.Row(
-            "startup",
-            "fresh kernel to the first lab on screen",
-            0.9,
-            "s",
-            3,
-            "≤ 3 s",
-            True,
-            "",
-            "kept from the previous run",
+            group="startup",
+            item="fresh kernel to the first lab on screen",
+            value=0.9,
+            unit="s",
+            runs=3,
+            target="≤ 3 s",
+            ok=True,
+            note="kept from the previous run",
         ),
     ]
     import datetime
