@@ -9,10 +9,11 @@ import tempfile
 from pathlib import Path
 
 import nbformat.v4 as nbf
+import pytest
 from simclass.minicourse import require_sandbox
 
 from whole_transformer.course.nbgrader.execute import SandboxExecute
-from whole_transformer.course.sandbox import warm_kernels
+from whole_transformer.course.sandbox import warm_kernels, zygote
 
 
 def run(cells: list[str], scratch: Path, **kw):
@@ -63,8 +64,11 @@ def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
     assert len(warm_kernels._servers) == 1
 
 
-def test_nothing_a_kernel_started_outlives_it(tmp_path):
+@pytest.mark.parametrize("forked_by", ["the student's fork server", "the service's kernel zygote"])
+def test_nothing_a_kernel_started_outlives_it(tmp_path, monkeypatch, forked_by):
     require_sandbox()
+    if "zygote" in forked_by:
+        monkeypatch.setenv(zygote.ENV, zygote.running({"threads": 1, "headless": True}).socket)
     leave = (
         "import os, time\n"
         "if os.fork() == 0:\n"
@@ -84,7 +88,7 @@ def test_nothing_a_kernel_started_outlives_it(tmp_path):
     first = run([where, leave], tmp_path)
     assert text(first.cells[1]).startswith("left ")
     second = run([where, look], tmp_path)
-    # the second kernel is a sibling from the same fork server, in the same PID namespace: there the
+    # the second kernel is a sibling from the same fork server (or zygote), in the same PID namespace: there the
     # daemon's pid would still show if it had outlived the first kernel (from another sandbox it never would)
     assert text(first.cells[0]).split() == text(second.cells[0]).split(), (text(first.cells[0]), text(second.cells[0]))
     assert len(warm_kernels._servers) == 1

@@ -164,24 +164,3 @@ def test_the_zygote_never_holds_the_grading_side(tmp_path, monkeypatch, capfd):
         warm_kernels.close_servers()
     # its import of the hidden tests failed in the zygote, so no kernel it forked (parent 0) has them in memory
     assert text(nb.cells[0]).strip() == "[] True 0", (nb.cells[0].outputs, capfd.readouterr().err[-2000:])
-
-
-def test_nothing_a_zygote_kernel_started_outlives_it(tmp_path, with_zygote):
-    leave = (
-        "import os, time\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        open('daemon.pid', 'w').write(str(os.getpid()))\n"
-        "        while True:\n"
-        "            time.sleep(0.05)\n"
-        "    os._exit(0)\n"
-        "while not os.path.exists('daemon.pid'):\n"
-        "    time.sleep(0.05)\n"
-        "print(os.readlink('/proc/self/ns/pid'))"
-    )
-    look = "import os\nprint(os.readlink('/proc/self/ns/pid'), os.path.exists(f\"/proc/{open('daemon.pid').read()}\"))"
-    first = run([leave], tmp_path)
-    second = run([look], tmp_path)
-    pidns, alive = text(second.cells[0]).split()
-    assert pidns == text(first.cells[0]).strip() and alive == "False"  # same sandbox, and the daemon is gone

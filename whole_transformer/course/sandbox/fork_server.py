@@ -12,9 +12,8 @@ import os
 import resource
 import sys
 import time
-import traceback
 
-from whole_transformer.course.sandbox.limits import env_limit, limit, no_core_dumps  # sandbox: inlined
+from whole_transformer.course.sandbox.limits import env_limit, limit, no_core_dumps, run_kernel  # sandbox: inlined
 
 PR_SET_DUMPABLE = 4
 
@@ -89,30 +88,16 @@ class Server:
 
     def kernel(self, connection: str) -> None:
         """In the forked child: become an ordinary limited process, then ipykernel; never returns."""
-        code = 1
-        try:
+
+        def prepare() -> None:
             self.requests.close()
             self.answers.close()
             os.setsid()
             self.libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # the kernel itself is an ordinary process
             limit(resource.RLIMIT_AS, self.limit_as)
             limit(resource.RLIMIT_FSIZE, self.limit_fsize)
-            path = f"/tmp/kernel-{os.getpid()}.json"
-            with open(path, "w") as f:
-                f.write(connection)
-            sys.argv = ["ipykernel_launcher", "-f", path]
-            from ipykernel import kernelapp
 
-            kernelapp.launch_new_instance()
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-        except BaseException:  # noqa: BLE001 - whatever ends the kernel is printed, and its exit code kept
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+        run_kernel(prepare, connection)
 
     def signal(self, pid: int, signal: int) -> None:
         try:

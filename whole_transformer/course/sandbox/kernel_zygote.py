@@ -27,9 +27,8 @@ import select
 import signal
 import socket
 import sys
-import traceback
 
-from whole_transformer.course.sandbox.limits import env_limit, limit, no_core_dumps  # sandbox: inlined
+from whole_transformer.course.sandbox.limits import env_limit, limit, no_core_dumps, run_kernel  # sandbox: inlined
 
 #: the namespaces a sandbox has of its own, besides its user namespace (``--unshare-all``)
 CLONE = {"mnt": 0x20000, "pid": 0x20000000, "net": 0x40000000, "ipc": 0x8000000, "uts": 0x4000000}
@@ -154,8 +153,8 @@ def verify(want: dict[str, int]) -> None:
 
 def kernel(req: dict, want: dict[str, int], err_fd: int, pid_w: int) -> None:
     """In the forked kernel (inside the sandbox): drop everything, then ipykernel; never returns."""
-    code = 1
-    try:
+
+    def prepare() -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
         try:
@@ -177,22 +176,8 @@ def kernel(req: dict, want: dict[str, int], err_fd: int, pid_w: int) -> None:
         limit(resource.RLIMIT_NPROC, env_limit("WT_LIMIT_NPROC"))  # not enforced for root
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # the kernel itself is an ordinary process
         os.chdir(req["cwd"])
-        path = f"/tmp/kernel-{os.getpid()}.json"
-        with open(path, "w") as f:
-            f.write(req["connection"])
-        sys.argv = ["ipykernel_launcher", "-f", path]
-        from ipykernel import kernelapp
 
-        kernelapp.launch_new_instance()
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    except BaseException:  # noqa: BLE001 - whatever ends the kernel is printed, and its exit code kept
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    run_kernel(prepare, req["connection"])
 
 
 def read_request(conn: socket.socket) -> tuple[dict, list[int]]:

@@ -1,4 +1,5 @@
-"""Resource limits the sandboxed programs set on themselves (``kernel_launcher``, ``fork_server``).
+"""What the sandboxed programs (``kernel_launcher``, ``fork_server``, ``kernel_zygote``) do to themselves:
+their resource limits, and a forked child's becoming an ipykernel (``run_kernel``).
 
 This file's text is put in front of those programs' text when they run in the sandbox, where no file
 of the grading package is visible (``programs.source``); elsewhere it is an ordinary module.
@@ -6,6 +7,8 @@ of the grading package is visible (``programs.source``); elsewhere it is an ordi
 
 import os
 import resource
+import sys
+import traceback
 
 
 def limit(kind: int, value: int) -> None:
@@ -23,3 +26,27 @@ def env_limit(name: str) -> int:
 
 def no_core_dumps() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def run_kernel(prepare, connection: str) -> None:
+    """In a forked child: ``prepare()`` (what it drops and limits first), then an ipykernel with the
+    connection file ``connection`` (JSON text); never returns, and exits with the kernel's exit code."""
+    code = 1
+    try:
+        prepare()
+        path = f"/tmp/kernel-{os.getpid()}.json"
+        with open(path, "w") as f:
+            f.write(connection)
+        sys.argv = ["ipykernel_launcher", "-f", path]
+        from ipykernel import kernelapp
+
+        kernelapp.launch_new_instance()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:  # noqa: BLE001 - whatever ends the kernel is printed, and its exit code kept
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
