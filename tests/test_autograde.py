@@ -150,6 +150,7 @@ def test_parallel_grading_gives_the_same_grades(mini_courses):
     assert "gus,submission,files," in report and "symbolic link" in report
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("course-mini")
 def test_gradebook_intact_after_parallel_grading(mini_courses):
     root = mini_courses[3]["root"]

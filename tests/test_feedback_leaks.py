@@ -40,6 +40,7 @@ NB = "04-how-it-learned"
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
+    """A released course (about 5 s to build: the tests that take it are marked slow, out of make quick)."""
     root = make_course(tmp_path_factory.mktemp("leaks") / "course", real_source=True)
     c = Course(root)
     release(c, log=lambda *a: None)
@@ -114,6 +115,7 @@ def honest_cells(course: Course) -> list:
     return cells
 
 
+@pytest.mark.slow
 def test_the_secrets_hold_every_kind(course):
     found = secrets(course)
     kinds = set(found.values())
@@ -135,6 +137,7 @@ def test_the_secrets_hold_every_kind(course):
             assert f'"want": {json.dumps(case["want"], ensure_ascii=False)}' in found, (grade_id(cell), case)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "index", range(5), ids=["hidden-line", "expected-json", "expected-float", "expected-pair", "solution"]
 )
@@ -147,6 +150,7 @@ def test_each_kind_planted_in_an_output_is_caught(course, index):
     assert not f.exists() and kind in log[0], log
 
 
+@pytest.mark.slow
 def test_a_solution_line_in_highlighted_code_is_caught(course):
     """nbconvert splits highlighted code into many tags: the check reads the text between them."""
     _, _, line = planted(course)[4]
@@ -156,6 +160,7 @@ def test_a_solution_line_in_highlighted_code_is_caught(course):
     assert remove_leaks(course, [f], lambda *a: None) == [f]
 
 
+@pytest.mark.slow
 def test_a_solution_the_student_wrote_is_theirs(course):
     _, _, line = planted(course)[4]
     cell = nbf.new_code_cell(f"def masked_loss(logits, targets, pad=0):\n    {line}\n")
@@ -165,6 +170,7 @@ def test_a_solution_the_student_wrote_is_theirs(course):
     assert f.exists()
 
 
+@pytest.mark.slow
 def test_a_solution_the_student_wrote_is_theirs_on_their_page_too(course):
     """The page per student (feedback-pages/<student>.html) is the student's as their feedback files are;
     another student's page with the same line is not."""
@@ -182,6 +188,7 @@ def test_a_solution_the_student_wrote_is_theirs_on_their_page_too(course):
     assert pages["paged"].exists()
 
 
+@pytest.mark.slow
 def test_an_honest_feedback_file_is_kept(course):
     f = write_feedback(course, "honest", honest_cells(course))
     assert remove_leaks(course, [f], lambda *a: None) == []
@@ -211,6 +218,7 @@ def test_hide_hidden_tests_drops_an_output_quoting_the_expected_line():
     assert out.cells[2].outputs[0]["text"] == "the end\n"
 
 
+@pytest.mark.slow
 def test_no_hint_students_are_given_holds_a_line_of_a_solution(course):
     """What the visible checks and the graded feedback say of a mistake (the hints of the students' package and of
     the mistake catalogue) never hands out a line of a reference solution: a feedback file naming the mistake would

@@ -231,6 +231,7 @@ def _edit_cell(path: Path, grade_id: str, change) -> None:
     nbformat.write(nb, path)
 
 
+@pytest.mark.slow
 def test_a_hand_edited_hidden_test_is_refused_naming_its_home(source_copy, tmp_path):
     course = Course(make_course(tmp_path / "course"))
     shutil.rmtree(course.source)
@@ -332,6 +333,7 @@ def _zip(path: Path, files: dict[str, str], when=(2026, 10, 16, 23, 30, 0)) -> P
     return path
 
 
+@pytest.mark.slow
 def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_released, tmp_path):
     root = tmp_path / "course"
     shutil.copytree(mini_released, root)
@@ -642,6 +644,7 @@ def _n(x: float) -> str:
 
 # ------------------------------------------------------------------------------ release_feedback, mixed routes
 @pytest.mark.xdist_group("course-mini")
+@pytest.mark.slow
 def test_release_feedback_with_students_who_handed_in_another_way(mini_released, tmp_path):
     require_sandbox()
     from simclass.exchange import nbgrader

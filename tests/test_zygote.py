@@ -21,6 +21,8 @@ from whole_transformer.course.sandbox import warm_kernels, zygote
 from whole_transformer.course.sandbox.bubblewrap import grading_env, sandbox_status
 from whole_transformer.course.sandbox.spec import SandboxSpec
 
+pytestmark = pytest.mark.slow  # each starts a zygote (about 1.3 s) and sandboxes: out of make quick
+
 PROBE = """import os, sys
 def attempt(fn):
     try:
