@@ -5,7 +5,6 @@ whatever the kernel started when the kernel is killed. ``ForkedKernelClient`` ta
 
 from __future__ import annotations
 
-import select
 import signal
 import subprocess
 import time
@@ -60,21 +59,21 @@ class ForkedKernel:
 
 
 class ZygoteKernel(ForkedKernel):
-    """A kernel the zygote forked into ``server``'s sandbox: its exit code comes on the zygote's connection
-    ``conn`` (read a JSON line at a time with ``read_line``)."""
+    """A kernel the zygote forked into ``server``'s sandbox: its exit code comes as the zygote's next answer
+    (``answers``: a ``zygote.Lines``)."""
 
-    def __init__(self, server, pid: int, conn, read_line):
+    def __init__(self, server, pid: int, answers):
         super().__init__(server, pid)
-        self.conn, self._read_line = conn, read_line
+        self.answers = answers
 
     def _exit_code(self) -> int | None:
-        if not select.select([self.conn], [], [], 0)[0]:
+        if not self.answers.ready():
             return None
         try:
-            answer = self._read_line(self.conn, 5)
+            answer = self.answers.next(5)
         except (OSError, ValueError):
             answer = {}
-        self.conn.close()
+        self.answers.close()
         return answer.get("code", -signal.SIGKILL)
 
 

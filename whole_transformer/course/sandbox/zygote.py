@@ -72,11 +72,12 @@ def fork(path: str, sandbox: tuple[int, int], connection: str, env: dict[str, st
     """A kernel forked by the zygote at ``path`` into the sandbox whose program has host pid and pidfd
     ``sandbox`` (``holder``: that sandbox's ``ForkServer``, which kills what the kernel started)."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    answers = Lines(conn)
     try:
         conn.connect(path)
         line = json.dumps({"pid": sandbox[0], "connection": connection, "env": env, "cwd": WORKDIR})
         socket.send_fds(conn, [line.encode() + b"\n"], [sys.stderr.fileno(), sandbox[1]])
-        answer = _line(conn, 60)
+        answer = answers.next(60)
     except (OSError, ValueError) as e:
         conn.close()
         raise ZygoteError(f"the kernel zygote did not answer: {e}") from None
@@ -84,18 +85,31 @@ def fork(path: str, sandbox: tuple[int, int], connection: str, env: dict[str, st
         conn.close()
         raise ZygoteError(answer.get("error", "the kernel zygote gave no kernel"))
     holder.request(op="adopt", pid=answer["pid"])
-    return ZygoteKernel(holder, answer["pid"], conn, _line)
+    return ZygoteKernel(holder, answer["pid"], answers)
 
 
-def _line(conn: socket.socket, timeout: float | None) -> dict:
-    data = b""
-    conn.settimeout(timeout)
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(4096)
-        if not chunk:
-            return {}
-        data += chunk
-    return json.loads(data)
+class Lines:
+    """The zygote's answers on one connection: a JSON object a line (the kernel's pid, then its exit code)."""
+
+    def __init__(self, conn: socket.socket):
+        self.conn, self.buffer = conn, b""
+
+    def ready(self) -> bool:
+        return b"\n" in self.buffer or bool(select.select([self.conn], [], [], 0)[0])
+
+    def next(self, timeout: float) -> dict:
+        """The next answer; {} if the zygote's side closed first."""
+        self.conn.settimeout(timeout)
+        while b"\n" not in self.buffer:
+            chunk = self.conn.recv(4096)
+            if not chunk:
+                return {}
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 _running: dict[tuple, KernelZygote] = {}
