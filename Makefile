@@ -24,7 +24,7 @@ AXE := .a11y/axe-core-$(AXE_VERSION).installed
 help:
 	@echo "make lab         open the course in JupyterLab"
 	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser, the JupyterHub term as root)"
-	@echo "make quick       lint and the fast tests (each under about 2 s; about 2 minutes), for the edit-test loop"
+	@echo "make quick       lint and the fast tests (each under 2 s; about 20 s here), for the edit-test loop"
 	@echo "make e2e         only the browser tests"
 	@echo "make typecheck   mypy on whole_transformer/ (its settings: [tool.mypy] in pyproject.toml; part of lint)"
 	@echo "make release     build release/ (what students get) from source/"
