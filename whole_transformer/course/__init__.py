@@ -16,12 +16,15 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
   cell's verdict, ``compare`` a result with them, ``verdict_text`` what a verdict says), ``hide_tests``
   (the feedback filter);
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
-  arguments), ``warm_kernels`` (each student's kernels forked from one fork server); it knows nothing of grades;
+  arguments), ``warm_kernels`` (each student's kernels forked from one fork server; ``kernel_process``
+  such a kernel as jupyter_client sees it), ``zygote`` (the service's one warm process whose kernels
+  enter each student's sandbox); the programs run as they are: ``fork_server``, ``kernel_zygote``,
+  ``kernel_launcher`` (``limits`` inlined in each); it knows nothing of grades;
 - ``grading/``    one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
   ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
-  ``graded`` what its nbgrader run left, read back), ``merge``, ``record``; a class: ``autograde``
-  (what it checks first: ``prepare``; what it tells as it goes: ``class_log``), ``graders`` (local or Dask),
-  ``claims``, ``gradebook``, ``cluster``;
+  ``nbgrader_run`` its nbgrader process; ``graded`` what that run left, read back), ``merge``, ``record``;
+  a class: ``autograde`` (what it checks first: ``prepare``; what it tells as it goes: ``class_log``),
+  ``graders`` (local or Dask), ``claims``, ``gradebook``, ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
 - ``classroom/``  JupyterHub on this machine: ``hub`` (``up``; what it made: ``room``; its accounts and the
