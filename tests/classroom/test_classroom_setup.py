@@ -89,6 +89,17 @@ def test_a_package_the_students_python_is_too_old_for_is_left_to_pip():
     assert classroom_env.installed_closure(["tqdm"], old) == []
 
 
+def test_a_distribution_without_requires_python_is_taken_whichever_metadata_finder_answers():
+    """importlib_metadata (which Dask imports) adds its own finder to the import system; its metadata raise
+    KeyError for a missing field where the standard library's give None. A make test ran the classroom after
+    a Dask test in the same process and stopped on the first distribution without Requires-Python."""
+    import importlib_metadata  # noqa: F401  (its finder, as in that process)
+
+    dists = classroom_env.installed_closure(["whole_transformer[instructor]"])
+    assert any(d.metadata.get("Requires-Python") is None for d in dists)  # there is such a distribution
+    assert {"torch", "nbgrader", "distributed"} <= {d.metadata["Name"].lower() for d in dists}
+
+
 # ------------------------------------------------------------------ the term's checks (test_classroom.py uses them)
 # Each is a plain function of what the term saw, so that it is shown below to fail when its property does not hold.
 def check_no_secret(page_file: Path, secrets: dict[str, str], own: str) -> None:
