@@ -220,9 +220,21 @@ def lab_ready(page, user):
     return page
 
 
-def open_menu_item(page, menu, item):
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{menu}$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{item}$")).click()
+def open_menu_item(page, menu, item, tries: int = 6):
+    """Click ``menu``, then its ``item``. A menu opened while JupyterLab still starts may close again (a
+    notification takes the focus) or open before the plugin that adds the item: then it is opened again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    entry = page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{item}$"))
+    for attempt in range(tries):
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{menu}$")).click()
+        try:
+            entry.click(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
 
 
 def menu_items(page, menu):
