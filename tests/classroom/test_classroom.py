@@ -48,6 +48,8 @@ from pathlib import Path
 import pytest
 from test_classroom_setup import check_each_denied, check_no_secret, check_refused, check_whoami, tries_command
 
+from whole_transformer.course.sandbox.zygote import FALLBACK
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts" / "classroom"
 _spec = importlib.util.spec_from_file_location("wt_e2e_conftest", REPO / "tests" / "e2e" / "conftest.py")
@@ -622,6 +624,10 @@ def test_grading_on_submission(room, browser):
         assert (rec2["status"], rec2["number"], rec2["score"], rec2["counts"]) == ("graded", 2, 4.0, True), rec2
         body = fetch_and_open(page, wrong, when2, "Graded attempt 2 of 2", "5e-attempt2")
         assert "4 of 4 graded test(s) passed" in body and "not right yet" not in body, body
+        # both attempts' kernels came from the service's kernel zygote, run by the instructor's own account
+        # (bubblewrap unprivileged: the zygote enters the user namespace bwrap made first, then the sandbox's)
+        log = (service_state(room) / "serve.log").read_text()
+        assert "kernels: forked by one kernel zygote for every student" in log and FALLBACK not in log, log[-3000:]
     with Step("5f student: a third submission, over the limit: refused, and the feedback says so"):
         third, when3 = answer_and_submit(page, room, wrong, {}, "5f-attempt3")
         rec3 = attempt_record(room, third)

@@ -133,7 +133,7 @@ def installed_closure(requirements: list[str], python: Mapping[str, str] | None 
         except metadata.PackageNotFoundError:
             continue
         if req.specifier.contains(dist.version, prereleases=True) and SpecifierSet(
-            dist.metadata.get("Requires-Python") or ""
+            (dist.metadata.get_all("Requires-Python") or [""])[0]
         ).contains(marker_env["python_full_version"], prereleases=True):
             found[key[0]] = dist
             todo += [

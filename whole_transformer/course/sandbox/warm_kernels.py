@@ -149,8 +149,7 @@ class ForkServer:
                 return zygote.fork(path, self.program(), connection, self.kernel_env, self)
             except zygote.ZygoteError as e:
                 print(
-                    f"[sandbox] the kernel zygote could not start this kernel ({e}); the student's sandbox "
-                    "starts it instead",
+                    f"{zygote.FALLBACK} ({e}); the student's sandbox starts it instead",
                     file=sys.stderr,
                     flush=True,
                 )

@@ -31,6 +31,8 @@ from .spec import WARM_MODULES, WORKDIR, SandboxSpec
 #: names the zygote's socket in the environment of the nbgrader runs that may use it
 ENV = "WT_KERNEL_ZYGOTE"
 READY_TIMEOUT = 120
+#: what a grading run's log says when a kernel could not come from the zygote (the service reports it)
+FALLBACK = "[sandbox] the kernel zygote could not start this kernel"
 
 
 class ZygoteError(RuntimeError):

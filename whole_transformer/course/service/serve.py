@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..layout import Course
+from ..sandbox import zygote
 from . import attempt, warm
 from .policy import decide, describe
 from .status import Status, serve_status
@@ -95,7 +96,8 @@ class Service:
         else:
             graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout)
             graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
-            warm.prestart({"threads": graders.threads, **self.pack.kernels} if sandbox and self.pack.kernels else None)
+            kernels = {"threads": graders.threads, **self.pack.kernels} if sandbox and self.pack.kernels else None
+            self.status.log(f"serve: {warm.prestart(kernels)}")
         self.graders = graders
         self.status.log(
             f"serve: grading {graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
@@ -196,6 +198,8 @@ class Service:
                 else:
                     self._finish(sub, lambda s=sub, w=why: attempt.failed(self, s, w))
                 continue
+            for line in (ln for ln in result.log.splitlines() if zygote.FALLBACK in ln):
+                self.status.log(f"{sub.student}: WARNING: {line.strip()}")
             try:
                 self._finish(sub, lambda s=sub, d=d, j=job, r=result: attempt.graded(self, s, d, j, r))
             finally:

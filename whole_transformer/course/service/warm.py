@@ -33,8 +33,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 from ..grading.nbgrader_run import ZygoteRuns, with_kernel_zygote
+from ..sandbox import zygote
 
 #: what the zygote imports: what ``nbgrader autograde`` with the course's config imports (no torch)
 PRELOAD = [
@@ -80,17 +82,24 @@ def context():
         return _context
 
 
-def prestart(kernels: dict | None) -> None:
-    """Start the zygote now (its imports take seconds), rather than at the first submission; and, in a
-    thread, the kernel zygote for these kernel settings (``threads`` and ``Pack.kernels``), if any."""
+def prestart(kernels: dict | None) -> str:
+    """Start the zygote now (its imports take seconds), rather than at the first submission, and the kernel
+    zygote for these kernel settings (``threads`` and ``Pack.kernels``), if any; say how the kernels start."""
     from multiprocessing import forkserver
 
-    if kernels is not None:
-        threading.Thread(
-            target=with_kernel_zygote, args=({"WT_PRESTART_SANDBOX": json.dumps(kernels)},), daemon=True
-        ).start()
     context()
     forkserver.ensure_running()
+    if kernels is None:
+        return "kernels: each started afresh (no warm kernels in this course's config)"
+    t0 = time.monotonic()
+    try:
+        pid = zygote.running(kernels).proc.pid
+    except zygote.ZygoteError as e:
+        return f"kernels: WARNING: each student's sandbox imports the libraries itself (slower): {e}"
+    return (
+        f"kernels: forked by one kernel zygote for every student, each into its student's sandbox "
+        f"(pid {pid}, ready in {time.monotonic() - t0:.1f} s)"
+    )
 
 
 class _SchemaCheckedOnce:
