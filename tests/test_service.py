@@ -276,3 +276,46 @@ def test_an_attempt_in_another_accounts_folder_is_not_graded(tmp_path):
         assert (sub.student, bool(sub.problem)) == (name, wrong), sub.problem
         assert not wrong or "belongs to another account" in sub.problem
     assert read_submission(tmp_path / f"{me}+another-assignment+{stamp}+abc") is None
+
+
+def test_the_status_page_shows_each_grading_as_a_row_and_names_no_student_without_the_token(tmp_path):
+    from whole_transformer.course.service.status import Status, _html
+
+    status = Status(tmp_path, echo=lambda line: None)
+    status.done(
+        {
+            "student": "ada",
+            "when": "2026-12-02T11:53:59.9+00:00",
+            "status": "graded",
+            "score": 3.0,
+            "max_score": 22.0,
+            "late": False,
+            "reason": "",
+            "seconds": 2.6,
+            "counts": True,
+        }
+    )
+    status.done(
+        {
+            "student": "bob",
+            "when": "2026-12-02T11:54:10.6+00:00",
+            "status": "refused",
+            "score": None,
+            "max_score": None,
+            "late": False,
+            "reason": "over the limit",
+            "seconds": None,
+            "counts": None,
+        }
+    )
+    page = _html(status.snapshot(full=True))
+    rows = page.split('<table aria-labelledby="last">', 1)[1].split("</table>", 1)[0]
+    assert rows.count("<tr>") == 3 and '<th scope="col">handed in (UTC)</th>' in rows
+    assert "<td>ada</td><td>2026-12-02 11:53:59</td><td>graded</td><td>3 / 22</td><td>yes</td><td>no</td>" in rows
+    assert rows.index("bob") < rows.index("ada") and "<td>over the limit</td>" in rows
+    counts_only = _html(status.snapshot(full=False))
+    assert "ada" not in counts_only and "Last gradings" not in counts_only
+    assert (
+        '<th scope="row">graded</th><td>1</td>' in counts_only
+        and '<th scope="row">refused</th><td>1</td>' in counts_only
+    )

@@ -71,20 +71,60 @@ class Status:
             return out
 
 
+COLUMNS = (
+    ("student", "student"),
+    ("when", "handed in (UTC)"),
+    ("status", "status"),
+    ("score", "score"),
+    ("counts", "counts"),
+    ("late", "late"),
+    ("seconds", "grading (s)"),
+    ("reason", "why"),
+)
+
+
+def _cell(key: str, r: dict) -> str:
+    v = r.get(key)
+    if key == "when" and v:
+        return str(v)[:19].replace("T", " ")
+    if key == "score" and v is not None:
+        return f"{v:g} / {r.get('max_score') or 0:g}"
+    if key in ("counts", "late") and v is not None:
+        return "yes" if v else "no"
+    return "" if v is None else str(v)
+
+
+def _table(key: str, title: str, records: list[dict]) -> str:
+    if not records:
+        return f"<h2>{title}</h2><p>none</p>"
+    head = "".join(f'<th scope="col">{html.escape(name)}</th>' for _, name in COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_cell(k, r))}</td>" for k, _ in COLUMNS) + "</tr>" for r in records
+    )
+    return (
+        f'<h2 id="{key}">{title}</h2><p>Newest first.</p><table aria-labelledby="{key}"><tr>{head}</tr>{body}</table>'
+    )
+
+
 def _html(snap: dict) -> str:
     rows = "".join(
-        f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+        f'<tr><th scope="row">{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>'
         for k, v in snap.items()
         if not isinstance(v, list)
     )
     parts = [f"<table>{rows}</table>"]
+    if snap.get("running_now"):
+        parts.append(
+            "<h2>Being graded</h2><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in snap["running_now"]) + "</ul>"
+        )
     for key, title in (("last", "Last gradings"), ("failures", "Failures")):
         if key in snap:
-            items = "".join(f"<li>{html.escape(json.dumps(r))}</li>" for r in snap[key]) or "<li>none</li>"
-            parts.append(f"<h2>{title}</h2><ul>{items}</ul>")
+            parts.append(_table(key, title, snap[key]))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta http-equiv="refresh" content="10"><title>Grading service</title></head>'
+        '<meta http-equiv="refresh" content="10"><title>Grading service</title>'
+        "<style>table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;vertical-align:top;"
+        "white-space:nowrap}td:last-child{white-space:normal}</style></head>"
         "<body><h1>Grading service: The whole Transformer</h1>" + "".join(parts) + "</body></html>"
     )
 
