@@ -90,7 +90,7 @@ def prestart(kernels: dict | None) -> str:
     context()
     forkserver.ensure_running()
     if kernels is None:
-        return "kernels: each started afresh (no warm kernels in this course's config)"
+        return "kernels: each grading starts its own (no sandbox, or warm kernels off in this course's config)"
     t0 = time.monotonic()
     try:
         pid = zygote.running(kernels).proc.pid
