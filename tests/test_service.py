@@ -29,7 +29,7 @@ from whole_transformer.course.grading.autograde import autograde
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env
 from whole_transformer.course.service.policy import counts, decide, feedback_kind
 from whole_transformer.course.service.serve import serve
-from whole_transformer.course.service.watch import Store, read_submission
+from whole_transformer.course.service.watch import Store, inbound, read_submission, scan
 from whole_transformer.course.term.settings import SettingsError, parse
 
 SERVICE = '[service]\nenabled = true\nattempts = 2\ncounts = "last"\n'
@@ -319,3 +319,23 @@ def test_the_status_page_shows_each_grading_as_a_row_and_names_no_student_withou
         '<th scope="row">graded</th><td>1</td>' in counts_only
         and '<th scope="row">refused</th><td>1</td>' in counts_only
     )
+
+
+def test_an_attempt_nbgrader_submit_is_still_writing_waits_for_its_secret(tmp_path):
+    """nbgrader submit makes the attempt's folder in the inbound, then writes the notebooks, timestamp.txt and
+    submission_secret.txt into it: a pass that sees it before the secret leaves it for the next pass."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    folder = inbound(tmp_path) / f"ada+{ASSIGNMENT}+{stamp}+abc"
+    folder.mkdir(parents=True)
+    (folder / f"{NAME}.ipynb").write_text("{}")
+    assert read_submission(folder).writing and scan(tmp_path) == []
+    (folder / "submission_secret.txt").write_text("")  # opened, not written yet
+    assert scan(tmp_path) == []
+    (folder / "submission_secret.txt").write_text("f" * 128)
+    (sub,) = scan(tmp_path)
+    assert (sub.student, sub.problem, sub.writing) == ("ada", "", False)
+    (folder / "submission_secret.txt").unlink()
+    old = time.time() - 61  # a folder that has lacked it for over a minute was not handed in with submit
+    os.utime(folder, (old, old))
+    (sub,) = scan(tmp_path)
+    assert "no submission_secret.txt" in sub.problem

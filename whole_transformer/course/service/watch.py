@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,8 @@ from ..layout import ASSIGNMENT, COURSE_ID, Course, write_json
 from ..term.late import parse_time
 
 GRADED, REFUSED, FAILED, MALFORMED = "graded", "refused", "failed", "malformed"
+#: how long an attempt's folder may lack its submission_secret.txt while nbgrader submit writes it
+WRITING_SECONDS = 60
 COLLECTED = "collected"  # graded by the instructor's own make autograde before the service saw it
 
 
@@ -34,6 +37,7 @@ class Submission:
     student: str
     when: datetime | None  # aware (UTC); None when the name holds no readable time
     problem: str = ""  # why it cannot be graded at all ("" when it can)
+    writing: bool = False  # nbgrader submit is still writing it: looked at again at the next pass
 
     @property
     def handed_in(self) -> datetime:
@@ -73,11 +77,22 @@ def read_submission(folder: Path) -> Submission | None:
             f"the folder belongs to another account (uid {folder.stat().st_uid}) than {student}'s: one student "
             "cannot hand in for another"
         )
-    elif not (folder / "submission_secret.txt").is_file():
+    elif not _secret_written(folder):
+        if time.time() - folder.stat().st_mtime < WRITING_SECONDS:
+            return Submission(folder.name, folder, student, when, writing=True)
         problem = (
             "it has no submission_secret.txt (not handed in with nbgrader submit): its feedback cannot be released"
         )
     return Submission(folder.name, folder, student, when, problem)
+
+
+def _secret_written(folder: Path) -> bool:
+    """nbgrader submit writes the notebooks, then timestamp.txt, then submission_secret.txt, into a folder
+    already in the inbound: the attempt is whole once the secret is there and not empty."""
+    try:
+        return (folder / "submission_secret.txt").stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _handed_in_by_another(folder: Path, student: str) -> bool:
@@ -99,7 +114,7 @@ def scan(exchange: Path) -> list[Submission]:
         entries = sorted(os.scandir(where), key=lambda e: e.name)
     except OSError:
         return []
-    subs = [s for s in (read_submission(Path(e.path)) for e in entries) if s is not None]
+    subs = [s for s in (read_submission(Path(e.path)) for e in entries) if s is not None and not s.writing]
     far = datetime.max.replace(tzinfo=UTC)
     return sorted(subs, key=lambda s: (s.when or far, s.name))
 
