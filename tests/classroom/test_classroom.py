@@ -246,6 +246,12 @@ def menu_items(page, menu):
     return items
 
 
+def instructor_json(room, tag: str, code: str):
+    """What ``code``, run by the instructor's Python in their course folder, prints after ``TAG:``, as JSON."""
+    done = as_user(room, room.instructor, room.env / "bin" / "python", "-c", code)
+    return json.loads(done.stdout.split(f"{tag}:", 1)[1])
+
+
 def as_user(room, user, *cmd):
     """A command as the instructor would type it in their terminal (their account, the shared env)."""
     return room.run_as(user, *cmd, log=room.dir / "logs" / "grading.log")
@@ -444,8 +450,7 @@ def course_secrets(room) -> dict[str, str]:
         "from whole_transformer.course.reports.feedback import secrets; "
         "print('SECRETS:' + json.dumps(secrets(Course(pathlib.Path.cwd()))))"
     )
-    done = as_user(room, room.instructor, room.env / "bin" / "python", "-c", code)
-    found = json.loads(done.stdout.split("SECRETS:", 1)[1])
+    found = instructor_json(room, "SECRETS", code)
     (ARTIFACTS / "course-secrets.json").write_text(json.dumps(found, indent=1))
     return found
 
@@ -564,6 +569,9 @@ def answer_and_submit(page, room, student, answers: dict[str, str], name: str) -
         assert time.monotonic() < deadline, "Submit put no new attempt into the exchange"
         time.sleep(0.5)
     (folder,) = new
+    while not (folder / "timestamp.txt").exists():  # nbgrader submit makes the folder, then writes into it
+        assert time.monotonic() < deadline, f"Submit's attempt {folder.name} has no timestamp.txt"
+        time.sleep(0.2)
     when = (folder / "timestamp.txt").read_text().strip()[:19]  # to the second: as the Assignments tab shows it
     page.locator("#submitted_assignments_list .nested_list_item", has_text=when).wait_for()
     shot(page, f"{name}-submitted")
@@ -651,8 +659,7 @@ def check_gradebook(room, teacher, student, other):
         "print('SCORES:' + json.dumps({s.student.id: s.score "
         "for s in gb.assignment_submissions('whole-transformer')})); gb.close()"
     )
-    done = as_user(room, room.instructor, room.env / "bin" / "python", "-c", code)
-    scores = json.loads(done.stdout.split("SCORES:", 1)[1])
+    scores = instructor_json(room, "SCORES", code)
     assert scores[student] == 4.0 and scores[other] == 2.0, scores
     token = (service_state(room) / "status-token").read_text().strip()
     status = api(teacher, f"/services/grading/status.json?token={token}")
