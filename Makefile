@@ -40,7 +40,8 @@ help:
 	@echo "make grades      write grades.csv, grades-detail.csv, canvas-grades.csv and moodle-grades.csv"
 	@echo "make insights    write insights.html and insights.csv: what the class got wrong"
 	@echo "make roster FILE=students.csv    import the class list (id, names, email, LMS id)"
-	@echo "make collect-zip FILE=subs.zip   sort a Canvas or Moodle submissions download into submitted/"
+	@echo "make collect-zip FILE=subs.zip   merge a Canvas or Moodle submissions download into submitted/"
+	@echo "                 (a newer file replaces an older one, the rest is kept; REPLACE=1: whole hand-ins)"
 	@echo "make term        the due date, late policy and each student's hand-in (course.toml)"
 	@echo "make bench       measure speed, write benchmarks/results.md"
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
@@ -119,7 +120,7 @@ roster: $(STAMP)
 
 collect-zip: $(STAMP)
 	@test -n "$(FILE)" || { echo "make collect-zip needs the download: make collect-zip FILE=submissions.zip"; exit 2; }
-	$(PY) -m whole_transformer.course collect-zip "$(FILE)"
+	$(PY) -m whole_transformer.course collect-zip "$(FILE)" $(if $(filter 1 yes true,$(REPLACE)),--replace)
 
 term: $(STAMP)
 	$(PY) -m whole_transformer.course term
@@ -134,7 +135,7 @@ checkpoints: $(STAMP)
 	$(PY) -m whole_transformer.train --write-checkpoints
 
 clean:
-	rm -rf autograde feedback feedback-pages downloaded .pytest_cache artifacts
+	rm -rf autograde feedback feedback-pages .pytest_cache artifacts  # downloaded/ holds every LMS download: kept
 
 # the pinned axe-core for the accessibility tests (make test and make e2e install it when npm is there)
 a11y-tools: $(AXE)

@@ -361,7 +361,8 @@ def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_
             "twomblycy_1003_5553_notes.txt": "my notes",  # a stray file
         },
     )
-    placed, unplaced = collect_zip(course, canvas, log=lambda *a: None)
+    got = collect_zip(course, canvas, log=lambda *a: None)
+    placed, unplaced = got.placed, got.unplaced
     assert placed == {"ada": [f"{NAME}.ipynb"], "bo": [f"{NAME}.ipynb"]}
     assert [n for n, _ in unplaced] == ["twomblycy_1003_5553_notes.txt"]
     assert "'notes.txt' is not one of the notebooks" in unplaced[0][1]
@@ -378,11 +379,16 @@ def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_
         },
     )
     lines = []
-    placed, unplaced = collect_zip(course, moodle, log=lines.append)
+    got = collect_zip(course, moodle, log=lines.append)
+    placed, unplaced = got.placed, got.unplaced
     assert placed == {"ada": [f"{NAME}.ipynb"], "cy": [f"{NAME}.ipynb"]}
     assert [n for n, _ in unplaced] == ["Zed Unknown_88125_assignsubmission_file_/01-mini.ipynb"]
     assert "no student in the roster has LMS id 88125 or the name 'Zed Unknown'" in unplaced[0][1]
-    assert lines[0] == "collect-zip: 2 notebooks of 2 students into submitted/; 1 file(s) not placed:"
+    assert lines[0] == (
+        "collect-zip: 2 notebook(s) of 2 student(s) in submitted/ as in this download (kept as "
+        "downloaded/whole-transformer/archive/moodle.zip); 1 file(s) not placed"
+    )
+    assert "  ada: kept 01-mini.ipynb (the same file as handed in 2026-10-16 23:30 UTC)" in lines
     with pytest.raises(ValueError, match="is not a zip file"):
         collect_zip(course, roster)
 

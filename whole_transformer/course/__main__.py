@@ -15,7 +15,8 @@
     check-data [--write]        is the visible checks' data (hashes of right and typical wrong results) up to date?
     in-step                     is everything release brings in step (points, hidden tests, checks' data) so?
     roster FILE                 import the class list (id, first_name, last_name, email, lms_user_id) into the gradebook
-    collect-zip FILE            sort a Canvas or Moodle submissions zip into submitted/; report what it could not place
+    collect-zip FILE [--replace]   merge a Canvas or Moodle submissions zip into submitted/ (newer files
+                                replace older ones, the rest kept; --replace: whole hand-ins replaced)
     serve [--exchange DIR] [--port N] [--scheduler ADDRESS] [--once]   grade each submission to nbgrader's
                                 exchange at once and release its feedback (course.toml [service])
     term                        the term as course.toml has it: due date, late policy, each student's hand-in
@@ -177,7 +178,7 @@ def cmd_roster(course: Course, args) -> int:
 def cmd_collect_zip(course: Course, args) -> int:
     from .grading.collect_zip import collect_zip
 
-    _, unplaced = collect_zip(course, Path(args.file))
+    collect_zip(course, Path(args.file), replace=args.replace)
     return 0
 
 
@@ -235,7 +236,7 @@ COMMANDS = {
     "collect-zip": (
         cmd_collect_zip,
         "sort a Canvas or Moodle submissions zip into submitted/",
-        cli_args.file("the zip downloaded from Canvas or Moodle"),
+        cli_args.collect_zip,
     ),
     "serve": (
         cmd_serve,

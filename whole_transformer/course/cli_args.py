@@ -29,6 +29,16 @@ def write(what: str):
     return one("--write", action="store_true", help=what)
 
 
+def collect_zip(p: argparse.ArgumentParser) -> None:
+    file("the zip downloaded from Canvas or Moodle")(p)
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace each student's whole hand-in by what the zip holds (the old one is set aside in "
+        "downloaded/; make collect-zip REPLACE=1); without it, files are merged, a newer one replacing an older one",
+    )
+
+
 lecture = one("--no-execute", action="store_true", help="do not run the notebooks (quick check)")
 handout = one("--dest", help="where to write it (default: handout/ in the course folder)")
 

