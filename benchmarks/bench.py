@@ -381,9 +381,27 @@ def bench_train_60(b: Bench) -> None:
 
 
 # ------------------------------------------------------------------------------------ reading
+def greedy_decode_slow(model, prompt_ids: list[int], max_new: int = 6) -> list[int]:
+    """The baseline: one number at a time, re-running the whole prefix each step (kept here, not in
+    the students' package, where it would be a solution of an exercise)."""
+    import torch
+
+    from whole_transformer.task import EOS
+
+    ids = list(prompt_ids)
+    model.eval()
+    with torch.no_grad():
+        for _ in range(max_new):
+            nxt = int(model(torch.tensor([ids]))[0, -1].argmax())
+            ids.append(nxt)
+            if nxt == EOS:
+                break
+    return ids
+
+
 @group("read-1000", "reading all 1,000 numbers (greedy)")
 def bench_read(b: Bench) -> None:
-    from whole_transformer.decode import greedy_decode_slow, read_numbers
+    from whole_transformer.decode import read_numbers
     from whole_transformer.task import answer_words, expected_answer, prompt
     from whole_transformer.train import load_model
 
@@ -1415,8 +1433,8 @@ def write_results(
         "- **full training**: `train(ModelConfig(), TrainConfig())`, as the notebooks and the CLI call it "
         "(60 epochs, held out evaluated after every epoch), wall time per run.",
         "- **reading 1,000 numbers**: `decode.read_numbers(model, range(1000))` with the shipped read-60 model vs "
-        "`decode.greedy_decode_slow` called for each number (every step re-runs the whole prefix); the two are "
-        "checked to give the same answers.",
+        "`greedy_decode_slow` (benchmarks/bench.py) called for each number (every step re-runs the whole "
+        "prefix); the two are checked to give the same answers.",
         "- **labs**: each lab is built in this process (no kernel, so no front end), then one control is changed "
         "from Python the way a student changes it (a slider value, `button.click()`, a typed value) and the time "
         "until the lab's callbacks have returned is measured; 2 warm-up changes, then the median of the rest. "

@@ -67,8 +67,7 @@ class ModelConfig:
 def parameter_table(cfg: ModelConfig | None = None) -> list[tuple[str, int, str]]:
     """Rows (part, parameters, formula), from the config alone. A count counts weights and biases.
 
-    At the defaults: token table 2,688 · one attention 16,448 · one FFN 16,576 · one LayerNorm 128
-    · one block 33,280 · final LayerNorm 128 · output layer 2,730 · total 72,106.
+    At the defaults the total is 72,106; notebook 01's machine lab shows each part's count.
     Positions are fixed sinusoids (no parameters); the number of heads appears nowhere.
     """
     cfg = cfg or ModelConfig()

@@ -82,19 +82,6 @@ def greedy_trace(model: torch.nn.Module, prompt_ids: Sequence[int], max_new: int
 
 
 @torch.no_grad()
-def greedy_decode_slow(model: torch.nn.Module, prompt_ids: Sequence[int], max_new: int = MAX_NEW) -> list[int]:
-    """One number at a time, re-running the whole prefix each step (the baseline of the benchmark)."""
-    ids = _check_prompt(prompt_ids)
-    model.eval()
-    for _ in range(max_new):
-        nxt = int(model(torch.tensor([ids]))[0, -1].argmax())
-        ids.append(nxt)
-        if nxt == EOS:
-            break
-    return ids
-
-
-@torch.no_grad()
 def read_numbers(model: torch.nn.Module, numbers: Iterable[int], max_new: int = MAX_NEW) -> dict[int, str]:
     """Read many numbers at once; returns {number: the words the model wrote}.
 

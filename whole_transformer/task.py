@@ -6,13 +6,8 @@ One example, walked through. The number 427 becomes one sequence of 9 tokens::
     ids      6  4  9  12  17     41       33      20     1
 
 The digits and ``=`` are the *prompt*; the words and ``<eos>`` are the *answer*.
-For training, ``xy_arrays`` shifts each sequence by one (teacher forcing)::
-
-    x        4  2  7  =     four     hundred  twenty  seven
-    y        .  .  .  four  hundred  twenty   seven   <eos>
-
-where ``.`` is PAD: the targets under the prompt (the next digit, and ``=``) are part of
-the question, not of the answer, so the loss skips them. Of the 8 targets of 427, 5 count.
+For training, ``xy_arrays`` makes the inputs x and the targets y of a batch (teacher forcing,
+notebook 04 and its batch lab).
 
 The 1,000 numbers 0…999 are split by a seeded shuffle into 900 for training and 100 held
 out; the held-out numbers are never trained on. Importing this module does no work.
@@ -180,35 +175,41 @@ def parse_prompt(text: str) -> list[int]:
 
 
 def sequence(n: int) -> list[int]:
-    """The whole sequence of n: digits, '=', words, <eos>. sequence(905) has 8 tokens."""
-    return prompt(n) + encode(number_to_words(n)) + [EOS]
+    """The whole sequence of n: digits, '=', words, <eos> (``prompt(n)`` then ``answer_ids(n)``)."""
+    return prompt(n) + answer_ids(n)
 
 
 def copy_sequence(n: int) -> list[int]:
     """The copy task (a debugging habit): '1 2 3 = 1 2 3 <eos>'."""
-    p = prompt(n)
-    return p + p[:-1] + [EOS]
+    return prompt(n) + answer_ids(n, "copy")
+
+
+def answer_ids(n: int, task: str = "read") -> list[int]:
+    """The ids the model should write after the prompt of n: its words ('read') or its digits
+    again ('copy'), then <eos>."""
+    if task == "read":
+        return encode(number_to_words(n)) + [EOS]
+    if task == "copy":
+        return prompt(n)[:-1] + [EOS]
+    raise ValueError(f"unknown task {task!r}: use 'read' or 'copy'")
 
 
 def xy_arrays(numbers_: Iterable[int], task: str = "read") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Teacher forcing for a batch of numbers: x, y as (B, L) int64 arrays right-padded with PAD,
+    """The training rows of a batch of numbers: x, y as (B, L) int64 arrays right-padded with PAD,
     and the length of each row (B,).
 
-    Row b: x is the sequence of the b-th number without its last token, y without its first,
-    and every target up to and including '=' is part of the question, so it becomes PAD.
+    Row b is built from the parts of the b-th number: x is its prompt followed by its answer, and y
+    its answer, placed so that the model is asked for each answer token one position early (the
+    first one under the prompt's last token). The rest of y is PAD: the loss skips it.
     """
-    make_seq = {"read": sequence, "copy": copy_sequence}.get(task)
-    if make_seq is None:
+    if task not in ("read", "copy"):
         raise ValueError(f"unknown task {task!r}: use 'read' or 'copy'")
-    rows = [make_seq(n) for n in numbers_]
-    if not rows:
+    parts = [(prompt(n), answer_ids(n, task)) for n in numbers_]
+    if not parts:
         raise ValueError("cannot make a batch of no numbers: give at least one number from 0 to 999")
-    seqs = pad_rows(rows)  # (B, L + 1)
-    lengths = (seqs != PAD).sum(axis=1) - 1  # (B,) a sequence holds no PAD of its own
-    x, y = seqs[:, :-1].copy(), seqs[:, 1:].copy()  # (B, L) each
-    x[np.arange(x.shape[1])[None, :] >= lengths[:, None]] = PAD  # a row's own last token is no input
-    question = np.arange(y.shape[1])[None, :] < np.argmax(seqs == EQ, axis=1)[:, None]  # (B, L)
-    y[question] = PAD
+    x = pad_rows([question + answer[:-1] for question, answer in parts])  # (B, L)
+    y = pad_rows([[PAD] * (len(question) - 1) + answer for question, answer in parts])  # (B, L)
+    lengths = np.array([len(question) + len(answer) - 1 for question, answer in parts], dtype=np.int64)  # (B,)
     return x, y, lengths
 
 
@@ -233,10 +234,8 @@ def pad_rows(rows: Sequence[Sequence[int]], pad: int = PAD) -> np.ndarray:
 
 
 def make_batch(numbers_: Iterable[int], task: str = "read"):
-    """x and y for a batch of numbers, as (B, L) torch int64 tensors, right-padded with PAD.
-
-    For 0…63: x is (64, 5); of the 320 targets 167 count, 118 are digits or '=', 35 are PAD.
-    """
+    """x and y for a batch of numbers, as (B, L) torch int64 tensors, right-padded with PAD
+    (``xy_arrays``; ``batch_counts`` counts what a batch holds)."""
     import torch
 
     x, y, _ = xy_arrays(numbers_, task)
