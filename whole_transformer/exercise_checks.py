@@ -111,6 +111,12 @@ def _is_number_not_int(v) -> bool:
 
 
 def _nt_diagnose(cases, got) -> str | None:
+    values = [o.value for o in got if o.error is None]
+    if values and all(isinstance(v, float) and v.is_integer() for v in values):  # 3.0: an id, but a float
+        return (
+            f"It returns {values[0]!r}, a float. An id is a whole number that indexes the vocabulary: "
+            "return an int, such as int(np.argmax(scores))."
+        )
     for o in got:
         if o.error is None and (_is_number_not_int(o.value) or isinstance(o.value, bool)):
             return (
