@@ -41,6 +41,7 @@ from nbgrader.preprocessors import (  # noqa: E402
 
 from whole_transformer.course.nbgrader.execute import SandboxExecute  # noqa: E402
 from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests  # noqa: E402
+from whole_transformer.course.nbgrader.inert import MakeInert  # noqa: E402
 from whole_transformer.course.layout import COURSE_ID  # noqa: E402
 from whole_transformer.course.nbgrader.verdict import HoldExpected, Verdict  # noqa: E402
 
@@ -53,7 +54,7 @@ c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograde"
 c.CourseDirectory.feedback_directory = "feedback"
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".wt"]
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".wt", "your-model.pt"]
 if os.environ.get("DB_URL"):  # e.g. postgresql://grader@dbhost/course (see the docstring)
     c.CourseDirectory.db_url = os.environ["DB_URL"]
 
@@ -94,7 +95,8 @@ c.LimitOutput.max_traceback = 100
 
 # ---------------------------------------------------------------- feedback
 # Hidden tests, their expected values and tracebacks that show them never reach a student.
-c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+# What the student wrote (Markdown, HTML, SVG and JavaScript outputs) is made inert (nbgrader/inert.py).
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, MakeInert, CSSHTMLHeaderPreprocessor]
 
 # ---------------------------------------------------------------- the term (course.toml)
 # Due date, late policy, extensions and points live in course.toml (whole_transformer/course/term/

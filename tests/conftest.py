@@ -4,13 +4,17 @@ The repository root goes first on sys.path so the tests import this checkout's p
 when pytest is started without ``python -m`` and the package is not installed.
 """
 
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# a model the tests train in 04's training lab is saved here, not in the checkout (labs/_yours.py)
+os.environ.setdefault("WT_YOUR_MODEL_DIR", tempfile.mkdtemp(prefix="wt-test-your-model-"))
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -271,11 +271,13 @@ def test_training_lab_trains_live(monkeypatch):
     lab.progress.observe(lambda change: seen.append((change["new"], lab.chart.value.count("<polyline"))), "value")
     run = lab.train("main", epochs=3)
     assert [e for e, _ in seen if e] == [1, 2, 3], "the progress bar moves after every epoch"
-    assert all(lines == 2 for e, lines in seen if e), "the loss and accuracy lines are drawn during the run"
+    assert all(lines == 3 for e, lines in seen if e), "the two loss lines and the accuracy line are drawn live"
     assert len(run.history) == 3 and lab.runs["main"] is run
     assert lab.progress.value == 3 and lab.progress.bar_style == "success"
     assert 'class="wt-loss-line" data-run="main" data-points="3"' in lab.chart.value
     assert 'class="wt-acc-line" data-run="main" data-points="3"' in lab.chart.value
+    assert 'class="wt-heldloss-line" data-run="main" data-points="3"' in lab.chart.value
+    assert "held-out loss" in lab.table.value and "held-out loss" in lab.message
     assert lab.table.value.count("<tr>") == 4 and "after 3 epochs" in lab.message
     assert len(re.findall(r'class="wt-read"', lab.reads.value)) == 8
     assert not lab.train_button.disabled

@@ -192,7 +192,9 @@ def test_every_lab_figure_has_its_own_alt_text(labs):
     assert all(a.strip() and "figure" not in a.lower().split() for a in alts)
     assert len(set(alts)) == len(alts), f"two figures share their alt text: {alts}"
     assert all('role="img"' in c for c in charts)
-    assert "copy task (diamond): after epoch 2, loss 0.5000, held out 90 % right" in chart_text(runs)
+    assert "copy task (diamond): after epoch 2, training loss 0.5000, held out 90 % right" in chart_text(runs)
+    runs["copy"][-1].held_out_loss = 0.75
+    assert "after epoch 2, training loss 0.5000, held-out loss 0.7500, held out 90 % right" in chart_text(runs)
 
 
 def test_lab_text_shares_no_run_of_10_words_with_the_public_lesson():

@@ -1,6 +1,6 @@
-"""The training lab's chart (notebook 04): loss (solid, log scale) and held-out accuracy (dashed) per epoch, one
-colour and one marker shape per run, with the chart in words as its alt text (``role="img"``, ``aria-label``);
-the per-epoch table beside the chart is its twin in numbers."""
+"""The training lab's chart (notebook 04): training loss (solid, log scale), held-out loss (dotted, same scale)
+and held-out accuracy (dashed) per epoch, one colour and one marker shape per run, with the chart in words as its
+alt text (``role="img"``, ``aria-label``); the per-epoch table beside the chart is its twin in numbers."""
 
 from __future__ import annotations
 
@@ -42,14 +42,14 @@ def chart_text(histories: dict[str, list[EpochLog]]) -> str:
             last = hist[-1]
             label = _runs()[key].label if key in _runs() else key
             marker = _runs()[key].marker if key in _runs() else "line"
+            held = f", held-out loss {last.held_out_loss:.4f}" if math.isfinite(last.held_out_loss) else ""
             runs.append(
-                f"{label} ({marker}): after epoch {last.epoch}, loss "
-                f"{last.loss:.4f}, held out {100 * last.held_out:.0f} % right"
+                f"{label} ({marker}): after epoch {last.epoch}, training loss "
+                f"{last.loss:.4f}{held}, held out {100 * last.held_out:.0f} % right"
             )
     return (
-        "Chart of training loss (solid lines, log scale) and held-out accuracy (dashed lines) per epoch. "
-        + "; ".join(runs)
-        + "."
+        "Chart of training loss (solid lines), held-out loss (dotted lines), both on a log scale, and held-out "
+        "accuracy (dashed lines) per epoch. " + "; ".join(runs) + "."
     )
 
 
@@ -87,7 +87,7 @@ def chart_svg(
     w, h = width - left - right, height - top - bottom
     logs = [lg for hist in histories.values() for lg in hist]
     max_epoch = max([lg.epoch for lg in logs] + [10])
-    losses = [lg.loss for lg in logs if lg.loss > 0 and math.isfinite(lg.loss)]
+    losses = [v for lg in logs for v in (lg.loss, lg.held_out_loss) if v > 0 and math.isfinite(v)]
     lo = 10 ** math.floor(math.log10(min(losses))) if losses else 0.01
     hi = 10 ** math.ceil(math.log10(max(losses))) if losses else 10.0
     frame = _Frame(left, top, w, h, max_epoch, lo, max(hi, lo * 10))
@@ -127,12 +127,16 @@ def _scales_svg(f: _Frame) -> list[str]:
 
 
 def _run_svg(f: _Frame, key: str, hist: list[EpochLog]) -> list[str]:
-    """One run: its loss line (solid) and accuracy line (dashed), each with markers of the run's shape."""
+    """One run: its training loss (solid), held-out loss (dotted) and accuracy (dashed), marked by the run's shape."""
     colour = _runs()[key].colour if key in _runs() else "#333"
     pts = " ".join(f"{f.x(lg.epoch):.1f},{f.y_loss(lg.loss):.1f}" for lg in hist)
     acc = [lg for lg in hist if not math.isnan(lg.held_out)]
     apts = " ".join(f"{f.x(lg.epoch):.1f},{f.y_acc(lg.held_out):.1f}" for lg in acc)
+    held = [lg for lg in hist if math.isfinite(lg.held_out_loss) and lg.held_out_loss > 0]
+    hpts = " ".join(f"{f.x(lg.epoch):.1f},{f.y_loss(lg.held_out_loss):.1f}" for lg in held)
     out = [
+        f'<polyline class="wt-heldloss-line" data-run="{key}" data-points="{len(held)}" points="{hpts}" '
+        f'fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="1,3" stroke-linecap="round"/>',
         f'<polyline class="wt-loss-line" data-run="{key}" data-points="{len(hist)}" points="{pts}" '
         f'fill="none" stroke="{colour}" stroke-width="2"/>',
         f'<polyline class="wt-acc-line" data-run="{key}" data-points="{len(acc)}" points="{apts}" '
@@ -169,7 +173,7 @@ def _titles(left: float, w: float, top: float, h: float, width: int, height: int
     return (
         f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle" fill="#333">epoch</text>'
         f'<text x="12" y="{top + h / 2}" transform="rotate(-90 12 {top + h / 2})" text-anchor="middle" '
-        f'fill="#333">training loss (solid)</text>'
+        f'fill="#333">loss: training solid, held out dotted</text>'
         f'<text x="{width - 10}" y="{top + h / 2}" transform="rotate(90 {width - 10} {top + h / 2})" '
         f'text-anchor="middle" fill="#333">held out right (dashed)</text>'
     )

@@ -6,6 +6,7 @@ is told by a bar's length or colour alone. ``decode.py`` holds the widget."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -14,16 +15,40 @@ from ..model import Transformer
 from ..numpy_model import softmax_rows
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
+from . import _yours
 from ._html import esc
 
 TOP = 5  # how many of the last row's scores are drawn
-CHECKPOINTS = {"60": "after 60 epochs", "2": "after 2 epochs"}
+SHIPPED = {"60": "after 60 epochs", "2": "after 2 epochs"}
 _MODELS: dict[str, Transformer] = {}
 
 
+class Checkpoints(Mapping[str, str]):
+    """The models a lab offers, key → label: the shipped ones, then ``"yours"`` (the model trained in notebook
+    04, see ``_yours``) whenever its file is there. Looked up afresh each time, so a model saved after the
+    kernel started is offered by the next lab made."""
+
+    def _now(self) -> dict[str, str]:
+        return {**SHIPPED, _yours.KEY: _yours.label()} if _yours.exists() else dict(SHIPPED)
+
+    def __getitem__(self, key: str) -> str:
+        return self._now()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._now())
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+
+CHECKPOINTS = Checkpoints()
+
+
 def model_for(name: str) -> Transformer:
-    """The shipped model after 60 or after 2 epochs, loaded once per kernel."""
-    if name not in CHECKPOINTS:
+    """The shipped model after 60 or after 2 epochs (loaded once per kernel), or ``"yours"``."""
+    if name == _yours.KEY:
+        return _yours.load()[0]  # says how to get one if there is none
+    if name not in SHIPPED:
         raise ValueError(f"unknown checkpoint {name!r}: use one of {sorted(CHECKPOINTS)}")
     if name not in _MODELS:
         _MODELS[name] = load_model(name)
@@ -42,6 +67,8 @@ def parse_number(text: str) -> int:
 def check_args(checkpoint, block, head) -> tuple[str, int, int, int]:
     """The lab's checkpoint, block and head checked: (checkpoint, block, the model's blocks, its heads)."""
     checkpoint = str(checkpoint)
+    if checkpoint == _yours.KEY and not _yours.exists():
+        raise ValueError(_yours.HOW)
     if checkpoint not in CHECKPOINTS:
         raise ValueError(f"checkpoint must be one of {sorted(CHECKPOINTS)}, got {checkpoint!r}")
     n_layers, n_heads = model_for(checkpoint).cfg.n_layers, model_for(checkpoint).cfg.n_heads

@@ -14,10 +14,11 @@ The whole reading is computed once when the number or the model changes (a few m
 a step only redraws light HTML, so it responds in about a millisecond.
 
 Attributes tests and notebooks use: ``number`` (Text), ``checkpoint`` (Dropdown, values "60"
-and "2"), ``next_button``, ``reset_button``, ``play_button``, ``stop_button`` (Buttons),
-``play`` (a hidden Play widget, the timer: its value is the step shown), ``block`` (Dropdown
-of block numbers 1…N), ``head`` (Dropdown: "mean" or 1…h),
-``status``, ``view``, ``live`` (HTML), and the read-only ``trace`` (the ``decode.Trace``, or None after
+and "2", and "yours" once notebook 04 has saved the student's model), ``next_button``,
+``reset_button``, ``play_button``, ``stop_button`` (Buttons), ``play`` (a hidden Play widget, the
+timer: its value is the step shown), ``block`` (Dropdown of block numbers 1…N), ``head``
+(Dropdown: "mean" or 1…h), ``status``, ``view``, ``live``, ``yours`` (HTML: what "your model"
+is, or how to get one), and the read-only ``trace`` (the ``decode.Trace``, or None after
 bad input), ``step`` (0 … len(trace.steps)), ``done``, ``right``, ``message``. Methods:
 ``next_step()``, ``reset()``, ``run_to_end()``.
 
@@ -41,6 +42,7 @@ import numpy as np
 
 from ..decode import MAX_NEW, Trace, greedy_trace
 from ..task import VOCAB, expected_answer, parse_prompt
+from . import _yours
 from ._decode import (  # noqa: F401  (parse_number, step_seconds: tests use them from here)
     CHECKPOINTS,
     check_args,
@@ -108,7 +110,8 @@ class DecodeLab(LabBox):
         )
         controls.add_class("wt-decode-controls")
         choose = widgets.HBox([self.block, self.head])
-        super().__init__([controls, choose, self.status, self.view, LIVE], "decode")
+        self.yours = widgets.HTML(f'<div class="wt-yours-note">{esc(_yours.note())}</div>')  # or how to get one
+        super().__init__([controls, choose, self.yours, self.status, self.view, LIVE], "decode")
         self._connect()
         self._recompute()
         if finished:  # open on the whole reading (Reset goes back to the prompt)

@@ -17,8 +17,20 @@ def kernel_env(**extra: str) -> dict[str, str]:
     ``extra`` sets it."""
     env = checkout_env()
     env.pop("NBGRADER_EXECUTION", None)
+    env.setdefault(YOURS_DIR, _yours_dir())  # 04 saves the student's model there, not in the notebooks' folder
     env.update(extra)
     return env
+
+
+YOURS_DIR = "WT_YOUR_MODEL_DIR"  # labs/_yours.py's DIR_VARIABLE
+_YOURS: list[str] = []
+
+
+def _yours_dir() -> str:
+    """One throwaway folder per process for the models 04's training lab saves in these runs."""
+    if not _YOURS:
+        _YOURS.append(tempfile.mkdtemp(prefix="wt-your-model-"))
+    return _YOURS[0]
 
 
 def run_notebook(
