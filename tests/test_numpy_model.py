@@ -78,13 +78,13 @@ def test_names_axes_and_blocks(model60):
     expected = list(nm.BEFORE) + [n for _ in range(2) for n in nm.BLOCK_NAMES] + list(nm.AFTER)
     assert [s.name for s in steps] == expected
     assert [s.block for s in steps] == [None] * 3 + [b for b in range(2) for _ in nm.BLOCK_NAMES] + [None] * 2
-    sizes = {"L": 9, "L_q": 9, "L_k": 9, "d_model": 64, "h": 4, "d_head": 16, "d_ff": 128, "V": 42}
+    sizes = {"L": 9, "L_q": 9, "L_k": 9, "d_model": 64, "h": 4, "d_k": 16, "d_ff": 128, "V": 42}
     for s in steps:
         assert isinstance(s.array, np.ndarray)
         assert s.array.shape == tuple(sizes[a] for a in s.axes), s
         assert s.formula
     assert nm.find(steps, "scores", 1).axes == ("h", "L_q", "L_k")
-    assert nm.find(steps, "Q", 0).axes == ("h", "L", "d_head")
+    assert nm.find(steps, "Q", 0).axes == ("h", "L", "d_k")
     assert nm.find(steps, "logits").label == "logits"
     assert nm.find(steps, "weights", 1).label == "block 2 · weights"  # labels count blocks from 1, as 01 and 03 do
     assert "weights" in repr(nm.find(steps, "weights", 1)) and "L_q=9" in repr(nm.find(steps, "weights", 1))

@@ -8,11 +8,11 @@
     + positions      (L, d_model)        + the fixed sinusoid row of each position
     then, for each block b (Intermediate.block = b):
       LayerNorm 1    (L, d_model)        each row to mean 0, variance 1, then × scale + shift
-      Q, K, V        (h, L, d_head)      LayerNorm 1 @ W_Q.T (and W_K, W_V), split into heads
-      scores         (h, L_q, L_k)       Q @ K.T / √d_head
+      Q, K, V        (h, L, d_k)         LayerNorm 1 @ W_Q.T (and W_K, W_V), split into heads
+      scores         (h, L_q, L_k)       Q @ K.T / √d_k
       masked scores  (h, L_q, L_k)       -inf where a query may not look (a later key, or a PAD key)
       weights        (h, L_q, L_k)       softmax of each row: every row sums to 1
-      mixed values   (h, L, d_head)      weights @ V
+      mixed values   (h, L, d_k)         weights @ V
       attention out  (L, d_model)        the heads side by side, @ W_O.T + b_O
       residual 1     (L, d_model)        the block's input + attention out
       LayerNorm 2    (L, d_model)
@@ -214,12 +214,12 @@ def _attention_sublayer(
     dk = d // h
 
     def heads(m):
-        return m.reshape(L, h, dk).transpose(1, 0, 2)  # (L, d_model) → (h, L, d_head)
+        return m.reshape(L, h, dk).transpose(1, 0, 2)  # (L, d_model) → (h, L, d_k)
 
     a_in = _normed(record, "LayerNorm 1", x, W, p + "ln1.", b)
-    q = record("Q", heads(a_in @ W[p + "attn.W_Q.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_Q.T")
-    k = record("K", heads(a_in @ W[p + "attn.W_K.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_K.T")
-    v = record("V", heads(a_in @ W[p + "attn.W_V.weight"].T), ("h", "L", "d_head"), b, "LayerNorm 1 @ W_V.T")
+    q = record("Q", heads(a_in @ W[p + "attn.W_Q.weight"].T), ("h", "L", "d_k"), b, "LayerNorm 1 @ W_Q.T")
+    k = record("K", heads(a_in @ W[p + "attn.W_K.weight"].T), ("h", "L", "d_k"), b, "LayerNorm 1 @ W_K.T")
+    v = record("V", heads(a_in @ W[p + "attn.W_V.weight"].T), ("h", "L", "d_k"), b, "LayerNorm 1 @ W_V.T")
     s = record("scores", q @ k.transpose(0, 2, 1) / math.sqrt(dk), ("h", "L_q", "L_k"), b, f"Q @ K.T / √{dk}")
     s = record(
         "masked scores",
@@ -229,7 +229,7 @@ def _attention_sublayer(
         "-inf where the key is later than the query" + (" or is PAD" if cfg.causal else " (PAD keys only)"),
     )
     w = record("weights", softmax_rows(s), ("h", "L_q", "L_k"), b, "softmax of each row of the masked scores")
-    mixed = record("mixed values", w @ v, ("h", "L", "d_head"), b, "weights @ V")
+    mixed = record("mixed values", w @ v, ("h", "L", "d_k"), b, "weights @ V")
     side_by_side = mixed.transpose(1, 0, 2).reshape(L, d)  # (L, d_model) the heads side by side
     a = record(
         "attention out",
