@@ -27,6 +27,7 @@ from whole_transformer.course.nbgrader.verdict import split_expected
 from whole_transformer.course.reports.feedback import (
     EXPECTED,
     HIDDEN,
+    INPUT,
     remove_leaks,
     secrets,
 )
@@ -119,7 +120,7 @@ def honest_cells(course: Course) -> list:
 def test_the_secrets_hold_every_kind(course):
     found = secrets(course)
     kinds = set(found.values())
-    assert kinds == {HIDDEN, EXPECTED, SOLUTION_KIND}, kinds
+    assert kinds == {HIDDEN, EXPECTED, SOLUTION_KIND, INPUT}, kinds
     tests = [
         c
         for name in ("01-whole-machine", "02-microscope", "03-one-word-at-a-time", NB)

@@ -144,3 +144,116 @@ def test_a_forged_zip_is_refused_entry_by_entry_and_the_honest_ones_placed(cours
     assert [p.name for p in ada.glob("*.ipynb")] == [f"{NBS[0]}.ipynb"]  # the honest entry placed
     assert not any(p.is_symlink() for p in course.root.rglob("*"))
     assert json.loads((ada / f"{NBS[0]}.ipynb").read_text())["nbformat"] == 4
+
+
+# ------------------------------------------------------------------------------ what students receive holds no answer
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """The real notebooks released (which also shows make release finds nothing in the course's own release)."""
+    root = make_course(tmp_path_factory.mktemp("surprises-real") / "course", real_source=True)
+    qdata = root.parent / "questions.json"
+    shutil.copy(check_data.QUESTIONS_DATA, qdata)
+    release(Course(root), log=lambda *a: None, questions_data=qdata)
+    return root
+
+
+def _pad_7_case():
+    """The hidden case of masked_loss with pad 7, in hidden_tests.py's notation, and its expected loss."""
+    from whole_transformer.course.answers import hidden_tests
+
+    case = next(c for c in hidden_tests.CASES["masked_loss"]() if c.kwargs == "{'pad': 7}")
+    return case, repr(case.want)
+
+
+def test_an_expected_value_planted_in_a_markdown_cell_is_refused_by_make_release(real, tmp_path):
+    import nbformat
+
+    root = tmp_path / "course"
+    shutil.copytree(real, root)
+    shutil.copy(real.parent / "questions.json", tmp_path / "questions.json")
+    course = Course(root)
+    nb4 = course.source / f"{NBS[3]}.ipynb"
+    nb = nbformat.read(nb4, as_version=4)
+    case, want = _pad_7_case()
+    note = f"*Instructor's note:* with pad 7 and the targets of {case.args} the loss is {want}."
+    nb.cells.insert(3, nbformat.v4.new_markdown_cell(note))
+    nbformat.write(nb, nb4)
+    released = (course.release / f"{NBS[3]}.ipynb").read_bytes()
+    with pytest.raises(ValueError) as e:  # make release: "error: " and this message, exit status 1
+        release(course, log=lambda *a: None, questions_data=root.parent / "questions.json")
+    err = str(e.value)
+    print(err)
+    assert "make release refused: what students would receive shows what only the grader may know:" in err
+    assert f"{NBS[3]}.ipynb, cell 4 (markdown): expected value {want!r}" in err
+    assert (course.release / f"{NBS[3]}.ipynb").read_bytes() == released  # release/ left as it was
+    assert sorted(p.name for p in course.release.parent.iterdir()) == [ASSIGNMENT]
+
+
+def test_the_feedback_check_finds_a_hidden_case_in_hidden_tests_notation_and_a_hidden_input(real, tmp_path):
+    from whole_transformer.course.reports.feedback import INPUT, remove_leaks, secrets
+
+    root = tmp_path / "course"
+    shutil.copytree(real, root)
+    course = Course(root)
+    case, _ = _pad_7_case()
+    logits, targets = case.args.strip("()").split(", g.array")
+    as_written = f'add("{case.kind}", "{logits}", "g.array{targets.rstrip(",")}", "{case.kwargs}")'
+    kinds = secrets(course)
+    assert kinds[logits.removeprefix("g.")] == INPUT
+    files = {}
+    for student, text in {
+        "ada": f"<p>Your answer missed this case: <code>{as_written}</code></p>",  # hidden_tests.py's notation
+        "bo": f"<p>Try <span>{logits.removeprefix('g.')}</span> yourself.</p>",  # one hidden input, alone
+        "cy": "<p>Well done: every case passed.</p>",  # honest
+    }.items():
+        files[student] = course.feedback / student / ASSIGNMENT / f"{NBS[3]}.html"
+        files[student].parent.mkdir(parents=True, exist_ok=True)
+        files[student].write_text(f"<html><body>{text}</body></html>")
+    said: list[str] = []
+    removed = remove_leaks(course, list(files.values()), said.append)
+    print("\n".join(said))
+    assert sorted(removed) == sorted([files["ada"], files["bo"]]) and files["cy"].is_file()
+    assert any(
+        ln.startswith(f"REMOVED feedback/bo/{ASSIGNMENT}/{NBS[3]}.html: it contained hidden input") for ln in said
+    )
+
+
+def test_a_refused_feedback_run_leaves_the_previous_output_as_it_was(real, tmp_path, monkeypatch):
+    from whole_transformer.course.reports import feedback as fb
+
+    root = tmp_path / "course"
+    shutil.copytree(real, root)
+    course = Course(root)
+    course.autograde.mkdir(exist_ok=True)
+    before = {}
+    for rel in (f"feedback/ada/{ASSIGNMENT}/{n}.html" for n in NBS):
+        before[rel] = f"<p>last week's feedback for {rel}</p>"
+    before["feedback-pages/ada.html"] = "<p>last week's page</p>"
+    for rel, text in before.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    _, want = _pad_7_case()
+
+    def generate_feedback(args, cwd):  # nbgrader's generate_feedback, one file of it showing an expected value
+        for n in NBS:
+            leak = want if n == NBS[3] else ""
+            path = root / "feedback" / "ada" / ASSIGNMENT / f"{n}.html"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"<p>this week's feedback {leak}</p>")
+        return __import__("subprocess").CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(fb, "run_nbgrader", generate_feedback)
+    with pytest.raises(fb.LeakError) as e:
+        fb.feedback(course, log=lambda *a: None)
+    print(e.value)
+    assert f"REMOVED feedback/ada/{ASSIGNMENT}/{NBS[3]}.html: it contained expected value text ({want!r})" in str(
+        e.value
+    )
+    assert "the previous feedback/ and feedback-pages/ are left as they were" in str(e.value)
+    after = {
+        str(p.relative_to(root)): p.read_text()
+        for d in ("feedback", "feedback-pages")
+        for p in (root / d).rglob("*.html")
+    }
+    assert after == before  # the old output intact: nothing new, nothing missing
+    assert not list(root.glob(".*previous*"))

@@ -14,7 +14,9 @@
 
 Then it runs ``nbgrader generate_assignment`` on ``source/whole-transformer/``: solutions become
 stubs, hidden tests are removed, protected cells are locked, and the gradebook learns the
-assignment. The result, ``release/whole-transformer/``, is committed. Each release that differs
+assignment. The new release replaces the old one only if no cell of it shows an expected value, a
+hidden test's line or a reference solution's line (``refuse_leaks``); else it is refused, the cell
+named. The result, ``release/whole-transformer/``, is committed. Each release that differs
 from the one before is kept in ``release-history/<n>/`` (committed too): grading compares a
 submission with the release that student started from, so an instructor's later change of a
 test or its points is not taken for tampering (``grading/restore.py``).
@@ -28,9 +30,11 @@ from pathlib import Path
 import nbformat
 
 from whole_transformer.course.answers import check_data, diagnose, hidden_cells
+from whole_transformer.course.answers.leak_search import INPUT, release_leaks, source_secrets
 from whole_transformer.course.cells import grade_id, nbgrader_meta
 from whole_transformer.course.grading.gradebook import prepare_database, stamp_gradebook
 from whole_transformer.course.layout import ASSIGNMENT, Course, run_nbgrader
+from whole_transformer.course.reports.whole_output import replaced_whole
 from whole_transformer.course.term import settings as term_settings
 
 HISTORY = "release-history"
@@ -132,6 +136,21 @@ def write_points(plan) -> None:
         nbformat.write(nb, path)
 
 
+# ---------------------------------------------------------------- nothing of the answers in it
+def refuse_leaks(course: Course, out: Path) -> None:
+    """Refuse a release whose notebooks (prose, code, outputs, metadata) show an expected value, a hidden
+    test's line or a reference solution's line of source/ (``answers/leak_search.py``), naming each cell."""
+    secrets = {text: kind for text, kind in source_secrets(course.source).items() if kind != INPUT}
+    found = release_leaks(out, secrets)
+    if found:
+        raise ValueError(
+            "make release refused: what students would receive shows what only the grader may know:\n  "
+            + "\n  ".join(found)
+            + f"\ntake it out of that cell in source/{ASSIGNMENT}/ and run make release again "
+            "(release/ is left as it was)"
+        )
+
+
 # ---------------------------------------------------------------- in step
 def out_of_step(course: Course, questions_data: Path | None = None) -> list[str]:
     """What ``make release`` would change, one line each (empty: everything is in step)."""
@@ -197,12 +216,14 @@ def release(course: Course, dest: Path | None = None, log=print, questions_data:
         prepare_database(course, log)  # a database server gets nbgrader's schema (or its migrations) first
     if dest is not None:
         args.append(f"--CourseDirectory.release_directory={Path(dest).resolve()}")
-    done = run_nbgrader(args, course.root)
     out = (Path(dest).resolve() if dest is not None else course.root / "release") / ASSIGNMENT
-    if done.returncode != 0 or not out.is_dir():
-        raise RuntimeError(
-            f"nbgrader generate_assignment failed:\n{(done.stdout or '')[-3000:]}{(done.stderr or '')[-3000:]}"
-        )
+    with replaced_whole([out]):  # refused or failed: the release there before is left as it was
+        done = run_nbgrader(args, course.root)
+        if done.returncode != 0 or not out.is_dir():
+            raise RuntimeError(
+                f"nbgrader generate_assignment failed:\n{(done.stdout or '')[-3000:]}{(done.stderr or '')[-3000:]}"
+            )
+        refuse_leaks(course, out)
     if dest is None:  # the course gradebook now holds the assignment as source/ defines it
         stamp_gradebook(course)
         kept = keep_release(course, out)

@@ -12,27 +12,14 @@ anything else of it is deleted and reported, so a leak is never handed out, what
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 
+from ..answers.leak_search import EXPECTED, HIDDEN, INPUT, SOLUTION, found_in, notebook_text, test_secrets
 from ..cells import cell_source, nbgrader_meta
 from ..layout import ASSIGNMENT, Course, run_nbgrader
-from ..nbgrader.hide_tests import hidden_fragments, solution_fragments, split_hidden
+from ..nbgrader.hide_tests import solution_fragments, split_hidden
 
-HIDDEN, EXPECTED, SOLUTION = "hidden test", "expected value", "solution"
-_TAG = re.compile(r"<[^>]*>")
-
-
-def notebook_text(raw: str) -> str:
-    """A notebook's raw text and its cells' sources (as typed, not JSON-escaped)."""
-    import nbformat
-
-    try:
-        nb = nbformat.reads(raw, as_version=4)
-    except Exception:  # noqa: BLE001 - not a notebook nbformat can read: its raw text is all there is
-        return raw
-    return raw + "\n" + "\n".join(cell_source(c) for c in nb.cells)
+__all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "notebook_text"]  # the kinds, as feedback's users know them
 
 
 def _notebook_text(path: Path) -> str:
@@ -41,20 +28,15 @@ def _notebook_text(path: Path) -> str:
 
 def secrets(course: Course) -> dict[str, str]:
     """Everything of the assignment a student must not see, as text to search for → what it is
-    (``HIDDEN``, ``EXPECTED`` or ``SOLUTION``). Text the released notebooks hold is left out."""
+    (``HIDDEN``, ``EXPECTED``, ``INPUT`` or ``SOLUTION``). Text the released notebooks hold is left out."""
     import nbformat
     from nbgrader.api import Gradebook
-
-    from ..nbgrader.hide_tests import expected_values
 
     found: dict[str, str] = {}
     with Gradebook(course.db_url) as gb:
         for nb in gb.find_assignment(ASSIGNMENT).notebooks:
             for cell in nb.source_cells:
-                _, hidden = split_hidden(cell.source or "")
-                values = expected_values(hidden)
-                for text in hidden_fragments(hidden):
-                    found[text] = EXPECTED if text in values or text.startswith("# {") else HIDDEN
+                found.update(test_secrets(split_hidden(cell.source or "")[1]))  # answers/leak_search.py
     # the gradebook keeps a solution cell as released (its stub): the answers are in source/
     for path in sorted((course.root / "source" / ASSIGNMENT).glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -69,17 +51,10 @@ def leaks(path: Path, lines, own: str = "") -> list[str]:
     """What of ``lines`` (text to search for; a dict maps it to its kind) the file at ``path`` shows.
 
     The file is searched as it is, unescaped, and with its HTML tags taken out (a highlighted cell
-    splits a line of code into many tags). A solution line found in ``own`` (the student's own
-    submission) is the student's."""
-    text = path.read_text(errors="replace")
-    plain = html.unescape(text)
-    bare = html.unescape(_TAG.sub("", text))
+    splits a line of code into many tags). A solution line or a hidden input found in ``own`` (the
+    student's own submission) is the student's."""
     kinds = lines if isinstance(lines, dict) else dict.fromkeys(lines, HIDDEN)
-    return [
-        ln
-        for ln, kind in kinds.items()
-        if (ln in text or ln in plain or ln in bare or html.escape(ln) in text) and not (kind == SOLUTION and ln in own)
-    ]
+    return found_in(path.read_text(errors="replace"), kinds, own)
 
 
 def student_of(course: Course, feedback_file: Path) -> str:
@@ -137,8 +112,21 @@ def _check_leaks(course: Course, files: list[Path], what: str, log=print) -> lis
 
 
 def feedback(course: Course, log=print) -> list[Path]:
+    """Feedback files and pages for every graded student; all or nothing: a run that refuses (a leak) or
+    fails leaves the previous run's feedback/ and feedback-pages/ as they were (``whole_output``)."""
+    from .student_page import FOLDER
+    from .whole_output import replaced_whole
+
     if not course.autograde.is_dir():
         raise ValueError("nothing is autograded yet: run make autograde first")
+    try:
+        with replaced_whole([course.feedback, course.root / FOLDER]):
+            return _generate(course, log)
+    except LeakError as e:
+        raise LeakError(f"{e}\nthe previous feedback/ and {FOLDER}/ are left as they were") from None
+
+
+def _generate(course: Course, log=print) -> list[Path]:
     done = run_nbgrader(["generate_feedback", ASSIGNMENT, "--force"], course.root)
     if done.returncode != 0:
         log(f"nbgrader generate_feedback reported errors:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
