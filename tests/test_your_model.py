@@ -27,6 +27,7 @@ def folder(tmp_path, monkeypatch):
 
 def test_without_a_model_of_your_own_the_labs_say_how_to_get_one(folder):
     assert dict(_decode.CHECKPOINTS) == _decode.SHIPPED
+    assert "train one in notebook 04" in held_out_table([14])._repr_html_()
     lab = decode_lab()
     assert [k for _, k in lab.checkpoint.options] == ["60", "2"]
     assert "train one in notebook 04" in lab.yours.value
@@ -54,8 +55,10 @@ def test_the_training_lab_saves_your_model_and_every_chooser_offers_it(folder):
     assert "you trained in notebook 04" in decode.yours.value
     maps = attention_maps_lab(number=427, checkpoint="yours")
     assert ("your model (2 epochs)", "yours") in maps.checkpoint.options
-    table = held_out_table([14, 427], {"yours": mine})
-    assert set(table.said["yours"]) == {14, 427}
+    table = held_out_table([14, 427])  # by default every model the chooser offers
+    assert list(table.said) == ["after 60 epochs", "after 2 epochs", "your model (2 epochs)"]
+    assert table.said["your model (2 epochs)"] == table.said["after 2 epochs"], "the same seed, the same 2 epochs"
+    assert "you trained in notebook 04" in table._repr_html_()
 
 
 def test_a_retrained_model_is_read_again_and_a_broken_file_is_named(folder):

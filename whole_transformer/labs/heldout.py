@@ -1,8 +1,10 @@
 """The held-out table (notebook 03): numbers read aloud by several models, each answer marked in words.
 
 ``held_out_table(numbers, {label: model})`` reads numbers with several models and shows what each
-says, as words, with "✓ right" / "✗ wrong" and a count (notebook 03 shows the 100 held-out numbers
-after 60 and after 2 epochs). The table scrolls inside a region that the keyboard can reach (Tab,
+says, as words, with "✓ right" / "✗ wrong" and a count. Without ``models`` it reads them with every
+model the labs' chooser offers (``_decode.CHECKPOINTS``): after 60 and after 2 epochs, and "your model"
+once notebook 04 has saved one; a line under the table says what "your model" is, or how to get one.
+Notebook 03 shows the 100 held-out numbers. The table scrolls inside a region that the keyboard can reach (Tab,
 then the arrow keys) and that a screen reader names. CSS classes: ``wt-heldout``; each answer
 ``wt-heldout-right`` / ``wt-heldout-wrong``.
 """
@@ -13,16 +15,23 @@ import torch
 
 from ..decode import read_numbers
 from ..task import expected_answer
+from . import _yours
 from ._html import esc, styled
 
 
 class HeldOutTable:
     """Numbers read aloud by several models, as an HTML table with ✓ and ✗ (shown by Jupyter)."""
 
-    def __init__(self, numbers, models: dict[str, torch.nn.Module]):
+    def __init__(self, numbers, models: dict[str, torch.nn.Module] | None = None):
         self.numbers = [int(n) for n in numbers]
         if not self.numbers:
             raise ValueError("give at least one number to read")
+        self.note = ""
+        if models is None:  # every model the labs offer, "your model" too once there is one
+            from ._decode import CHECKPOINTS, model_for
+
+            models = {label: model_for(key) for key, label in CHECKPOINTS.items()}
+            self.note = _yours.note()
         self.said = {label: read_numbers(m, self.numbers) for label, m in models.items()}
         self.right = {
             label: sum(said[n] == expected_answer(n) for n in self.numbers) for label, said in self.said.items()
@@ -42,6 +51,9 @@ class HeldOutTable:
                 )
             )
         return "\n".join(lines)
+
+    def _note_html(self) -> str:
+        return f'<div class="wt-yours-note" style="margin-bottom: 4px;">{esc(self.note)}</div>' if self.note else ""
 
     def _repr_html_(self) -> str:
         th = (
@@ -66,7 +78,7 @@ class HeldOutTable:
             f'<div style="margin-bottom: 4px;"><b>{esc(self.summary())}</b></div>'
             f'<div class="wt-heldout-note" style="margin-bottom: 4px; color: #595959;">all {len(self.numbers)} '
             f"numbers are in the table{'; scroll inside it to see them all' if len(self.numbers) > 15 else ''}"
-            f"</div>"
+            f"</div>{self._note_html()}"
             f'<div class="wt-scroll" tabindex="0" role="region" aria-label="the table of all '
             f'{len(self.numbers)} numbers" style="max-height: 360px; display: inline-block;">'
             f'<table style="border-collapse: collapse;"><tr><th scope="col" style="{th}">number</th>{head}</tr>'
@@ -74,6 +86,7 @@ class HeldOutTable:
         )
 
 
-def held_out_table(numbers, models: dict[str, torch.nn.Module]) -> HeldOutTable:
-    """What each model says for each number, as words, with ✓/✗ and a count of the right ones."""
+def held_out_table(numbers, models: dict[str, torch.nn.Module] | None = None) -> HeldOutTable:
+    """What each model says for each number, as words, with ✓/✗ and a count of the right ones (by default, every
+    model the labs offer)."""
     return HeldOutTable(numbers, models)

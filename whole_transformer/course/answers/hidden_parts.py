@@ -53,6 +53,7 @@ QUESTION_WHAT = {
     "std1_no_factor": "the letter chosen",
     "changes_during_inference": "the letter chosen",
     "rows_742": "the number of rows",
+    "maps_hundred_427": "the letter chosen",
     "counted_427": "the number of targets that count",
     "flat_shape": "the flattened shape",
     "no_causal_mask": "the letter chosen",
