@@ -71,12 +71,8 @@ def test_bad_input_is_answered_in_words():
 
 def test_the_question_under_the_maps_is_answered_by_the_shipped_model(model60):
     (question,) = [c.source for c in load("03-one-word-at-a-time.ipynb").cells if "maps_hundred_427 =" in c.source]
-    letter = re.search(r'maps_hundred_427 = "([ABC])"', question)[1]
-    (ask,) = [
-        c.source
-        for c in load("03-one-word-at-a-time.ipynb").cells
-        if "maps_hundred_427" in c.source and "**" in c.source
-    ]
+    letter = re.search(r'^maps_hundred_427 = "([ABC])"$', question, re.M)[1]
+    (ask,) = [c.source for c in load("03-one-word-at-a-time.ipynb").cells if "the row of\n`hundred`" in c.source]
     option = re.search(rf"- {letter}\. `([^`]+)`", ask)[1]
     m = read(model60, 427)
     row = m.tokens.index("hundred")
