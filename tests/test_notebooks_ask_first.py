@@ -44,6 +44,7 @@ GIVEAWAYS = {
     ],
     "changes_during_inference": [r"attention scores change", r"no weight changes"],
     "rows_742": [r"7 4 2 = seven hundred forty", r"\b7 rows (go )?in\b"],
+    "maps_hundred_427": [r"query 'hundred' \(row \d\), the row that picks 'twenty', gives the key '2'"],
     "counted_427": [r"5 of 8 targets count"],
     "flat_shape": [r"\(320, 42\)"],
     "no_causal_mask": [r"no causal mask, (after|epoch) \d+"],
@@ -74,6 +75,10 @@ KEY_PHRASES = {
         r"none is written",
     ],
     "rows_742": [r"\b7 rows\b", r"seven rows"],
+    "maps_hundred_427": [
+        r"row of .?hundred.?[^.]{0,60}(looks|weight)[^.]{0,30} (on|at) (the )?.?2\b",
+        r"while it picks .?twenty.?[^.]{0,40}\bon the .?2\b",
+    ],
     "counted_427": [r"5 of (the )?8 targets", r"\bfive of (the )?(8|eight)"],
     "flat_shape": [r"\(320, 42\)", r"\b320 rows\b"],
     "no_causal_mask": [
