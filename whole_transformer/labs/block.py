@@ -1,7 +1,8 @@
 """The block picture (notebook 02): one decoder block of the tiny model, drawn with matplotlib.
 
-x → LayerNorm 1 → attention → add, then → LayerNorm 2 → FFN → add. The residual path runs along
-the bottom: each sublayer reads a normalised copy of x from it and adds its result back to it.
+x → LayerNorm 1 → attention → add, then → LayerNorm 2 → FFN → add. Along the bottom runs x itself
+(the residual path); the two sublayers branch off it, work on a LayerNorm of it, and their output
+is summed into it.
 Every arrow carries the shape the microscope shows for the same prompt (L 3, d_model 6, d_ff 12,
 1 head for `8 9 =`), every box its parameter count from ``model.parameter_table``, and under the
 residual path are the numbers of the last row (the `=` row) as the block changes it.
