@@ -12,11 +12,17 @@ exchange directory does not exist"); the server's log has no "No nbgrader_config
 error. Validate is there and tells the truth: pressed on notebook 01 as released, it lists the checks not
 answered yet with the note that hidden tests decide the grade. Screenshots:
 artifacts/e2e/handout-lab.png and artifacts/e2e/handout-validate.png.
+
+In a terminal of that JupyterLab (as File ▸ New ▸ Terminal opens one), each command of the student
+guide (docs/student.md) typed as written works: `python -m whole_transformer.train` trains and prints the
+held-out score, and `nbgrader validate` says the course's header from the notebooks' folder and from a
+folder without an nbgrader_config.py alike. The transcript: artifacts/e2e/handout-terminal.txt.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -25,6 +31,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from terminal import run_in_terminal
 
 from whole_transformer.checks import VALIDATE_NOTE
 from whole_transformer.course.build import handout as handout_mod
@@ -153,3 +160,46 @@ def test_the_handouts_jupyterlab_shows_no_instructor_tool_and_no_error(handout_l
     assert "No nbgrader_config.py file found" not in server_log
     for line in server_log.splitlines():
         assert not line.startswith("[E ") and "Traceback" not in line, line
+
+
+# ------------------------------------------------------------------------------------------ the guide's terminal
+GUIDE = REPO / "docs" / "student.md"
+#: what the handout's nbgrader_config.py heads Validate's list with (nbgrader's own header without it)
+COURSE_HEADER = "visible check(s) below are not right yet"
+
+
+def guide_commands() -> list[str]:
+    """The commands the student guide tells a student to type, as written (its code spans that are commands)."""
+    spans = re.findall(r"`([^`\n]+)`", GUIDE.read_text())
+    return [s for s in spans if s.split()[0] in ("python", "nbgrader", "cd") and len(s.split()) > 1]
+
+
+def test_the_guides_commands_work_as_written_in_the_handouts_terminal(handout_lab, artifacts):
+    """Each command of the guide, typed as written in a terminal of the JupyterLab the handout's `make lab`
+    started (the terminal a student opens with File ▸ New ▸ Terminal), in the guide's order; then
+    Validate again from a folder without an nbgrader_config.py: it says the same."""
+    url, _ = handout_lab
+    base = url.split("/lab/")[0]
+    commands = guide_commands()
+    assert commands == [
+        "python -m whole_transformer.train",
+        "cd release/whole-transformer",
+        "nbgrader validate 04-how-it-learned.ipynb",
+    ], commands
+    elsewhere = ["cd ../../whole_transformer", "nbgrader validate ../release/whole-transformer/04-how-it-learned.ipynb"]
+    shown = run_in_terminal(base, TOKEN, commands + elsewhere, timeout=900)
+    (artifacts / "handout-terminal.txt").write_text("\n".join(out for _, _, out in shown))
+    said = {command: (status, out) for command, status, out in shown}
+    for command, (status, out) in said.items():
+        assert "command not found" not in out and "No module named" not in out, out[-2000:]
+        assert "No nbgrader_config.py file found" not in out, out[-2000:]
+        if not command.startswith("nbgrader"):  # Validate exits 0 or 1 by what it found
+            assert status == 0, out[-2000:]
+    train = said["python -m whole_transformer.train"][1]
+    assert re.search(r"held out: \d+/100 right", train), train[-2000:]
+    checks = []
+    for command in (commands[2], elsewhere[1]):
+        out = said[command][1]
+        assert COURSE_HEADER in out and "The following cell failed:" in out, out[-3000:]
+        checks.append(sorted(set(re.findall(r'check\("(\w+)"\)', out))))
+    assert checks[0] == checks[1] and len(checks[0]) >= 4, checks

@@ -8,7 +8,9 @@
     Makefile, pyproject.toml,           ``make lab`` sets up .venv and opens the course; the same pins as
     environment.yml                     the course, without the instructor's tools (nbgrader's instructor
                                         extensions are turned off in that .venv: a student sees Validate only)
-    nbgrader_config.py                  what Validate says above the checks that are not right yet
+    nbgrader_config.py                  what Validate says above the checks that are not right yet (``make lab``
+                                        puts it in .venv, so ``nbgrader validate`` says it from any folder)
+    jupyter_server_config.py            JupyterLab's terminal gets .venv/bin first on its PATH
     README.md, .gitignore               the student guide (``docs/student.md``), handing in included
 
 Nothing of ``source/``, ``tests/``, ``notebooks/`` (the lecture edition has the answers written in),
@@ -116,6 +118,7 @@ def handout(course: Course, dest: Path | None = None, log=print) -> Path:
     shutil.copy2(TEMPLATE / "Makefile", dest / "Makefile")
     shutil.copy2(TEMPLATE / "gitignore", dest / ".gitignore")
     shutil.copy2(TEMPLATE / "nbgrader_config.py", dest / "nbgrader_config.py")
+    shutil.copy2(TEMPLATE / "jupyter_server_config.py", dest / "jupyter_server_config.py")
     (dest / "pyproject.toml").write_text(_pyproject(course))
     (dest / "environment.yml").write_text(_environment_yml(course))
     (dest / "README.md").write_text(_student_guide(course))
