@@ -230,7 +230,7 @@ def test_microscope_steps_are_the_numpy_twin_from_ids_to_the_word(tiny):
         shown = cell_values(lab.heatmap.value)
         assert shown.size == want.array.size, want.name
         np.testing.assert_allclose(shown, drawn_order(want.array), rtol=1e-5, atol=1e-9, err_msg=want.name)
-        assert f"step {i} of {len(steps) + 1}: {want.name}" in text(lab.title.value)
+        assert f"step {i} (0–{len(steps) + 1}): {want.name}" in text(lab.title.value)
 
 
 def test_microscope_shapes_are_named_and_full_model_shapes_match_the_course(tiny):

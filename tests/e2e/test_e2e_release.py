@@ -125,7 +125,7 @@ def exercise_microscope(lab, nb, prefix):
     step = by_description(micro, "slider", "step")
     assert micro.locator(".wt-microscope-next").is_disabled(), "the microscope does not open at its last step"
     set_slider(step, "0")  # it opens at the last step, the word; the first steps are the ids
-    micro.locator(".wt-microscope-title", has_text="step 0 of").wait_for()
+    micro.locator(".wt-microscope-title", has_text="step 0 (0–").wait_for()
     views = [microscope_view(micro)]
     start = int(slider_value(step))
     nxt, prev = micro.locator("button.wt-microscope-next"), micro.locator("button.wt-microscope-prev")
@@ -155,8 +155,8 @@ def microscope_every_step_fits(lab, nb, prefix):
     step = by_description(micro, "slider", "step")
     nxt = micro.locator("button.wt-microscope-next")
     set_slider(step, "0")
-    micro.locator(".wt-microscope-title", has_text="step 0 of").wait_for()
-    last = int(re.search(r"step 0 of (\d+)", micro.locator(".wt-microscope-title").inner_text())[1])
+    micro.locator(".wt-microscope-title", has_text="step 0 (0–").wait_for()
+    last = int(re.search(r"step 0 \(0–(\d+)\)", micro.locator(".wt-microscope-title").inner_text())[1])
     widest, problems = (0, -1), []
     for k in range(last + 1):
         if k:

@@ -11,6 +11,8 @@ from ..numpy_model import Intermediate
 from ..task import VOCAB
 from . import _html
 
+#: What the grids' colours mean, on every step (``_html.cell_colour``'s diverging scale).
+LEGEND = "Colours: red above 0, blue below 0, white at 0, the deeper the larger; grey: −∞ (masked)."
 SHOWN_AXIS = {"d_head": "d_k"}  # the trace's axis name → the name the notebooks use
 MAX_COLS = 14  # the 42 scores of a row are drawn as three tables of 14 columns, so they fit a 1000 px notebook
 
@@ -131,9 +133,14 @@ def _output_said(stage: Intermediate, by: dict, in_block: str, tokens: list[str]
     if name == "next word":
         j = int(np.argmax(a))
         second = int(np.argsort(-a, kind="stable")[1])
+        then = (
+            "It ends the answer: after <eos> the model does not run again."
+            if VOCAB[j] == "<eos>"
+            else "It is appended, and the model runs again."
+        )
         return (
             f"Greedy decoding picks the highest score: <b>{_html.esc(VOCAB[j])}</b> ({a[j]:.2f}; next best "
-            f"'{_html.esc(VOCAB[second])}' at {a[second]:.2f}). It is appended, and the model runs again."
+            f"'{_html.esc(VOCAB[second])}' at {a[second]:.2f}). {_html.esc(then)}"
         )
     return None
 
@@ -142,9 +149,7 @@ def stage_heatmap(stage: Intermediate, labels: list[str]) -> str:
     """The grid of a step's values: one table, or one a head for the attention's (h, rows, cols)."""
     a, axes = stage.array, stage.axes
     if stage.name == "ids":
-        return _html.heatmap(
-            a, row_labels=["id"], col_labels=labels, col_title="L", digits=0, mode="sequential", scale=len(VOCAB)
-        )
+        return _html.heatmap(a, row_labels=["id"], col_labels=labels, col_title="L", digits=0, scale=len(VOCAB))
     if stage.name == "next word":
         j = int(np.argmax(a))
         return _html.heatmap(
@@ -178,7 +183,8 @@ def _heads_heatmap(stage: Intermediate, labels: list[str]) -> str:
     """(h, rows, cols): one table per head."""
     a, axes = stage.array, stage.axes
     parts = []
-    mode = "sequential" if stage.name == "weights" else "diverging"
+    # one legend for every step (LEGEND): red above 0, so the weights (0 … 1) are red too, full at 1
+    scale = 1.0 if stage.name == "weights" else None
     for head in range(a.shape[0]):
         cols = labels if axes[2] == "L_k" else None
         parts.append(f'<div class="wt-small wt-muted">head {head + 1}</div>')
@@ -189,8 +195,7 @@ def _heads_heatmap(stage: Intermediate, labels: list[str]) -> str:
                 col_labels=cols,
                 row_title=axes[1],
                 col_title=SHOWN_AXIS.get(axes[2], axes[2]),
-                mode=mode,
-                scale=1.0 if mode == "sequential" else None,
+                scale=scale,
             )
         )
     return "".join(parts)

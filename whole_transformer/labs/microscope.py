@@ -29,6 +29,7 @@ CSS classes: root ``wt-lab wt-microscope``; ``wt-microscope-prompt``, ``wt-micro
 
 from __future__ import annotations
 
+import html
 import re
 
 import ipywidgets as widgets
@@ -37,7 +38,7 @@ import numpy as np
 from ..numpy_model import Intermediate, trace
 from ..task import VOCAB, decode, parse_prompt
 from . import _html
-from ._microscope import MAX_COLS, SHOWN_AXIS, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests use it)
+from ._microscope import LEGEND, MAX_COLS, SHOWN_AXIS, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests)
 from ._widgets import LabBox
 
 DEFAULT_PROMPT = "8 9 ="
@@ -75,6 +76,7 @@ class MicroscopeLab(LabBox):
                 self.title,
                 widgets.VBox([self.shape, self.full]),
                 self.heatmap,
+                self.legend,
                 self.sentence,
             ],
             "microscope",
@@ -131,6 +133,8 @@ class MicroscopeLab(LabBox):
         ):
             w.add_class(f"wt-microscope-{c}")
         self.heatmap.layout = widgets.Layout(max_width="100%")
+        self.legend = widgets.HTML(f'<div class="wt-small wt-muted">{_html.esc(LEGEND)}</div>')
+        self.legend.add_class("wt-microscope-legend")
 
     @property
     def current(self) -> Intermediate:
@@ -187,7 +191,7 @@ class MicroscopeLab(LabBox):
         # blocks are numbered from 1, as in notebooks 01 and 03 (the trace counts from 0, like blocks.0 in torch)
         where = "" if stage.block is None else f'<span class="wt-muted"> in block {stage.block + 1}</span>'
         self.title.value = (
-            f'<div class="wt-text" style="font-size: 15px; margin-top: 4px;"><b>step {i} of {n - 1}: '
+            f'<div class="wt-text" style="font-size: 15px; margin-top: 4px;"><b>step {i} (0–{n - 1}): '
             f"{_html.esc(stage.name)}</b>{where}"
             f'<span class="wt-muted"> = {_html.esc(stage.formula)}</span></div>'
         )
@@ -211,8 +215,8 @@ class MicroscopeLab(LabBox):
         self.sentence.value = f'<div class="wt-text" style="max-width: 720px; margin-top: 4px;">{said}</div>'
         shape = _html.shape_text(stage.array.shape, axes)
         self.say(
-            f"Reading '{' '.join(labels)}', step {i} of {n - 1}: {stage.name}, shape {shape}. "
-            + re.sub(r"<[^>]+>", "", said)
+            f"Reading '{' '.join(labels)}', step {i} of steps 0–{n - 1}: {stage.name}, shape {shape}. "
+            + html.unescape(re.sub(r"<[^>]+>", "", said))  # plain text: say() escapes it once
         )
 
 
