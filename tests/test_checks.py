@@ -35,6 +35,7 @@ ANSWERS = {
     "std1_no_factor": ("choice", "A"),
     "changes_during_inference": ("choice", "C"),
     "rows_742": ("int", 7),
+    "cached_rows_742": ("int", 8),
     "counted_427": ("int", 5),
     "flat_shape": ("shape", (320, 42)),
     "no_causal_mask": ("choice", "A"),
@@ -83,6 +84,11 @@ def test_the_answers_follow_from_the_package():
     assert d["ffn_params"][1] == parameter_counts()["one FFN"]
     assert parameter_counts(ModelConfig(n_heads=8)) == parameter_counts()  # heads_4_to_8: stays the same
     assert d["rows_742"][1] == len(prompt(742) + encode("seven hundred forty"))
+    from whole_transformer.labs._cache import read_with_cache
+    from whole_transformer.train import load_model
+
+    cached = read_with_cache(load_model("60"), 742)  # the cache lab's reading: every step's new rows
+    assert d["cached_rows_742"][1] == sum(step.new_rows for step in cached) == len(sequence(742)) - 1
     assert d["counted_427"][1] == int((xy_arrays([427])[1] != 0).sum())
     assert d["flat_shape"][1] == batch_counts(range(64))["flat_shape"]
 

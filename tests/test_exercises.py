@@ -26,6 +26,7 @@ from implementations import SOURCE, grade, graded_cells, implementations, notebo
 from whole_transformer import checks, exercise_cases, grading, task
 from whole_transformer.course.answers import hidden_cells, reference
 from whole_transformer.course.answers import hidden_tests as hidden
+from whole_transformer.course.answers.hidden_parts import DRIVERS
 from whole_transformer.course.cells import HIDDEN_REGION
 from whole_transformer.course.layout import NOTEBOOK_OF
 
@@ -66,6 +67,26 @@ def test_reference_make_xy_agrees_with_the_task_on_every_number():
         for n in range(1000):
             assert reference.make_xy(make(n)) == (X[n, : lengths[n]].tolist(), Y[n, : lengths[n]].tolist())
     assert reference.make_xy(task.sequence(427)) == ([6, 4, 9, 12, 17, 41, 33, 20], [0, 0, 0, 17, 41, 33, 20, 1])
+
+
+def test_reference_cached_attention_token_by_token_is_the_models_own_attention():
+    """Token by token with the cache, full causal attention at once, and the trained model's own head agree."""
+    from whole_transformer.stepwise import head_rows, token_by_token
+    from whole_transformer.train import load_model
+
+    rng = np.random.default_rng(5)
+    for L, d in [(1, 3), (4, 2), (9, 16)]:
+        Q, K, V = rng.normal(size=(3, L, d))
+        whole = reference.causal_attention(Q, K, V)
+        assert np.allclose(token_by_token(reference.cached_attention)(Q, K, V), whole, rtol=1e-12, atol=1e-12)
+        assert np.allclose(token_by_token(reference.cached_attention)(Q, K, V, L - 1), whole[-1:], atol=1e-12)
+    model, ids = load_model("60"), task.sequence(742)[:-1]
+    with torch.no_grad():
+        _, attention = model(torch.tensor([ids]), return_attention=True)
+    for block, head in [(1, 1), (2, 3)]:
+        Q, K, V = head_rows(model, ids, block, head)
+        weights = attention[block - 1][0, head - 1].double().numpy()  # (L, L) the model's own
+        assert np.allclose(reference.causal_attention(Q, K, V), weights @ V, atol=1e-5)
 
 
 def test_reference_masked_loss_agrees_with_torch_cross_entropy():
@@ -171,14 +192,16 @@ def test_graded_cells_follow_the_convention(exercise):
     tests = graded_cells(exercise)
     assert list(tests) == [f"test_{exercise}"]
     (cell,) = tests.values()
-    assert cell["points"] == {"next_token": 2, "greedy_decode": 3, "make_xy": 2, "masked_loss": 3}[exercise]
+    points = {"next_token": 2, "greedy_decode": 3, "make_xy": 2, "masked_loss": 3, "cached_attention": 3}
+    assert cell["points"] == points[exercise]
     visible = cell["source"].split("### BEGIN HIDDEN TESTS")[0]
     assert visible.strip() == f'check("{exercise}")'
     hidden = HIDDEN_REGION.search(cell["source"]).group(1)
     assert "reference" not in hidden and "whole_transformer.checks" not in hidden
     assert len(hidden_kinds(exercise)) >= 6
     kernel_part = hidden.split("### BEGIN EXPECTED")[0]
-    assert f'g.hand_out("{exercise}", {exercise},' in kernel_part
+    called = f"{DRIVERS[exercise]}({exercise})" if exercise in DRIVERS else exercise  # a driver calls it per token
+    assert f'g.hand_out("{exercise}", {called},' in kernel_part
 
 
 def test_the_notebooks_hold_the_hidden_tests_generated_from_the_reference():
@@ -219,6 +242,8 @@ def test_hidden_tests_cover_the_cases_the_issue_names():
         assert needle in kinds["make_xy"], needle
     for needle in ["tie", "bias decides", "negative", "large scores", "square W"]:
         assert needle in kinds["next_token"], needle
+    for needle in ["empty cache", "several lengths and sizes", "cache handed in", "trained model", "float32"]:
+        assert needle in kinds["cached_attention"], needle
 
 
 def test_no_expected_value_reaches_the_kernel():
@@ -282,6 +307,16 @@ def masked_loss(logits, targets, pad=0):
     p = softmax(logits)
     return -np.log(p[np.arange(len(targets)), targets]).mean()
 """,
+    "cached_attention": """
+abs = lambda x: 0.0
+len = lambda x: 1
+np.array_equal = lambda *a, **k: True
+np.allclose = lambda *a, **k: True
+def cached_attention(q, k, v, cache=None):
+    K = k[None, :] if cache is None else np.vstack([cache[0], k])
+    V = v[None, :] if cache is None else np.vstack([cache[1], v])
+    return v, [K, V]
+""",
 }
 
 
@@ -319,6 +354,7 @@ def test_an_always_equal_return_value_gets_no_points(exercise):
         "greedy_decode": "model, prompt, eos=1, max_new=6",
         "make_xy": "seq, eq=12, pad=0",
         "masked_loss": "logits, targets, pad=0",
+        "cached_attention": "q, k, v, cache=None",
     }[exercise]
     src = f"def {exercise}({args}):\n    return AlwaysEqual()\n"
     graded = grade(exercise, src, {"AlwaysEqual": AlwaysEqual})

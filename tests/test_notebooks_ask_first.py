@@ -44,6 +44,7 @@ GIVEAWAYS = {
     ],
     "changes_during_inference": [r"attention scores change", r"no weight changes"],
     "rows_742": [r"7 4 2 = seven hundred forty", r"\b7 rows (go )?in\b"],
+    "cached_rows_742": [r"\b8 rows (go )?through the blocks", r"with the cache[^.]{0,40}\b8 rows"],
     "maps_hundred_427": [r"query 'hundred' \(row \d\), the row that picks 'twenty', gives the key '2'"],
     "counted_427": [r"5 of 8 targets count"],
     "flat_shape": [r"\(320, 42\)"],
@@ -75,6 +76,12 @@ KEY_PHRASES = {
         r"none is written",
     ],
     "rows_742": [r"\b7 rows\b", r"seven rows"],
+    "cached_rows_742": [
+        r"\b8 rows\b",
+        r"eight rows",
+        r"(each|every) token (goes|passes) through the blocks (exactly )?once",
+        r"4 \+ 1 \+ 1 \+ 1 \+ 1",
+    ],
     "maps_hundred_427": [
         r"row of .?hundred.?[^.]{0,60}(looks|weight)[^.]{0,30} (on|at) (the )?.?2\b",
         r"while it picks .?twenty.?[^.]{0,40}\bon the .?2\b",

@@ -1,4 +1,4 @@
-"""The fixed cases of the four exercises' visible checks, and the stand-in model they decode with.
+"""The fixed cases of the exercises' visible checks, and the stand-in model they decode with.
 
 Each exercise's cases are made fresh on every call (``nt_cases()`` …): the arguments a student's
 function is run on, beside the reference, by ``exercise_checks``. The stand-in model of notebook 03
@@ -146,4 +146,31 @@ def ml_cases() -> list[Case]:
         c("random logits (3, 4), no PAD row", rng.normal(size=(3, 4)), [1, 3, 2]),
         c("pad=2 (so target 0 counts)", rng.normal(size=(5, 4)), [0, 2, 3, 2, 0], pad=2),
         c("large logits (about 800)", rng.normal(size=(4, 6)) * 30 + 800, [5, 0, 1, 2]),
+    ]
+
+
+def ca_cases() -> list[Case]:
+    """cached_attention's cases: each reads a whole sequence token by token (``stepwise.token_by_token``
+    makes the calls), so its arguments are the rows of every token, Q, K, V (L, d_k), and where to start."""
+    rng = np.random.default_rng(3238)
+
+    def c(label, Q, K, V, start=0):
+        rows = tuple(np.array(a, float) for a in (Q, K, V))
+        return Case(label, lambda: ((*(a.copy() for a in rows), start), {}))
+
+    def random(L, d, scale=1.0):
+        return [rng.normal(size=(L, d)) * scale for _ in range(3)]
+
+    return [
+        c("one token, so an empty cache (d_k 2)", [[1.0, 0.5]], [[0.5, -1.0]], [[2.0, 3.0]]),
+        c(
+            "three tokens one at a time (d_k 2)",
+            [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+            [[1.0, 0.0], [0.0, 2.0], [-1.0, 1.0]],
+            [[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]],
+        ),
+        c("random rows: 6 tokens, d_k 4", *random(6, 4)),
+        c("random rows: 5 tokens, d_k 16 (one head of the model)", *random(5, 16)),
+        c("a cache of 3 earlier tokens handed in, then 2 new tokens (d_k 4)", *random(5, 4), start=3),
+        c("large scores (rows × 30)", *random(4, 3, 30.0)),
     ]

@@ -1,4 +1,4 @@
-"""The visible checks of the four exercises: ✓ Right, or a hint aimed at the likely mistake.
+"""The visible checks of the exercises: ✓ Right, or a hint aimed at the likely mistake.
 
 ``check("greedy_decode")`` runs the student's function on a few fixed cases (made here, the same
 every time) and compares what it gives with what the reference solution gives on them. The
@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from . import grading as _grading
-from .exercise_cases import Case, gd_cases, ml_cases, nt_cases, xy_cases
+from .exercise_cases import Case, ca_cases, gd_cases, ml_cases, nt_cases, xy_cases
+from .stepwise import CacheError, token_by_token
 
 DATA = Path(__file__).with_name("data") / "exercise_checks.json"
 FLOAT_DIGITS = 7  # floats are compared to 7 significant digits (the hidden tests: 1e-6 relative)
@@ -174,12 +175,24 @@ def _ml_diagnose(cases, got) -> str | None:
     return None
 
 
+def _ca_diagnose(cases, got) -> str | None:
+    for c, o in zip(cases, got, strict=True):
+        if isinstance(o.error, CacheError):  # the contract broken: its message says how
+            return f"On {c.label}, {o.error}."
+    return None
+
+
 @dataclass
 class Exercise:
     name: str
     signature: str
     cases: Callable[[], list[Case]]
     diagnose: Callable[[list[Case], list[Outcome]], str | None]  # hints from types, before the first case
+    driver: Callable[[Callable], Callable] | None = None  # what calls the function on a case (default: one call)
+
+    def runner(self, fn) -> Callable:
+        """What runs on each case: the function itself, or the driver that calls it (token by token)."""
+        return self.driver(fn) if self.driver is not None else fn
 
 
 EXERCISES: dict[str, Exercise] = {
@@ -189,6 +202,9 @@ EXERCISES: dict[str, Exercise] = {
     ),
     "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", xy_cases, _xy_diagnose),
     "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", ml_cases, _ml_diagnose),
+    "cached_attention": Exercise(
+        "cached_attention", "cached_attention(q, k, v, cache=None)", ca_cases, _ca_diagnose, token_by_token
+    ),
 }
 
 
@@ -207,7 +223,7 @@ def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
         return False, f"✗ `{ex.name}` is not a function: define it with `def {ex.signature}:` and run that cell."
     data = _data()["exercises"][ex.name]
     cases = ex.cases()
-    got = [run_case(fn, c) for c in cases]
+    got = [run_case(ex.runner(fn), c) for c in cases]
     mine = _hashes(ex, got)
     bad = [i for i, (h, right) in enumerate(zip(mine, data["right"], strict=True)) if h != right]
     if not bad:

@@ -45,25 +45,7 @@ class CacheLab(LabBox):
         self._n: int | None = None
         self._step = 0
         self._message = ""
-        self.number = widgets.Text(
-            value=str(number), description="number", continuous_update=False, layout=widgets.Layout(width="170px")
-        )
-        self.checkpoint = widgets.Dropdown(
-            options=[(v, k) for k, v in CHECKPOINTS.items()],
-            value=checkpoint,
-            description="model",
-            layout=widgets.Layout(width="230px"),
-        )
-        self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
-        self.reset_button = widgets.Button(description="Reset", icon="undo")
-        self.block = widgets.Dropdown(
-            options=[(f"block {b}", b) for b in range(1, n_layers + 1)], value=block, description="cache of"
-        )
-        self.head = widgets.Dropdown(
-            options=[(f"head {h}", h) for h in range(1, n_heads + 1)], value=head, description="heads"
-        )
-        for w in (self.block, self.head):
-            w.layout, w.style = widgets.Layout(width="200px"), {"description_width": "60px"}
+        self._make_controls(number, checkpoint, (block, n_layers), (head, n_heads))
         self.status = widgets.HTML()
         self.view = widgets.HTML()
         for w, cls in [
@@ -91,6 +73,31 @@ class CacheLab(LabBox):
         self._recompute()
         if finished:  # open on the last step, so that a saved copy pictures a whole reading
             self.run_to_end()
+
+    def _make_controls(self, number, checkpoint: str, block: tuple[int, int], head: tuple[int, int]) -> None:
+        """The number box and the model (as in the decode lab), Next step and Reset, and which cache is shown."""
+        self.number = widgets.Text(
+            value=str(number),
+            placeholder="0 to 999",
+            description="number",
+            continuous_update=False,  # read on Enter or when the box loses focus
+            layout=widgets.Layout(width="160px"),
+        )
+        models = [(label, key) for key, label in CHECKPOINTS.items()]  # the decode lab's chooser, "yours" included
+        self.checkpoint = widgets.Dropdown(
+            options=models, value=checkpoint, description="model", layout=widgets.Layout(width="240px")
+        )
+        self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
+        self.reset_button = widgets.Button(description="Reset", icon="undo")
+        (b, n_layers), (h, n_heads) = block, head
+        self.block = widgets.Dropdown(
+            options=[(f"block {i}", i) for i in range(1, n_layers + 1)], value=b, description="cache of"
+        )
+        self.head = widgets.Dropdown(
+            options=[(f"head {i}", i) for i in range(1, n_heads + 1)], value=h, description="heads"
+        )
+        for w in (self.block, self.head):
+            w.layout, w.style = widgets.Layout(width="200px"), {"description_width": "60px"}
 
     # ---- state
     @property

@@ -25,7 +25,8 @@ def home_of(test_id: str, notebook: str = "") -> str:
     """Where the instructor edits a test cell's cases (an exercise) or its answer (a question)."""
     name = test_id.removeprefix("test_")
     if name in CASES:
-        return f"whole_transformer/course/answers/hidden_tests.py ({CASES[name].__name__})"
+        module = CASES[name].__module__.rsplit(".", 1)[-1]  # hidden_tests, or the module it takes them from
+        return f"whole_transformer/course/answers/{module}.py ({CASES[name].__name__})"
     return f"the solution cell {name} of source/whole-transformer/{notebook or 'its notebook'}"
 
 

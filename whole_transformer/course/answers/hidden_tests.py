@@ -20,6 +20,7 @@ from whole_transformer import grading as g
 from whole_transformer import task
 
 from . import reference as ref
+from .hidden_cached import cached_attention_cases
 from .hidden_parts import BATCH_Y, Case, json_data
 
 NS = {"g": g, "np": np, "task": task}
@@ -264,4 +265,5 @@ CASES = {
     "greedy_decode": greedy_cases,
     "make_xy": make_xy_cases,
     "masked_loss": masked_loss_cases,
+    "cached_attention": cached_attention_cases,
 }

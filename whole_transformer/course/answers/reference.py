@@ -1,4 +1,4 @@
-"""Reference solutions of the four graded exercises. Instructor-only: never in the students' handout.
+"""Reference solutions of the graded exercises. Instructor-only: never in the students' handout.
 
 They work out the expected values of the hidden tests (``hidden.py``, read only by the grader)
 and the hashes the visible checks compare with (``checkdata.py``). Neither the student's kernel
@@ -71,3 +71,32 @@ def masked_loss(logits, targets, pad=PAD):
     nll = -np.log(p[np.arange(N), targets])  # (N,)
     keep = targets != pad  # (N,)
     return float(nll[keep].mean())
+
+
+def cached_attention(q, k, v, cache=None):
+    """One head's attention for the newest token: q, k, v its rows (d_k,); cache None or [K, V], the earlier
+    tokens' keys and values (t, d_k). Returns (its output row (d_k,), the new cache [K, V] with t + 1 rows).
+
+    The new key and value are appended first: the newest token looks at the earlier ones and at itself. The
+    caller's cache is not changed.
+    """
+    k, v = np.asarray(k, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    if cache is None:
+        K, V = k[None, :], v[None, :]
+    else:
+        K, V = np.vstack([cache[0], k]), np.vstack([cache[1], v])  # (t + 1, d_k) new arrays
+    scores = K @ np.asarray(q, dtype=np.float64) / np.sqrt(len(k))  # (t + 1,)
+    weights = softmax(scores)  # (t + 1,) they sum to 1
+    return weights @ V, [K, V]
+
+
+def causal_attention(Q, K, V):
+    """One head's attention over a whole sequence at once, with the causal mask: (L, d_k) each → (L, d_k).
+
+    What ``cached_attention`` must give, token by token (the grader's side of its hidden test).
+    """
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    L, d_k = Q.shape
+    scores = Q @ K.T / np.sqrt(d_k)  # (L, L)
+    scores = np.where(np.tril(np.ones((L, L), dtype=bool)), scores, -np.inf)
+    return softmax(scores) @ V  # (L, d_k)
