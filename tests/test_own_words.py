@@ -6,6 +6,10 @@ student or reader meets is compared with it: each cell of the source notebooks, 
 the package (the questions and their hints in ``data/``, the mistake catalogue, the labs' texts, the
 docstrings, comments and code of every module).
 
+A sentence that differs from one of the page's only in spelling or punctuation is shared too, however short
+(six words or more): both are spelt one way (``normalised`` and ``normalized``, ``colour`` and ``color`` alike),
+stripped of punctuation and spaces, and compared letter by letter; at 90 % alike or more they count as one.
+
 Both sides are lower-cased with punctuation dropped (``d_model`` reads as "d model", "tensor's" as
 "tensors"), then any 10 words in a row found in both fail the test. Runs that are at least half
 numbers or one-letter names (a shape, a table of counts, ``x = (64, 8)``) are facts, not sentences,
@@ -17,6 +21,7 @@ Where the page is absent the test skips and says why; under CI (``CI=true``) it 
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from pathlib import Path
@@ -70,13 +75,71 @@ def shared_runs(text: str, page_grams: set[tuple[str, ...]]) -> list[str]:
     return [r[0] for r in out]
 
 
+SENTENCE_WORDS = 6  # shorter sentences ("Run the cell below first.") may coincide
+ALIKE = 0.9  # letters alike, after spelling and punctuation are made the same
+CODE = re.compile(r"\w\s*=\s*\S|\bdef \w|\bimport \w|\w\([^)]*\)\s*:|>>>")  # a line of code, not a sentence
+
+
+def spelt_one_way(word: str) -> str:
+    """British and American spellings made one: normalise/normalize, colour/color, modelled/modeled, centre."""
+    word = re.sub(r"is(e|ed|es|ing|ation|ations)$", r"iz\1", word)
+    word = re.sub(r"our(s|ed|ing)?$", r"or\1", word)
+    word = re.sub(r"([aeiou])ll(ed|ing)$", r"\1l\2", word)
+    return re.sub(r"tre(s)?$", r"ter\1", word)
+
+
+def sentence_key(sentence: str) -> str:
+    """A sentence's letters and digits, every word spelt one way, without punctuation or spaces."""
+    return "".join(spelt_one_way(w) for w in words(sentence))
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of SENTENCE_WORDS words or more (also the items of a list and the cells of a table)."""
+    text = re.sub(r"```.*?```", "\n\n", text, flags=re.S)  # code blocks: code, not sentences
+    parts = re.split(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?:[-*•]|\d+\.)\s+|\|", text)
+    # as for runs, a sentence at least half numbers or one-letter names is a fact ("Linear(64 → 128), ReLU"),
+    # and a line of code is code (the same idiom, "ids = list(prompt)", is no one's sentence)
+    return [
+        p
+        for p in parts
+        if len(w := words(p)) >= SENTENCE_WORDS and sum(map(_minor, w)) * 2 < len(w) and not CODE.search(p)
+    ]
+
+
+def near_copies(text: str, page: list[tuple[str, str]]) -> list[str]:
+    """The sentences of ``text`` that are the page's, up to spelling and punctuation (ALIKE or more)."""
+    found = []
+    for s in sentences(text):
+        key = sentence_key(s)
+        for page_sentence, page_key in page:
+            if abs(len(key) - len(page_key)) > (1 - ALIKE) * 2 * max(len(key), len(page_key)):
+                continue
+            if difflib.SequenceMatcher(None, key, page_key, autojunk=False).ratio() >= ALIKE:
+                found.append(f"{' '.join(s.split())!r} ~ the page's {' '.join(page_sentence.split())!r}")
+    return found
+
+
+def page_sentences(text: str) -> list[tuple[str, str]]:
+    return [(s, sentence_key(s)) for s in sentences(text)]
+
+
 def grams_of(text: str) -> set[tuple[str, ...]]:
     w = words(text)
     return {tuple(w[i : i + RUN]) for i in range(len(w) - RUN + 1)}
 
 
 @pytest.fixture(scope="module")
+def page():
+    """The page's sentences, each with its key (see ``sentence_key``)."""
+    return page_sentences(_page_text())
+
+
+@pytest.fixture(scope="module")
 def page_grams():
+    return grams_of(_page_text())
+
+
+def _page_text() -> str:
     if not PAGE.is_file():
         message = (
             f"the lesson page is not at {PAGE}: the own-words test needs the shared folder beside the "
@@ -85,7 +148,7 @@ def page_grams():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message + "; under CI it must be there")
         pytest.skip(message)
-    return grams_of(PAGE.read_text(encoding="utf-8"))
+    return PAGE.read_text(encoding="utf-8")
 
 
 def package_files() -> list[str]:
@@ -103,15 +166,17 @@ def _param(rel: str):
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in SOURCE.glob("*.ipynb")))
-def test_no_notebook_cell_copies_the_page(page_grams, name):
+def test_no_notebook_cell_copies_the_page(page_grams, page, name):
     nb = nbformat.read(SOURCE / name, as_version=4)
     found = [f"cell {c.get('id')}: {run}" for c in nb.cells for run in shared_runs(c.source, page_grams)]
+    found += [f"cell {c.get('id')}: {near}" for c in nb.cells for near in near_copies(c.source, page)]
     assert not found, f"{name} shares these runs of words with the lesson page:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("rel", [_param(r) for r in package_files()])
-def test_no_package_text_copies_the_page(page_grams, rel):
-    found = shared_runs((REPO / rel).read_text(encoding="utf-8"), page_grams)
+def test_no_package_text_copies_the_page(page_grams, page, rel):
+    text = (REPO / rel).read_text(encoding="utf-8")
+    found = shared_runs(text, page_grams) + near_copies(text, page)
     assert not found, f"{rel} shares these runs of words with the lesson page:\n" + "\n".join(found)
 
 
@@ -143,3 +208,14 @@ def test_the_run_finder_finds_what_it_should():
         == []
     )
     assert words("The tensor’s d_model, 1,000") == ["the", "tensors", "d", "model", "1", "000"]
+
+
+def test_a_sentence_that_differs_only_in_spelling_or_punctuation_is_shared():
+    page = page_sentences("The line underneath is the residual path: each sublayer reads a normalized copy of x.")
+    assert near_copies("The line underneath is the residual path - each sublayer reads a normalised copy of X!", page)
+    assert near_copies("the line underneath is the residual path each sub-layer reads a normalised copy of x", page)
+    assert not near_copies("Along the bottom runs x itself; the sublayers branch off it and add back.", page)
+    short = page_sentences("What shape are the scores of one block? Run the cell below.")
+    assert near_copies("What shape are the scores of one block!", short)  # 8 words: too short for a run of 10
+    assert not near_copies("Run the cell below.", short)  # 4 words may coincide
+    assert spelt_one_way("colours") == spelt_one_way("colors") and spelt_one_way("modelled") == "modeled"
