@@ -8,7 +8,9 @@ below is pinned to the shipped checkpoints (``whole_transformer/checkpoints/``) 
 
 from __future__ import annotations
 
+import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +18,9 @@ from notebook_helpers import load
 
 from whole_transformer import scale_study
 from whole_transformer.decode import evaluate, read_numbers
-from whole_transformer.task import split
+from whole_transformer.labs.training import RUNS
+from whole_transformer.task import make_batch, split
+from whole_transformer.train import held_out_loss, load_checkpoint
 
 N02, N03, N04 = "02-microscope.ipynb", "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb"
 
@@ -56,7 +60,7 @@ def test_02_tells_the_stored_std1_runs_as_they_are():
     mistakes = dict(with_factor[0]["mistakes"])
     assert f'one reads 24 as "{mistakes[24]}" and 43 as "{mistakes[43]}"' in " ".join(text.split())
     length = np.mean([r["token_length"] for r in with_factor])
-    assert f"{length:.1f} measured" in text and round(length) == 63
+    assert f"{length:.2f} measured" in text and round(length) == 63  # as the scale lab's table shows it
     ratio = np.mean([r["ratio"] for r in with_factor])
     assert f"{round(ratio)} times a position row" in text
     for r in runs(1.0, False):  # std 1 without the factor: the course's start, and the answer to the Predict
@@ -82,3 +86,143 @@ def test_04_tells_the_same_token_row_length_and_the_std1_lab_run():
 def test_no_notebook_points_to_a_folder_only_one_edition_has(name):
     text = " ".join(c.source for c in load(name).cells)
     assert "notebooks/html" not in text, "release/ and the handout have no notebooks/html/"
+
+
+# ---------------------------------------------------------------- notebook 04: the runs, the benchmarks, the markers
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results.md"
+OKABE_ITO = {"rgb(0,114,178)": "blue", "rgb(213,94,0)": "vermilion", "rgb(204,121,167)": "reddish purple"}
+OKABE_ITO["rgb(0,158,115)"] = "bluish green"
+MARKERS = {"circle": "circles", "square": "square markers", "triangle": "triangles", "diamond": "diamonds"}
+
+
+def benchmark(item: str) -> float:
+    """The median of the row of benchmarks/results.md whose item starts so, in seconds."""
+    rows = [r.split("|") for r in RESULTS.read_text(encoding="utf-8").splitlines() if r.startswith("|")]
+    (row,) = [r for r in rows if len(r) > 3 and r[2].strip().startswith(item)]
+    return float(re.match(r"([\d.]+) s$", row[3].strip())[1])
+
+
+def about(seconds: float) -> str:
+    return f"about {math.floor(seconds + 0.5)} s"
+
+
+def check_times(text: str) -> None:
+    """The training times 04 tells are the benchmarks' (training alone, and the lab redrawing every epoch)."""
+    full = benchmark("full training, 60 epochs (wall)")
+    lab = benchmark("training_lab: Train button (main run, 60 epochs")
+    assert f"60 epochs took {about(full)} of training alone and {about(lab)} in the lab" in text
+    assert "a few seconds" not in text
+
+
+def check_markers(text: str) -> None:
+    """Every run the prose names comes with its marker and its true colour, as the lab draws it."""
+    for key, label in (("main", "the course's model"), ("no_mask", "no-mask run"), ("std1", "std-1 run")):
+        spec = RUNS[key]
+        assert f"{label} ({MARKERS[spec.marker]}, {OKABE_ITO[spec.colour]})" in text, (key, label)
+    assert not re.search(r"\b(red|orange|green|purple|blue) (lines|ones)\b", text), "a run named by a colour alone"
+
+
+def check_runs(text: str, main, no_mask, std1) -> None:
+    """The prose's epochs and comparisons are what seeded runs of the lab do (the same train() the lab calls)."""
+    full = [e for e, lg in enumerate(main, 1) if lg.held_out == 1.0]
+    dips = [e for e in range(full[0], len(main) + 1) if main[e - 1].held_out < 1.0]
+    (dip,) = {round(100 * main[e - 1].held_out) for e in dips}
+    text = " ".join(text.split())
+    assert (
+        f"first reads all of them at epoch {full[0]}, reads {dip} at epochs {dips[0]} and {dips[-1]}, and all "
+        f"of them from epoch {max(dips) + 1} on" in text
+    )
+    assert len(dips) == 2 and dips[-1] == dips[0] + 1
+    higher = [e for e in range(1, len(no_mask) + 1) if no_mask[e - 1].loss > main[e - 1].loss]
+    assert higher == [1, 2] and "starts a little higher (epochs 1 and 2)" in text
+    assert no_mask[-1].held_out_loss < 0.05 and no_mask[-1].held_out <= 0.05, "its held-out loss falls just as low"
+    gap = [e for e in range(1, len(std1) + 1) if std1[e - 1].held_out_loss > std1[e - 1].loss]
+    first = gap[0]
+    assert gap == list(range(first, len(std1) + 1)), f"the std-1 gap comes and goes: {gap}"
+    assert f"From epoch {first} on, the std-1 run's held-out loss lies above its training loss" in text
+    assert all(lg.held_out_loss < lg.loss for lg in main[:2]), "the dotted line below the solid one, at first"
+
+
+@pytest.fixture(scope="module")
+def lab_runs():
+    """The three runs notebook 04 trains, as its labs train them (seed 0, one thread)."""
+    from whole_transformer.train import TrainConfig, train
+
+    return {
+        key: train(RUNS[key].model_config, TrainConfig(epochs=epochs)).history
+        for key, epochs in (("main", 60), ("no_mask", 15), ("std1", 20))
+    }
+
+
+def text04(*ids) -> str:
+    return "\n".join(c.source for c in load(N04).cells if c.get("id") in ids)
+
+
+def test_04_names_each_run_by_its_marker_and_its_true_colour():
+    check_markers(text04("c04-30"))
+    for name in ("01-whole-machine.ipynb", N02, N03, N04):
+        whole = " ".join(c.source for c in load(name).cells)
+        assert not re.search(r"\b(red|orange) (lines|ones)\b", whole), name
+
+
+def test_04_quotes_the_training_times_of_benchmarks_results():
+    check_times(" ".join(text04("c04-24").split()))
+    assert f"first 100/100 held out at epoch {20}" in RESULTS.read_text(encoding="utf-8")
+
+
+def test_04_tells_the_held_out_loss_of_the_shipped_models():
+    _, held_out = split()
+    x, y = make_batch(held_out)
+    model, meta = load_checkpoint("60")
+    told = f"a held-out loss of {held_out_loss(model, x, y):.4f} beside a training loss of "
+    told += f"{meta['history'][-1]['loss']:.4f}"
+    assert told in " ".join(text04("c04-26").split())
+    model2, meta2 = load_checkpoint("2")
+    assert held_out_loss(model2, x, y) < meta2["history"][-1]["loss"], "in the first epochs the dotted line is below"
+
+
+@pytest.mark.slow
+def test_04_tells_its_runs_as_they_are(lab_runs):
+    check_runs(text04("c04-30"), lab_runs["main"], lab_runs["no_mask"], lab_runs["std1"])
+    first = next(e for e, lg in enumerate(lab_runs["main"], 1) if lg.held_out == 1.0)
+    assert f"first 100/100 held out at epoch {first}" in RESULTS.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "plant",
+    [
+        ("first reads all of them at epoch 20", "first reads all of them at epoch 19"),
+        ("reads 98 at epochs 21 and 22", "reads 97 at epochs 21 and 22"),
+        ("epochs 1 and 2", "epochs 1, 2 and 3"),
+        ("From epoch 9 on", "From epoch 10 on"),
+    ],
+)
+def test_a_planted_wrong_figure_about_the_runs_fails(lab_runs, plant):
+    text = text04("c04-30")
+    assert plant[0] in " ".join(text.split())
+    with pytest.raises(AssertionError):
+        check_runs(" ".join(text.split()).replace(*plant), lab_runs["main"], lab_runs["no_mask"], lab_runs["std1"])
+
+
+@pytest.mark.parametrize(
+    "plant, check",
+    [
+        (("square markers, vermilion", "square markers, red"), check_markers),
+        (("triangles, reddish purple", "triangles, orange"), check_markers),
+        (("circles, blue", "diamonds, blue"), check_markers),
+        (("about 17 s of training", "about 7 s of training"), check_times),
+        (("about 21 s in the lab", "about 20 s in the lab"), check_times),
+    ],
+)
+def test_a_planted_wrong_figure_about_markers_or_times_fails(plant, check):
+    text = " ".join(text04("c04-24", "c04-30").split())
+    assert plant[0] in text
+    check(text)
+    with pytest.raises(AssertionError):
+        check(text.replace(*plant))
+
+
+def test_the_training_lab_no_longer_quotes_the_pages_55_to_79():
+    lab = Path(__file__).parents[1] / "whole_transformer" / "labs" / "training.py"
+    assert not re.search(r"55\s*(%|–|to)", lab.read_text(encoding="utf-8")), "the lesson page's 55–79 %"

@@ -89,3 +89,39 @@ def test_the_microscopes_colours_are_its_legend_on_every_step():
     weights = next(i for i, s in enumerate(lab.stages) if s.name == "weights")
     lab.step.value = weights
     assert "rgb(178, 24, 43)" in lab.heatmap.value  # a weight of 1 is full red
+
+
+# ------------------------------------------------------------------------------------------ the scale lab
+def _plain(html_text: str) -> str:
+    import html
+
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", html_text)).split())
+
+
+@pytest.mark.parametrize("std, factor", [(1 / 8, True), (1.0, True), (1.0, False), (1 / 64, False), (8.0, False)])
+def test_the_scale_labs_bars_table_box_and_line_say_one_number(std, factor):
+    """A token row's length and the ratio: the bars, the sentence under them, the stored runs' table, the
+    verdict box and the live line all say the same (two decimals), for every stored setting."""
+    from whole_transformer.labs import scale_lab
+
+    lab = scale_lab(std, factor, revealed=True)
+    mine = lab.stored
+    assert mine is not None
+    tok, ratio = f"{mine.token_length:.2f}", f"{mine.ratio:.2f}"
+    assert (f"{lab.token_length:.2f}", f"{lab.ratio:.2f}") == (tok, ratio)
+    lengths = _plain(lab.lengths.value)
+    assert f"{tok} long" in lengths and f"Token ÷ position: {ratio}" in lengths, lengths
+    table_row = next(r for r in re.findall(r"<tr.*?</tr>", lab.runs.value, re.S) if mine.setting.label in _plain(r))
+    assert f" {tok} {ratio} " in f" {_plain(table_row)} ", _plain(table_row)
+    assert f"a token row starts {tok} long" in lab.said and f"ratio {ratio}" in lab.said
+    for twin_ratio in re.findall(r"same ratio \(([\d.]+)\)", _plain(lab.verdict.value)):
+        assert twin_ratio == ratio
+
+
+def test_02_quotes_the_stored_length_as_the_table_shows_it():
+    from whole_transformer.scale_study import Setting, summarize
+
+    cells = nbformat.read(SOURCE / "02-microscope.ipynb", as_version=4).cells
+    text = " ".join(next(c for c in cells if c.get("id") == "825c8a9e").source.split())  # "What the runs show"
+    big = next(s for s in summarize() if s.setting == Setting(1.0, True))
+    assert f"{big.token_length:.2f} measured" in text, text[:400]

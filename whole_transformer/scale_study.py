@@ -91,10 +91,10 @@ def position_length(d_model: int = D_MODEL, length: int = LONGEST_INPUT) -> floa
 
 
 def token_lengths(std: float, factor: bool, d_model: int = D_MODEL, seed: int = 0, vocab: int = 42) -> np.ndarray:
-    """Lengths of the 42 token rows as they enter the first block (factor included), for a NumPy draw.
+    """Lengths of 42 token rows as they enter the first block (factor included), for a NumPy draw.
 
-    The lab uses this to show a whole spread of lengths for any std; the study itself measures the
-    torch model it trains.
+    A quick look at any std without torch; the study and the scale lab measure the models the runs
+    start from (``start_lengths``).
     """
     if not (isinstance(std, (int, float)) and std > 0 and math.isfinite(std)):
         raise ValueError(f"std must be a positive number, got {std!r}")
@@ -104,23 +104,31 @@ def token_lengths(std: float, factor: bool, d_model: int = D_MODEL, seed: int = 
     return np.linalg.norm(rows, axis=1)
 
 
-def _run_one(setting: Setting, seed: int, epochs: int) -> dict:
+def start_lengths(std: float, factor: bool, seed: int) -> tuple[np.ndarray, float]:
+    """(the lengths of the 42 token rows as they enter the first block, the mean position-row length) of
+    exactly the model ``train`` starts from with this seed (it seeds torch the same way). The study stores
+    their means; the scale lab draws them: one computation for both. The caller's torch RNG is left as it was."""
     import torch
 
-    from .decode import evaluate
     from .model import ModelConfig, Transformer
+
+    mc = ModelConfig(emb_std=std, scale_embedding=factor)
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(seed)
+        fresh = Transformer(mc)
+        tok = fresh.tok(torch.arange(mc.vocab_size)) * (math.sqrt(mc.d_model) if mc.scale_embedding else 1.0)
+        return tok.double().norm(dim=1).numpy(), float(fresh.pos[:LONGEST_INPUT].norm(dim=1).mean())
+
+
+def _run_one(setting: Setting, seed: int, epochs: int) -> dict:
+    from .decode import evaluate
+    from .model import ModelConfig
     from .task import split
     from .train import TrainConfig, train
 
     mc = ModelConfig(emb_std=setting.std, scale_embedding=setting.factor)
-    # the starting lengths of exactly the model this seed trains (train() seeds torch the same way)
-    torch.manual_seed(seed)
-    fresh = Transformer(mc)
-    with torch.no_grad():
-        ids = torch.arange(mc.vocab_size)
-        tok = fresh.tok(ids) * (math.sqrt(mc.d_model) if mc.scale_embedding else 1.0)
-        token_len = float(tok.norm(dim=1).mean())
-        pos_len = float(fresh.pos[:LONGEST_INPUT].norm(dim=1).mean())
+    rows, pos_len = start_lengths(setting.std, setting.factor, seed)
+    token_len = float(rows.mean())
     start = time.perf_counter()
     run = train(mc, TrainConfig(epochs=epochs, seed=seed), evaluate_every=epochs)
     seconds = time.perf_counter() - start

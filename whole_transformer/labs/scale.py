@@ -11,7 +11,8 @@ what they show before the lab, and a Run All must not answer it.
 
 Attributes: ``std`` (SelectionSlider of stds), ``factor`` (Checkbox), ``show`` (Button),
 ``lengths``, ``runs``, ``verdict``, ``live`` (HTML widgets); ``revealed`` (bool); read-only
-``setting``, ``token_length`` (mean of the drawn rows),
+``setting``, ``rows`` and ``token_length`` (the token rows the study's runs start from, and their mean:
+``scale_study.start_lengths``, the same computation as the stored table's),
 ``position_length``, ``ratio``, ``stored`` (the stored runs of the chosen setting, maybe empty),
 ``summaries`` (every stored setting, see ``scale_study.summarize``).
 
@@ -23,12 +24,23 @@ CSS classes: root ``wt-lab wt-scale``; ``wt-scale-std``, ``wt-scale-factor``, ``
 
 from __future__ import annotations
 
+import functools
 import math
 
 import ipywidgets as widgets
 import numpy as np
 
-from ..scale_study import D_MODEL, Setting, Summary, load_study, position_length, std_label, summarize, token_lengths
+from ..scale_study import (
+    D_MODEL,
+    SEEDS,
+    Setting,
+    Summary,
+    load_study,
+    position_length,
+    start_lengths,
+    std_label,
+    summarize,
+)
 from . import _html
 from ._widgets import LabBox
 
@@ -37,6 +49,13 @@ STDS = (1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
 
 def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6)
+
+
+@functools.lru_cache(maxsize=32)
+def _start_rows(std: float, factor: bool) -> np.ndarray:
+    """The token-row lengths of the models the study trains from (one start a seed, 42 rows each): the
+    bars, the sentence and the stored table's 'token row' are all this one computation."""
+    return np.concatenate([start_lengths(std, factor, seed)[0] for seed in SEEDS])
 
 
 class ScaleLab(LabBox):
@@ -101,8 +120,8 @@ class ScaleLab(LabBox):
 
     @property
     def rows(self) -> np.ndarray:
-        """Lengths of the 42 token rows for the chosen start (one fixed draw, the factor included)."""
-        return token_lengths(self.setting.std, self.setting.factor, self.d_model)
+        """Lengths of the token rows the study's runs start from (42 a seed, the factor included)."""
+        return _start_rows(self.setting.std, self.setting.factor)
 
     @property
     def token_length(self) -> float:
@@ -139,8 +158,9 @@ class ScaleLab(LabBox):
                 colour="rgb(33,102,172)",
             )
             + '<div class="wt-small wt-muted">'
-            f"In one random draw the 42 token rows run from {rows.min():.2f} to "
-            f"{rows.max():.2f} long; every position row is exactly {pos:.2f}. "
+            f"In the {len(SEEDS)} starts the runs train from (seeds {', '.join(map(str, SEEDS))}), the "
+            f"{rows.size} token rows run from {rows.min():.2f} to {rows.max():.2f} long; every position row is "
+            f"exactly {pos:.2f}. "
             f"Token ÷ position: <b>{ratio:.2f}</b>.</div></div>"
         )
         said = f"{s.label}: a token row starts {tok:.2f} long, a position row {pos:.2f}; ratio {ratio:.2f}."
