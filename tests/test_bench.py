@@ -75,6 +75,7 @@ def test_quick_run_writes_every_row(quick_run):
         "epochs to 100/100 held out",
         "read all 1,000 numbers, batched (read_numbers)",
         "read all 1,000 numbers, one at a time (greedy_decode_slow, baseline)",
+        "read all 1,000 numbers, batched, re-reading every row (no KV cache)",
         "training_lab: redraw after one epoch (chart, table, status)",
     ]
     expected += [f"{c.lab}: {c.change}" for c in bench.LAB_CHANGES]

@@ -24,6 +24,7 @@ from whole_transformer.labs import (
     _html,
     batch_lab,
     block_picture,
+    cache_lab,
     decode_lab,
     machine_lab,
     microscope_lab,
@@ -78,6 +79,7 @@ def labs():
         "block": block_picture(),
         "scale": scale_lab(),
         "decode": decode_lab(),
+        "cache": cache_lab(),
         "batch": batch_lab(),
         "training": training_lab(),
     }
@@ -125,6 +127,15 @@ CHANGES = {
         lambda lab: setattr(lab.checkpoint, "value", "2"),
     ],
     "batch": [lambda lab: setattr(lab.numbers, "value", "5, 17, 905"), lambda lab: setattr(lab.numbers, "value", "x")],
+    "cache": [
+        lambda lab: lab.next_button.click(),
+        lambda lab: setattr(lab.head, "value", 3),
+        lambda lab: setattr(lab.block, "value", 1),
+        lambda lab: lab.reset_button.click(),
+        lambda lab: setattr(lab.number, "value", "777"),
+        lambda lab: setattr(lab.checkpoint, "value", "2"),
+        lambda lab: setattr(lab.number, "value", "x"),
+    ],
 }
 
 

@@ -22,7 +22,7 @@ from ..model import Transformer
 from ..task import EOS, VOCAB, prompt
 from ._html import esc, heatmap, sr, table
 
-REPEATS = 3  # each step is timed this many times both ways; the fastest counts (the least disturbed by others)
+REPEATS = 2  # each step is timed this many times both ways; the fastest counts (the least disturbed by others)
 DIGITS = 4  # the scores are printed with this many decimals
 _DOUBLE: dict[int, tuple[Transformer, Transformer]] = {}
 

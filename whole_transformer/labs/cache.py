@@ -180,7 +180,8 @@ class CacheLab(LabBox):
             + '<div class="wt-h">the highest scores, both ways</div>'
             + same_html(s)
         )
-        self.say(f"{self._message} Scores {same}. Written so far: {written}.")
+        shown = f"block {self.block.value}, head {self.head.value}"
+        self.say(f"{self._message} Scores {same}. Cached rows shown: {shown}. Written so far: {written}.")
 
 
 def cache_lab(number: int | str = 742, checkpoint: str = "60", **kwargs) -> CacheLab:
