@@ -7,6 +7,10 @@ is opened, even before it is run. Each notebook is also exported to
 ``notebooks/html/<name>.html``, a standalone page with the widget state embedded; the widget
 manager (vendored, see ``vendor/README.md``) and require.js are copied to
 ``notebooks/html/_static/`` beside it, so the page works with no network.
+
+The lecture edition is for projecting, so it asks first (``ask_first.py``): every question's and
+Predict's answer waits behind a "Show answer" control, in JupyterLab and in the HTML page. The worked
+edition, answers in place, is for reading: ``notebooks/html/<name>-worked.html``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import nbformat
 
 from ..cells import HIDDEN_TESTS, SOLUTION, split_region, unmark_region
 from ..layout import Course
+from .ask_first import ANSWER_TAG, ask_first, worked
 from .notebook import run_notebook
 
 HERE = Path(__file__).resolve().parent
@@ -34,7 +39,7 @@ REQUIRE_JS = f"{STATIC}/require.js"
 # ------------------------------------------------------------------------------ lecture edition
 def lecture_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The lecture version of a source notebook (not yet run)."""
-    nb = copy.deepcopy(nb)
+    nb = ask_first(copy.deepcopy(nb))  # while the cells still say which are questions
     for cell in nb.cells:
         cell.source = split_region(cell.source, HIDDEN_TESTS)[0]
         cell.source = unmark_region(cell.source, SOLUTION).rstrip("\n")
@@ -76,6 +81,8 @@ def export_html(nb: nbformat.NotebookNode, path: Path) -> Path:
     c.HTMLExporter.require_js_url = REQUIRE_JS
     c.HTMLExporter.jupyter_widgets_base_url = f"{STATIC}/"
     c.HTMLExporter.mathjax_url = ""
+    c.TagRemovePreprocessor.enabled = True
+    c.TagRemovePreprocessor.remove_input_tags = {ANSWER_TAG}  # behind "Show answer" (ask_first.py)
     exporter = HTMLExporter(config=c)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,6 +129,7 @@ def lecture(course: Course, dest: Path | None = None, *, execute: bool = True, l
         nbformat.validate(nb)
         nbformat.write(nb, target)
         export_html(nb, html_dir / f"{src.stem}.html")
+        export_html(worked(nb), html_dir / f"{src.stem}-worked.html")
         state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
         log(
             f"lecture: {src.name} run in {time.monotonic() - t0:.1f} s, "
@@ -166,11 +174,11 @@ def lecture_is_current(course: Course) -> list[str]:
             problems.append(f"{built.name} has cells that were not run")
         if any(o.get("output_type") == "error" for c in code for o in c.outputs):
             problems.append(f"{built.name} has an error output")
-        html = course.lecture / "html" / f"{src.stem}.html"
-        if not html.exists():
-            problems.append(f"{html} is missing")
-        elif html.stat().st_mtime + 1 < built.stat().st_mtime:
-            problems.append(f"{html.name} is older than {built.name}")
+        for html in (course.lecture / "html" / f"{src.stem}{end}.html" for end in ("", "-worked")):
+            if not html.exists():
+                problems.append(f"{html} is missing")
+            elif html.stat().st_mtime + 1 < built.stat().st_mtime:
+                problems.append(f"{html.name} is older than {built.name}")
     return problems
 
 
