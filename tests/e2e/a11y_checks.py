@@ -138,7 +138,8 @@ _CONTROLS = (
     + _DESCRIBE
     + """
     return Array.from(root.querySelectorAll('button, select, input, [role=slider], [contenteditable=true]'))
-        .filter(el => !el.disabled && el.offsetParent !== null && el.closest('.wt-style') === null).map(describe);
+        .filter(el => !el.disabled && el.offsetParent !== null && el.closest('.wt-style') === null
+                && el.tabIndex >= 0).map(describe);  // a slider's read-out is taken out of the Tab order
 }"""
 )
 

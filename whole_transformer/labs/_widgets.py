@@ -8,9 +8,14 @@ announces it (the line is an ARIA live region, ``role="status"``).
 
 ipywidgets draws a slider's handle (``role="slider"``) without a name, so a screen reader says only "slider, 64".
 When a lab is displayed it also displays ``NAME_CONTROLS_JS``, a few lines of JavaScript that give every slider
-handle of a lab the name of its visible label (``aria-label``), make the live line's container the live region
-(it stays in the page while its text changes, as screen readers need) and name any icon-only button by its
-tooltip. JupyterLab runs it for outputs the student ran (trusted); the lecture HTML runs it as a page script.
+handle of a lab the name of its visible label (``aria-label``) and its value as the read-out shows it
+(``aria-valuetext``: a selection slider's handle otherwise says its index, "5" for d_model 64), take the
+read-out out of the Tab order (``tabindex=-1``: the handle's keys change the value), make the live line's
+container the live region (it stays in the page while its text changes, as screen readers need), name any
+icon-only button by its tooltip, and hand the focus on to the lab's next control (or the one before, for the
+last) when the focused control is disabled, as Next step is at the end of a reading and Train while it trains,
+instead of letting it fall to the page. JupyterLab runs it for outputs the student ran (trusted); the lecture
+HTML runs it as a page script.
 
 CSS classes: ``wt-lab`` the root; ``wt-style`` the stylesheet's (invisible) widget; ``wt-live`` and
 ``wt-<lab>-live`` the summary line's widget, ``wt-said`` its text.
@@ -42,6 +47,40 @@ NAME_CONTROLS_JS = """
     document.querySelectorAll('.wt-lab button.jupyter-button').forEach(function (b) {
       if (!b.textContent.trim() && !b.getAttribute('aria-label') && b.title) { b.setAttribute('aria-label', b.title); }
     });
+    // a slider says its value as its read-out shows it (a selection slider's handle holds only an index)
+    document.querySelectorAll('.wt-lab .widget-slider').forEach(function (s) {
+      var readout = s.querySelector('.widget-readout');
+      var text = readout ? readout.textContent.trim() : '';
+      s.querySelectorAll('.noUi-handle').forEach(function (h) {
+        if (text && h.getAttribute('aria-valuetext') !== text) { h.setAttribute('aria-valuetext', text); }
+      });
+      // the read-out is not a Tab stop of its own: the handle's arrow keys, Home and End change the value
+      if (readout && readout.getAttribute('tabindex') !== '-1') { readout.setAttribute('tabindex', '-1'); }
+    });
+  }
+  // A focused control that is disabled (Next step at the end, Train while training) hands the focus on to
+  // the next control of its lab, or the one before it when it is the last, instead of dropping it to the page.
+  var CONTROLS = 'button, input, select, textarea, [role=slider]';
+  function handOn(el) {
+    var lab = el.closest('.wt-lab');
+    var active = document.activeElement;
+    if (!lab || (active && active !== document.body && active !== el)) { return; }  // the student moved on
+    var all = Array.from(lab.querySelectorAll(CONTROLS)).filter(function (c) {
+      return c === el || (!c.disabled && c.tabIndex >= 0 && c.offsetParent !== null);
+    });
+    var at = all.indexOf(el);
+    var next = all.slice(at + 1).concat(all.slice(0, at).reverse())[0];
+    if (next) { next.focus(); }
+  }
+  document.addEventListener('focusin', function (e) {
+    window.wtFocused = e.target.closest && e.target.closest('.wt-lab') ? e.target : null;
+  });
+  function watch(mutations) {
+    mutations.forEach(function (m) {
+      if (m.type === 'attributes' && m.attributeName === 'disabled' && m.target.disabled
+          && m.target === window.wtFocused) { handOn(m.target); }
+    });
+    window.wtNameControls();
   }
   var queued = false;
   window.wtNameControls = function () {
@@ -49,7 +88,10 @@ NAME_CONTROLS_JS = """
     queued = true;
     requestAnimationFrame(function () { queued = false; name(); });
   };
-  new MutationObserver(window.wtNameControls).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver(watch).observe(document.body, {
+    childList: true, subtree: true, characterData: true, attributes: true,
+    attributeFilter: ['disabled', 'aria-valuenow', 'aria-valuetext'],
+  });
   window.wtNameControls();
 })();
 """
