@@ -125,3 +125,33 @@ def test_02_quotes_the_stored_length_as_the_table_shows_it():
     text = " ".join(next(c for c in cells if c.get("id") == "825c8a9e").source.split())  # "What the runs show"
     big = next(s for s in summarize() if s.setting == Setting(1.0, True))
     assert f"{big.token_length:.2f} measured" in text, text[:400]
+
+
+# ------------------------------------------------------------------------------------------ polish
+def test_one_of_a_thing_is_said_in_the_singular():
+    from whole_transformer.labs import batch_lab, machine_lab
+
+    one = batch_lab("5")
+    assert one.said.startswith("1 number: ") and "1 is a digit or '='" in one.said, one.said
+    assert "B 1 number," in _plain(one.summary.value)
+    two = batch_lab("5, 17")
+    assert two.said.startswith("2 numbers: ") and "3 are digits" in two.said and "1 is padding" in two.said
+    machine = machine_lab()
+    machine.heads.value = 1
+    assert "into 1 slice of" in machine.said, machine.said
+    machine.heads.value = 2
+    assert "into 2 slices of" in machine.said, machine.said
+    for lab in (one, two, machine):
+        assert not re.search(r"\b1 (numbers|slices|targets|positions|are)\b", lab.said)
+    assert not re.search(r"\b1 (numbers|positions)\b", _plain(one.summary.value))
+
+
+def test_an_empty_prompt_is_said_not_silently_kept():
+    from whole_transformer.labs import microscope_lab
+
+    lab = microscope_lab()
+    lab.prompt.value = ""
+    assert "the prompt is empty" in _plain(lab.error.value)
+    assert lab.said.startswith("Cannot read that: the prompt is empty") and "Still showing '8 9 ='" in lab.said
+    lab.prompt.value = "4 2 7"
+    assert lab.error.value == "" and lab.said.startswith("Reading '4 2 7 ='")

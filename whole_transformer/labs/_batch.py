@@ -5,7 +5,7 @@ widget and the teacher-forcing table."""
 from __future__ import annotations
 
 from ..task import PAD, VOCAB, VOCAB_SIZE, BatchCounts, xy_arrays
-from ._html import esc, sr
+from ._html import esc, plural, sr
 
 SHOWN_ROWS = 64  # rows of the grid drawn; the counts always cover the whole batch
 #: Each kind of target differs by more than its fill: border (solid, dotted, dashed), weight and a hatch, and a
@@ -64,7 +64,7 @@ def summary_html(c: BatchCounts) -> str:
     return (
         f'<div style="{FONT} padding: 0 12px;">'
         f'<div>x {shape_html("x", c["x_shape"])} · y {shape_html("y", c["x_shape"])} · "·" is &lt;pad&gt;</div>'
-        f"<div>logits {shape_html('logits', c['logits_shape'])}: B {B} numbers, L {L} positions "
+        f"<div>logits {shape_html('logits', c['logits_shape'])}: B {plural(B, 'number')}, L {plural(L, 'position')} "
         f"(the longest x), V {VOCAB_SIZE} scores</div>"
         f'<table style="border-collapse: collapse; margin-top: 6px; {FONT}">'
         + count_html("targets", c["targets"], f"targets (B × L = {B} × {L})")

@@ -60,6 +60,11 @@ def number(x: float, digits: int = 2) -> str:
     return text.replace("-", "−")
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """'1 number', '2 numbers': n and the word that goes with it (``many`` when adding s will not do)."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
 def cell_colour(x: float, scale: float, mode: str = "diverging") -> tuple[str, str]:
     """(background, text colour) for a value. ``diverging``: blue below 0, red above, white at 0,
     full colour at ±scale. ``sequential``: white at 0 to blue at scale (for weights in [0, 1]).

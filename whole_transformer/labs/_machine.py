@@ -218,7 +218,7 @@ def change_text(name: str, old, new, before: int, total: int, sizes: dict) -> st
     if total == before:
         why = {
             "heads": "unchanged: the heads only cut the same d_model columns into "
-            f"{sizes['heads']} slices of {sizes['d_model'] // sizes['heads']}.",
+            f"{_html.plural(sizes['heads'], 'slice')} of {sizes['d_model'] // sizes['heads']}.",
             "batch B": "unchanged: B changes the shapes, never the weights.",
             "length L": "unchanged: L changes the shapes, never the weights.",
         }.get(name, "unchanged.")

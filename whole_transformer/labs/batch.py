@@ -33,7 +33,7 @@ import ipywidgets as widgets
 
 from ..task import EQ, PAD, VOCAB, BatchCounts, batch_counts, copy_sequence, sequence
 from ._batch import FONT, LOOK, flat_html, grid_html, summary_html, target_kinds, xy_of  # noqa: F401  (target_kinds: tests)
-from ._html import esc, styled
+from ._html import esc, plural, styled
 from ._widgets import LabBox
 
 MAX_NUMBERS = 1000
@@ -177,10 +177,12 @@ class BatchLab(LabBox):
             return
         self._counts, self._chosen = counts, chosen
         B, L = counts["x_shape"]
+        counted, prompt, padding = counts["counted"], counts["prompt"], counts["padding"]
         self._message = (
-            f"{B} numbers: x {counts['x_shape']}, logits {counts['logits_shape']}; "
-            f"{counts['targets']} targets: {counts['counted']} count, {counts['prompt']} are digits "
-            f"or '=', {counts['padding']} are padding"
+            f"{plural(B, 'number')}: x {counts['x_shape']}, logits {counts['logits_shape']}; "
+            f"{plural(counts['targets'], 'target')}: {counted} {'counts' if counted == 1 else 'count'}, "
+            f"{prompt} {'is a digit' if prompt == 1 else 'are digits'} or '=', "
+            f"{padding} {'is' if padding == 1 else 'are'} padding"
         )
         self.summary.value = summary_html(counts)
         self.grid.value = grid_html(chosen, L)

@@ -167,10 +167,10 @@ class MicroscopeLab(LabBox):
             self.step.max = len(self.stages) - 1
             if self.step.value == keep:
                 self._show()  # same step, new numbers: the slider did not fire
-        else:
-            self.error.value = _html.note(
-                f"{_html.esc(self._last_error)}. Still showing '{_html.esc(' '.join(self._labels))}'.", kind="error"
-            )
+        else:  # said on screen and to a screen reader: the box's text is not read, the last good one stays
+            kept = f"{self._last_error}. Still showing '{' '.join(self._labels)}'."
+            self.error.value = _html.note(_html.esc(kept), kind="error")
+            self.say(f"Cannot read that: {kept}")
 
     def _show(self) -> None:
         n = len(self.stages)
