@@ -416,7 +416,7 @@ def bench_read(b: Bench) -> None:
         said_fast = read_numbers(model, numbers)
         fast.append(time.perf_counter() - t)
         t = time.perf_counter()  # the same batches, every row re-read at every step (no KV cache)
-        said_uncached = read_numbers(model, numbers, cache=False)
+        said_uncached = read_numbers(model, numbers, kv_cache=False)
         uncached.append(time.perf_counter() - t)
         if r < b.runs(3, 1):  # the slow baseline takes seconds: fewer runs, interleaved
             t = time.perf_counter()
@@ -530,6 +530,14 @@ def _slider_values(attr: str):
     return act
 
 
+def _sampling_cut(lab, i):
+    lab.top_k.value, lab.top_p.value = [(0, 1.0), (5, 1.0), (0, 0.9), (10, 0.6)][i % 4]
+
+
+def _new_seed(lab, i):
+    lab.seed.value = i
+
+
 def _machine_part(lab, i):
     names = [n for n, btn in lab.buttons.items() if n in lab.part.options]
     current = lab.part.value
@@ -551,6 +559,10 @@ LAB_CHANGES = [
     LabChange("cache_lab", "Next step button", _click("next_button"), _decode_prep),
     LabChange("cache_lab", "number typed (742 ↔ 777), read and timed both ways", _set("number", ["742", "777"])),
     LabChange("cache_lab", "block dropdown (1 ↔ 2)", _set("block", [1, 2])),
+    LabChange("sampling_lab", "temperature slider (0.5 → 1 → 2 → 3)", _set("temperature", [0.5, 1.0, 2.0, 3.0])),
+    LabChange("sampling_lab", "top-k and top-p sliders", _sampling_cut),
+    LabChange("sampling_lab", "step slider (1 … 5 of 742)", _slider_values("step")),
+    LabChange("sampling_lab", "Read it 20 times button (seed changed first, untimed)", _click("read_button"), _new_seed),
     LabChange(
         "batch_lab",
         "numbers typed (0-63 ↔ 5, 17, 905 ↔ 0-9, 100-109)",

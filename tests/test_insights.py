@@ -51,7 +51,7 @@ def _expected_payloads() -> dict[str, dict]:
 
 
 EXPECTED = _expected_payloads()
-POINTS = {"next_token": 2.0, "greedy_decode": 3.0, "make_xy": 2.0, "masked_loss": 2.0}
+POINTS = {"next_token": 2.0, "greedy_decode": 3.0, "make_xy": 2.0, "masked_loss": 2.0, "cached_attention": 3.0}
 
 
 def _cell(results, name):
@@ -85,7 +85,7 @@ def test_every_catalogued_mistake_is_named_and_loses_points(exercise):
 @pytest.mark.parametrize("exercise", list(NOTEBOOK_OF))
 def test_right_answers_get_full_points_and_no_mistake(exercise):
     from whole_transformer import grading
-    from whole_transformer.course.answers.diagnose import _environment
+    from whole_transformer.course.answers.diagnose import _called, _environment
 
     env = _environment()
     cases = __import__("whole_transformer.course.answers.hidden_tests", fromlist=["CASES"]).CASES[exercise]()
@@ -101,7 +101,7 @@ def test_right_answers_get_full_points_and_no_mistake(exercise):
             args, kwargs = eval(c.args, env), eval(c.kwargs, env)
             if model_at is not None:
                 args = (grading.counted(args[0]),) + tuple(args[1:])
-            results.append(grading.outcome(ns[exercise], args, kwargs, c.watch))
+            results.append(grading.outcome(_called(exercise, ns[exercise]), args, kwargs, c.watch))
         outputs, detail = verdict.assess(_cell(results, exercise), EXPECTED[exercise], None, POINTS[exercise])
         assert detail["outcome"] == "right" and "mistake" not in detail, (impl.id, detail)
         assert [o.output_type for o in outputs] == ["stream"], impl.id  # full points: no partial score

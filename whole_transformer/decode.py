@@ -83,7 +83,7 @@ def greedy_trace(model: torch.nn.Module, prompt_ids: Sequence[int], max_new: int
 
 @torch.no_grad()
 def read_numbers(
-    model: torch.nn.Module, numbers: Iterable[int], max_new: int = MAX_NEW, *, cache: bool = True
+    model: torch.nn.Module, numbers: Iterable[int], max_new: int = MAX_NEW, *, kv_cache: bool = True
 ) -> dict[int, str]:
     """Read many numbers at once; returns {number: the words the model wrote}.
 
@@ -91,7 +91,7 @@ def read_numbers(
     length (1, 2 or 3 digits), so within a group every row writes its next token in the same
     column and no padding is needed. A row leaves the batch once it writes <eos>. Each step runs
     only the newest token (``fast.extend`` keeps the earlier keys and values), so all
-    1,000 numbers take a few milliseconds per step. With ``cache=False`` each step re-reads every
+    1,000 numbers take a few milliseconds per step. With ``kv_cache=False`` each step re-reads every
     row instead (the same answers, for comparing the two: ``make bench``).
     """
     numbers = list(numbers)
@@ -101,7 +101,7 @@ def read_numbers(
     model.eval()
     # A model without the causal mask (the course's ablation) lets earlier positions see later
     # ones, so their keys change as the answer grows: it must re-run the whole prefix each step.
-    fast = cache and isinstance(model, Transformer) and model.cfg.causal  # cache=False: re-read every row
+    fast = kv_cache and isinstance(model, Transformer) and model.cfg.causal  # kv_cache=False: re-read every row
     said: dict[int, list[int]] = {n: [] for n in prompts}
     groups: dict[int, list[int]] = {}
     for n, p in prompts.items():

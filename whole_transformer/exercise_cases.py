@@ -154,23 +154,25 @@ def ca_cases() -> list[Case]:
     makes the calls), so its arguments are the rows of every token, Q, K, V (L, d_k), and where to start."""
     rng = np.random.default_rng(3238)
 
-    def c(label, Q, K, V, start=0):
-        rows = tuple(np.array(a, float) for a in (Q, K, V))
+    def c(label, qkv, start=0):
+        rows = tuple(np.array(a, float) for a in qkv)
         return Case(label, lambda: ((*(a.copy() for a in rows), start), {}))
 
     def random(L, d, scale=1.0):
         return [rng.normal(size=(L, d)) * scale for _ in range(3)]
 
     return [
-        c("one token, so an empty cache (d_k 2)", [[1.0, 0.5]], [[0.5, -1.0]], [[2.0, 3.0]]),
+        c("one token, so an empty cache (d_k 2)", ([[1.0, 0.5]], [[0.5, -1.0]], [[2.0, 3.0]])),
         c(
             "three tokens one at a time (d_k 2)",
-            [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
-            [[1.0, 0.0], [0.0, 2.0], [-1.0, 1.0]],
-            [[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]],
+            (
+                [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+                [[1.0, 0.0], [0.0, 2.0], [-1.0, 1.0]],
+                [[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]],
+            ),
         ),
-        c("random rows: 6 tokens, d_k 4", *random(6, 4)),
-        c("random rows: 5 tokens, d_k 16 (one head of the model)", *random(5, 16)),
-        c("a cache of 3 earlier tokens handed in, then 2 new tokens (d_k 4)", *random(5, 4), start=3),
-        c("large scores (rows × 30)", *random(4, 3, 30.0)),
+        c("random rows: 6 tokens, d_k 4", random(6, 4)),
+        c("random rows: 5 tokens, d_k 16 (one head of the model)", random(5, 16)),
+        c("a cache of 3 earlier tokens handed in, then 2 new tokens (d_k 4)", random(5, 4), 3),
+        c("large scores (rows × 30)", random(4, 3, 30.0)),
     ]

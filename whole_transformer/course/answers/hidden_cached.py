@@ -39,7 +39,8 @@ def _add(cases: list, env: dict, kind: str, rows: str, start: int = 0, rel: floa
 
 
 def cached_attention_cases() -> list[Case]:
-    env, cases = _env(), []
+    env = _env()
+    cases: list[Case] = []
 
     def random(seed, L, d, scale=1.0, dtype=""):
         return f"tuple(g.random_array({seed} + i, ({L}, {d}), {scale}{dtype}) for i in range(3))"
