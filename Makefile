@@ -40,6 +40,7 @@ help:
 	@echo "make grades      write grades.csv, grades-detail.csv, canvas-grades.csv and moodle-grades.csv"
 	@echo "make insights    write insights.html and insights.csv: what the class got wrong"
 	@echo "make roster FILE=students.csv    import the class list (id, names, email, LMS id)"
+	@echo "make roster      list the roster and who has handed in"
 	@echo "make collect-zip FILE=subs.zip   merge a Canvas or Moodle submissions download into submitted/"
 	@echo "                 (a newer file replaces an older one, the rest is kept; REPLACE=1: whole hand-ins)"
 	@echo "make term        the due date, late policy and each student's hand-in (course.toml)"
@@ -115,8 +116,7 @@ grades: $(STAMP)
 	$(PY) -m whole_transformer.course grades
 
 roster: $(STAMP)
-	@test -n "$(FILE)" || { echo "make roster needs the class list: make roster FILE=students.csv"; exit 2; }
-	$(PY) -m whole_transformer.course roster "$(FILE)"
+	$(PY) -m whole_transformer.course roster $(if $(FILE),"$(FILE)")
 
 collect-zip: $(STAMP)
 	@test -n "$(FILE)" || { echo "make collect-zip needs the download: make collect-zip FILE=submissions.zip"; exit 2; }

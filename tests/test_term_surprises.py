@@ -257,3 +257,99 @@ def test_a_refused_feedback_run_leaves_the_previous_output_as_it_was(real, tmp_p
     }
     assert after == before  # the old output intact: nothing new, nothing missing
     assert not list(root.glob(".*previous*"))
+
+
+# ------------------------------------------------------------------------------ names that must match, checked
+def _hand_in(course: Course, student: str, when: datetime) -> None:
+    folder = course.submitted / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(course.release / f"{NBS[0]}.ipynb", folder / f"{NBS[0]}.ipynb")
+    (folder / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+
+
+def test_an_extension_for_nobody_and_a_student_off_the_roster_are_said_by_make_term(course, capsys):
+    (course.root / "course.toml").write_text(
+        '[assignment]\ndue = "2026-10-16"\n[late]\npolicy = "per_day"\npenalty = 10\n[extensions]\nboo = "+2d"\n'
+    )
+    _hand_in(course, "bo", datetime(2026, 10, 17, 9, 0, tzinfo=UTC))  # meant to have the extension
+    _hand_in(course, "zed", datetime(2026, 10, 15, 9, 0, tzinfo=UTC))  # not on the roster
+    assert main(["--root", str(course.root), "term"]) == 0
+    out = capsys.readouterr().out
+    assert "term (course.toml): due 2026-10-16 00:00 UTC; 10 % per started day late; 1 extension(s)" in out
+    assert "  bo                       late by 1 d 9 h (-20 %)" in out  # as course.toml says: its extension is boo's
+    lines = [ln for ln in out.splitlines() if ln.startswith("term: check: ")]
+    assert lines == [
+        "term: check: course.toml, [assignment] due: '2026-10-16' has no time, so it is taken as 00:00, the very "
+        'start of that day; write "2026-10-16 23:59" if the end of the day is meant',
+        "term: check: course.toml, [assignment] timezone: not set, so the due date is taken as UTC; set it, e.g. "
+        'timezone = "Europe/Berlin"',
+        "term: check: course.toml [extensions] boo: no such student (not on the roster, nothing in submitted/), so "
+        "the extension applies to nobody; did you mean bo?",
+        "term: check: zed: handed in (submitted/zed/) but not on the roster: graded, but the LMS files have no LMS "
+        "id or email for them; add them to the roster",
+        "term: check: ada: on the roster, nothing handed in (no submitted/ada/)",
+    ]
+    assert main(["--root", str(course.root), "roster"]) == 0  # make roster, no FILE: the roster and who handed in
+    out = capsys.readouterr().out
+    print(out)
+    assert out.startswith("roster: 2 student(s) in the gradebook, 1 of them handed in; 1 more handed in without")
+    assert "handed in 1 notebook(s), 2026-10-17 09:00 UTC" in out and "(not on the roster)" in out
+    assert "nothing handed in" in out.split("\n  ada")[1].split("\n")[0]
+
+
+def test_a_roster_without_email_or_with_semicolons_is_read_and_said(course, tmp_path):
+    said: list[str] = []
+    semi = tmp_path / "semi.csv"
+    semi.write_text("id;first_name;last_name;lms_user_id\ncy;Cy;Twombly;1003\n")
+    assert import_roster(course, semi, log=said.append) == (1, 0)
+    print("\n".join(said))
+    assert said[:2] == [
+        "roster: semi.csv is separated by semicolons, not commas: read that way",
+        "roster: semi.csv has no email column (email or email_address): moodle-grades.csv will have no Email "
+        "address to match students on",
+    ]
+    tabs = tmp_path / "tabs.csv"
+    tabs.write_text("name\temail\nCy\tcy@example.org\n")
+    with pytest.raises(ValueError, match="no id column.*it has: name, email, read as separated by tabs"):
+        import_roster(course, tabs, log=said.append)
+
+
+def test_make_grades_before_any_grading_says_what_to_run_and_writes_nothing(course, capsys):
+    assert main(["--root", str(course.root), "grades"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.strip() == "error: nothing is graded yet: run make autograde first, then make grades (nothing was written)"
+    )
+    assert not list(course.root.glob("*grades*.csv"))
+
+
+@pytest.mark.slow
+def test_a_stale_hidden_test_is_refused_by_make_autograde(real, tmp_path, monkeypatch):
+    from whole_transformer import grading as g
+    from whole_transformer.course.answers import hidden_tests
+    from whole_transformer.course.grading.autograde import autograde
+
+    root = tmp_path / "course"
+    shutil.copytree(real, root)
+    course = Course(root)
+    _hand_in(course, "ada", datetime(2026, 10, 15, 9, 0, tzinfo=UTC))
+    original = hidden_tests.CASES["make_xy"]
+
+    def make_xy_cases():  # the instructor fixes a case in hidden_tests.py, and forgets make release
+        cases = original()
+        cases[0] = hidden_tests._case(
+            hidden_tests.ref.make_xy, cases[0].kind, "(task.sequence(5),)", "{}", {"ints": g.numpy_ints}, watch=0
+        )
+        return cases
+
+    monkeypatch.setitem(hidden_tests.CASES, "make_xy", make_xy_cases)
+    with pytest.raises(ValueError) as e:
+        autograde(course, log=lambda *a: None, progress=False, no_sandbox=True)
+    print(e.value)
+    assert str(e.value).startswith("make autograde refused: 1 thing(s) out of step")
+    assert "\n  hidden test test_make_xy out of step with its generator\n" in str(e.value)
+    assert str(e.value).endswith(
+        "run make release first (it brings them in step; python -m whole_transformer.course "
+        "in-step lists them), then make autograde"
+    )
+    assert not (course.autograde / "ada").exists()  # nobody graded

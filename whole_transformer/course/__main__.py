@@ -14,7 +14,8 @@
                                 a hand-edited test cell is refused unless --discard)
     check-data [--write]        is the visible checks' data (hashes of right and typical wrong results) up to date?
     in-step                     is everything release brings in step (points, hidden tests, checks' data) so?
-    roster FILE                 import the class list (id, first_name, last_name, email, lms_user_id) into the gradebook
+    roster [FILE]               import the class list (id, first_name, last_name, email, lms_user_id) into the
+                                gradebook; without FILE: list the roster and who has handed in
     collect-zip FILE [--replace]   merge a Canvas or Moodle submissions zip into submitted/ (newer files
                                 replace older ones, the rest kept; --replace: whole hand-ins replaced)
     serve [--exchange DIR] [--port N] [--scheduler ADDRESS] [--once]   grade each submission to nbgrader's
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from . import cli_args
 from .layout import Course, python_first_on_path
+from .venv import instructor_python
 
 
 def cmd_release(course: Course, args) -> int:
@@ -169,9 +171,12 @@ def cmd_in_step(course: Course, args) -> int:
 
 
 def cmd_roster(course: Course, args) -> int:
-    from .term.roster import import_roster
+    from .term.roster import import_roster, list_roster
 
-    import_roster(course, Path(args.file))
+    if args.file:
+        import_roster(course, Path(args.file))
+    else:
+        list_roster(course)
     return 0
 
 
@@ -184,6 +189,7 @@ def cmd_collect_zip(course: Course, args) -> int:
 
 def cmd_term(course: Course, args) -> int:
     from .term.late import student_lateness
+    from .term.names import say_problems
     from .term.settings import load
 
     s = load(course)
@@ -192,6 +198,7 @@ def cmd_term(course: Course, args) -> int:
     print(f"term ({where}): due {due}; {s.late.describe()}; {len(s.extensions)} extension(s)")
     for student in course.students():
         print(f"  {student:<24} {student_lateness(course, s, student).describe()}")
+    say_problems(course, print, "term", s)
     return 0
 
 
@@ -231,7 +238,12 @@ COMMANDS = {
     "roster": (
         cmd_roster,
         "import the class list from a CSV into the gradebook",
-        cli_args.file("CSV with id, first_name, last_name, email, lms_user_id"),
+        cli_args.one(
+            "file",
+            metavar="FILE",
+            nargs="?",
+            help="CSV with id, first_name, last_name, email, lms_user_id (none: list the roster and who handed in)",
+        ),
     ),
     "collect-zip": (
         cmd_collect_zip,
@@ -271,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     # nbgrader runs `alembic` from this environment when it creates a gradebook
     os.environ["PATH"] = python_first_on_path(os.environ.get("PATH", ""))
     args = parser().parse_args(argv)
+    instructor_python(sys.argv[1:] if argv is None else argv, args.root)  # venv.py: .venv's Python if need be
     try:
         return COMMANDS[args.command][0](Course.here(args.root), args)
     except (ValueError, RuntimeError) as e:

@@ -56,15 +56,18 @@ def check_run(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, S
     from whole_transformer.course.term.settings import load
 
     settings = load(course)  # a bad course.toml stops the run before anything is graded
-    from whole_transformer.course.build.release import points_planned
+    from whole_transformer.course.build.release import out_of_step
 
-    stale = points_planned(course, settings)
+    stale = out_of_step(course, grading=True)  # what in-step reports that decides a grade: points, hidden tests…
     if stale:
         raise ValueError(
-            "course.toml [points] differs from source/ ("
-            + ", ".join(f"{gid} {old:g} → {new:g}" for _, gid, old, new in stale)
-            + "): run make release first, then autograde"
+            f"make autograde refused: {len(stale)} thing(s) out of step, so the grading would not be what "
+            "source/ and course.toml say:\n  " + "\n  ".join(stale) + "\nrun make release first (it brings "
+            "them in step; python -m whole_transformer.course in-step lists them), then make autograde"
         )
+    from whole_transformer.course.term.names import say_problems
+
+    say_problems(course, log, "autograde", settings)  # names of course.toml, the roster, submitted/ that match nothing
     return sandbox, settings
 
 

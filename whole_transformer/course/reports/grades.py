@@ -179,15 +179,41 @@ def write_detail(course: Course, path: Path | None = None, rows: list[dict] | No
     return path
 
 
-def grades(course: Course, log=print) -> tuple[Path, Path]:
+def _graded_yet(course: Course) -> None:
+    """Refuse before anything is written when nothing is graded yet, saying what to run."""
+    from nbgrader.api import Gradebook, MissingEntry
+
     if not gradebook_exists(course):
         where = course.gradebook if course.sqlite else redact(course.db_url)
-        raise ValueError(f"no gradebook at {where}: run make autograde first")
+        raise ValueError(f"no gradebook at {where}: run make release, then make autograde, then make grades")
+    with Gradebook(course.db_url) as gb:
+        try:
+            graded = len(gb.find_assignment(ASSIGNMENT).submissions)
+        except MissingEntry:
+            raise ValueError("the gradebook has no assignment yet: run make release, then make autograde") from None
+    if not graded:
+        raise ValueError("nothing is graded yet: run make autograde first, then make grades (nothing was written)")
+
+
+def grades(course: Course, log=print) -> tuple[Path, Path]:
+    """grades.csv, grades-detail.csv and the LMS files; all or nothing: grades.csv is replaced only once the
+    export and every row are ready."""
+    from ..term.names import say_problems
+
+    _graded_yet(course)
+    say_problems(course, log, "grades")
     out = course.root / "grades.csv"
-    done = run_nbgrader(["export", "--to", str(out)], course.root)
-    if done.returncode != 0 or not out.exists():
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    done = run_nbgrader(["export", "--to", str(tmp)], course.root)
+    if done.returncode != 0 or not tmp.exists():
+        tmp.unlink(missing_ok=True)
         raise RuntimeError(f"nbgrader export failed:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
-    rows = detail_rows(course)
+    try:
+        rows = detail_rows(course)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, out)
     detail = write_detail(course, rows=rows)
     counts = {k: sum(1 for r in rows if r["status"] == k) for k in (GRADED, UNANSWERED, FAILED, MISSING)}
     log(

@@ -1,4 +1,5 @@
-"""``make roster FILE=students.csv``: the class list into the gradebook (nbgrader's students table).
+"""``make roster FILE=students.csv``: the class list into the gradebook (nbgrader's students table);
+``make roster`` (no FILE): the roster as the gradebook holds it, and who has handed in (``list_roster``).
 
 The CSV has a header row; the columns (any order, case and spaces ignored; others are left out):
 
@@ -6,7 +7,8 @@ The CSV has a header row; the columns (any order, case and spaces ignored; other
     first_name    last_name    email
     lms_user_id   their id in the LMS (Canvas user id, Moodle id), for the grade files and collect-zip
 
-``id`` may also be called ``student_id`` or ``username``, ``lms_user_id`` ``lms_id``. As
+``id`` may also be called ``student_id`` or ``username``, ``lms_user_id`` ``lms_id``. A file separated
+by semicolons or tabs is read as such, and said; a column it lacks is said with what will lack it. As
 ``nbgrader db student import`` does, a student already in the gradebook is updated, never removed.
 """
 
@@ -23,6 +25,13 @@ COLUMNS = {
     "email": ("email", "email_address"),
     "lms_user_id": ("lms_user_id", "lms_id"),
 }
+_WHY = {
+    "first_name": "the LMS files and the Formgrader will have no first names",
+    "last_name": "the LMS files and the Formgrader will have no last names",
+    "email": "moodle-grades.csv will have no Email address to match students on",
+    "lms_user_id": "canvas-grades.csv and moodle-grades.csv will have no LMS id to match students on, "
+    "and collect-zip finds students by name only",
+}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 
 
@@ -30,12 +39,29 @@ def _norm(h: str) -> str:
     return re.sub(r"[\s-]+", "_", h.strip().lower())
 
 
-def read_roster(path: Path) -> list[dict[str, str]]:
+_DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "bars"}
+
+
+def _delimiter(first_line: str) -> str:
+    """The delimiter of the header line: the one of , ; tab | that splits it most (a comma if none does)."""
+    counts = {d: first_line.count(d) for d in _DELIMITERS}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+def read_roster(path: Path, notes: list[str] | None = None) -> list[dict[str, str]]:
+    """The roster's rows (id and what else it has); what a reader should know (another delimiter, a column
+    it lacks) is appended to ``notes``."""
     path = Path(path)
+    notes = [] if notes is None else notes
     if not path.is_file():
         raise ValueError(f"no file {path}: give the class list as a CSV, make roster FILE=students.csv")
     with open(path, newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
+        delimiter = _delimiter(f.readline())
+        f.seek(0)
+        if delimiter != ",":
+            notes.append(f"{path.name} is separated by {_DELIMITERS[delimiter]}, not commas: read that way")
+        reader = csv.DictReader(f, delimiter=delimiter)
         header = {_norm(h): h for h in (reader.fieldnames or [])}
         where = {}
         for key, names in COLUMNS.items():
@@ -45,8 +71,11 @@ def read_roster(path: Path) -> list[dict[str, str]]:
         if "id" not in where:
             raise ValueError(
                 f"{path}: no id column; the header must name one of {', '.join(COLUMNS['id'])} "
-                f"(it has: {', '.join(reader.fieldnames or []) or 'nothing'})"
+                f"(it has: {', '.join(reader.fieldnames or []) or 'nothing'}, read as separated by "
+                f"{_DELIMITERS[delimiter]})"
             )
+        for key in sorted(set(COLUMNS) - set(where), key=list(COLUMNS).index):
+            notes.append(f"{path.name} has no {key} column ({' or '.join(COLUMNS[key])}): {_WHY[key]}")
         rows: list[dict[str, str]] = []
         seen: dict[str, int] = {}  # id → its line
         bad: list[str] = []
@@ -73,7 +102,10 @@ def import_roster(course, path: Path, log=print) -> tuple[int, int]:
 
     from whole_transformer.course.grading.gradebook import prepare_database
 
-    rows = read_roster(path)
+    notes: list[str] = []
+    rows = read_roster(path, notes)
+    for note in notes:
+        log(f"roster: {note}")
     prepare_database(course, log)
     added = updated = 0
     with Gradebook(course.db_url) as gb:
@@ -87,3 +119,35 @@ def import_roster(course, path: Path, log=print) -> tuple[int, int]:
                 added += 1
     log(f"roster: {added} students added, {updated} updated in the gradebook, from {Path(path).name}")
     return added, updated
+
+
+def list_roster(course, log=print) -> list[str]:
+    """``make roster`` with no FILE: every student of the roster and of submitted/, and who handed in what when."""
+    from whole_transformer.course.layout import ASSIGNMENT
+
+    from .late import read_timestamp
+    from .names import roster, say_problems
+
+    people = roster(course)
+    handed_in = set(course.students())
+    log(
+        f"roster: {len(people)} student(s) in the gradebook, {len(handed_in & set(people))} of them handed in"
+        + (f"; {len(handed_in - set(people))} more handed in without being on it" if handed_in - set(people) else "")
+    )
+    rows = []
+    for sid in sorted(set(people) | handed_in):
+        p = people.get(sid)
+        who = f"{p['first_name']} {p['last_name']}".strip() if p else "(not on the roster)"
+        ids = f"{p['email'] or 'no email'}, LMS id {p['lms_user_id'] or 'none'}" if p else ""
+        folder = course.submitted / sid / ASSIGNMENT
+        if sid in handed_in and folder.is_dir():
+            when = read_timestamp(folder)
+            n = len(list(folder.glob("*.ipynb")))
+            got = f"handed in {n} notebook(s)" + (f", {when:%Y-%m-%d %H:%M} UTC" if when else "")
+        else:
+            got = "nothing handed in"
+        rows.append(f"  {sid:<16} {who:<24} {ids:<40} {got}")
+    for row in rows:
+        log(row.rstrip())
+    say_problems(course, log, "roster")
+    return rows

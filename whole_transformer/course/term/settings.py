@@ -95,6 +95,7 @@ class Settings:
     points: dict[str, float] = field(default_factory=dict)  # grade_id of a graded cell → its points
     raw: dict = field(default_factory=dict)  # the whole file as read (other sections, e.g. partial_credit)
     service: ServicePolicy = field(default_factory=ServicePolicy)
+    notes: tuple[str, ...] = ()  # what was read but may not be what was meant (a due date without a time)
 
     @property
     def zone(self) -> ZoneInfo:
@@ -174,6 +175,7 @@ def parse(text: str, path: Path | None = None) -> Settings:
             'name such as "Europe/Berlin", "America/New_York" or "UTC"'
         ) from None
     due = _date(a["due"], path, "[assignment] due", zone) if "due" in a else None
+    notes = _due_notes(a, path)
 
     lt = data.get("late", {})
     extra = sorted(set(lt) - {"policy", "penalty", "grace_minutes", "cap"})
@@ -202,7 +204,27 @@ def parse(text: str, path: Path | None = None) -> Settings:
     )
     ext = {str(s): _date(v, path, f"[extensions] {s}", zone, due) for s, v in data.get("extensions", {}).items()}
     points = {str(g): _number(v, path, f"[points] {g}") for g, v in data.get("points", {}).items()}
-    return Settings(path, due, str(tz), late, ext, points, data, service=_service(data.get("service", {}), path))
+    service = _service(data.get("service", {}), path)
+    return Settings(path, due, str(tz), late, ext, points, data, service=service, notes=notes)
+
+
+def _due_notes(a: dict, path) -> tuple[str, ...]:
+    """What [assignment] leaves to a default that may not be meant: a due date without a time, or without a zone."""
+    due = a.get("due")
+    if not isinstance(due, str) or _SHIFT.match(due.strip()):
+        return ()
+    notes, path = [], Path(path).name if path else None  # a note names the file as course.toml, not the full path
+    if re.fullmatch(r"\s*\d{4}-\d{2}-\d{2}\s*", due):
+        notes.append(
+            f"{_where(path, '[assignment] due')}: {due!r} has no time, so it is taken as 00:00, the very start of "
+            f'that day; write "{due.strip()} 23:59" if the end of the day is meant'
+        )
+    if "timezone" not in a and not re.search(r"(Z|[+-]\d{2}:?\d{2})\s*$", due):
+        notes.append(
+            f"{_where(path, '[assignment] timezone')}: not set, so the due date is taken as UTC; set it, e.g. "
+            'timezone = "Europe/Berlin"'
+        )
+    return tuple(notes)
 
 
 def _choice(sv: dict, key: str, path, options: tuple[str, ...], default: str) -> str:
