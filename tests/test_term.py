@@ -28,6 +28,7 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from simclass.lms_import import LmsUser, canvas_import, moodle_import
 from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
 from simclass.notebooks import Notebooks, set_answer, write_submission
 
@@ -585,13 +586,17 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     assert canvas[0]["Student"] == "Points Possible"
     assert float(canvas[0]["The whole Transformer (total)"]) == sum(maxima.values())
     assert [float(canvas[0][n]) for n in nbs.names] == [maxima[n] for n in nbs.names]
-    by_id = {r["SIS User ID"]: r for r in canvas[1:]}
-    assert sorted(by_id) == sorted(expect)
     people = {r["id"]: r for r in csv.DictReader(SIX.splitlines())}
+    by_id = {r["ID"]: r for r in canvas[1:]}  # Canvas's user id: the roster's LMS id
+    assert sorted(by_id) == sorted(people[s]["lms_user_id"] for s in expect)
+    users = [LmsUser(s, p["lms_user_id"], p["email"]) for s, p in people.items()]
+    imported = canvas_import(root / "canvas-grades.csv", users)  # as Canvas reads it: every row matched
+    assert sorted(imported) == sorted(expect)
     for s, per in expect.items():
-        row = by_id[s]
+        row = by_id[people[s]["lms_user_id"]]
         assert row["Student"] == f"{people[s]['last_name']}, {people[s]['first_name']}"
-        assert row["ID"] == people[s]["lms_user_id"]
+        assert row["SIS Login ID"] == people[s]["email"] and row["SIS User ID"] == ""
+        assert imported[s]["The whole Transformer (total)"] == pytest.approx(total[s]), s
         assert float(row["The whole Transformer (total)"]) == pytest.approx(total[s]), s
         assert [float(row[n]) for n in nbs.names] == [per[n] for n in nbs.names], s
 
@@ -608,7 +613,10 @@ def test_a_term_of_six(tmp_path, monkeypatch):
         NB4,
         "Feedback",
     ]
-    by_id = {r["ID number"]: r for r in moodle}
+    for map_from, map_to in (("ID number", "useridnumber"), ("Email address", "useremail")):
+        imported = moodle_import(root / "moodle-grades.csv", users, map_from, map_to)  # as Moodle reads it
+        assert {s: v["The whole Transformer (total)"] for s, v in imported.items()} == pytest.approx(total)
+    by_id = {[s for s in people if people[s]["lms_user_id"] == r["ID number"]][0]: r for r in moodle}
     for s, per in expect.items():
         row = by_id[s]
         assert (row["Email address"], row["First name"], row["Last name"]) == (

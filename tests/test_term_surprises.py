@@ -353,3 +353,33 @@ def test_a_stale_hidden_test_is_refused_by_make_autograde(real, tmp_path, monkey
         "in-step lists them), then make autograde"
     )
     assert not (course.autograde / "ada").exists()  # nobody graded
+
+
+# ------------------------------------------------------------------------------ LMS files that import
+def test_the_lms_files_import_as_canvas_and_moodle_read_them(course):
+    from simclass.lms_import import ImportError_, LmsUser, canvas_import, moodle_import
+
+    from whole_transformer.course.reports.lms import write_lms
+    from whole_transformer.course.reports.totals import StudentTotal
+
+    people = [
+        StudentTotal("ada", "Ada", "Lovelace", "ada@example.org", "1001", {NBS[0]: (3.0, 3.0), NBS[1]: (1.0, 3.0)}),
+        StudentTotal("bo", "Bo", "Diddley", "bo@example.org", "1002", {NBS[0]: (2.0, 3.0), NBS[1]: (0.0, 3.0)}),
+    ]
+    canvas, moodle = write_lms(course, people)
+    # the LMS knows them by its own ids and their emails; their folder names in the course mean nothing to it
+    users = [LmsUser("ada", "1001", "ada@example.org", sis_id="S-77"), LmsUser("bo", "1002", "bo@example.org")]
+    total = "The whole Transformer (total)"
+    assert canvas_import(canvas, users) == {
+        "ada": {total: 4.0, NBS[0]: 3.0, NBS[1]: 1.0},
+        "bo": {total: 2.0, NBS[0]: 2.0, NBS[1]: 0.0},
+    }
+    for map_from, map_to in (("ID number", "useridnumber"), ("Email address", "useremail")):
+        got = moodle_import(moodle, users, map_from, map_to)
+        assert {s: g[total] for s, g in got.items()} == {"ada": 4.0, "bo": 2.0}, map_from
+    # by Canvas's login alone (no Canvas id in the roster), Canvas still finds the student
+    people[1].lms_user_id = ""
+    canvas, moodle = write_lms(course, people)
+    assert canvas_import(canvas, users)["bo"][total] == 2.0
+    with pytest.raises(ImportError_, match="could not find user with useridnumber of ''"):
+        moodle_import(moodle, users, "ID number", "useridnumber")  # what make term's check line warns of

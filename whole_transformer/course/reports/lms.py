@@ -4,14 +4,19 @@
 
 - ``canvas-grades.csv``, Canvas's gradebook import (Grades ▸ Import): the columns Canvas's own
   export has, ``Student`` ("Last, First"), ``ID`` (the Canvas user id: the roster's LMS id),
-  ``SIS User ID`` (the course's student id), ``SIS Login ID``, ``Section``, then one column per
-  grade: the total and one per notebook. Its second row, ``Points Possible``, gives the maxima.
-  Canvas matches a row by ``ID``, else by ``SIS User ID``; a column it does not know becomes a new
-  assignment.
+  ``SIS User ID`` (left empty: the course does not know the institution's SIS id, and a wrong one
+  would match nobody), ``SIS Login ID`` (the roster's email, the login most institutions give
+  Canvas), ``Section``, then one column per grade: the total and one per notebook. Its second row,
+  ``Points Possible``, gives the maxima. Canvas matches a row by ``ID``, else by ``SIS User ID``,
+  else by ``SIS Login ID``; a column it does not know becomes a new assignment.
 - ``moodle-grades.csv``, Moodle's grade import (Grades ▸ Import ▸ CSV file): one row per student
-  with the columns to identify them by (``ID number``: the course's student id, ``Email address``)
-  and their names, then the total, one column per notebook, and ``Feedback`` (lateness and
-  penalty), each mapped to a grade item on import.
+  with the columns to identify them by, ``ID number`` (the roster's LMS id) and ``Email address``
+  (the roster's email), which the import's "Map from" maps to Moodle's "ID number" or "Email
+  address" ("Map to"); then their names, the total, one column per notebook, and ``Feedback``
+  (lateness and penalty), each mapped to a grade item on import.
+
+A student without an LMS id or email in the roster has those cells empty; ``term/names.py`` says so
+before the files are written.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ def canvas_rows(all_totals: list[StudentTotal]) -> tuple[list[str], list[list[st
         )
     for t in all_totals:
         rows.append(
-            [t.display_name, t.lms_user_id, t.student, "", "", _n(t.final)] + [_n(t.notebooks[n][0]) for n in names]
+            [t.display_name, t.lms_user_id, "", t.email, "", _n(t.final)] + [_n(t.notebooks[n][0]) for n in names]
         )
     return header, rows
 
@@ -70,7 +75,7 @@ def moodle_rows(all_totals: list[StudentTotal]) -> tuple[list[str], list[list[st
         if t.penalty:
             note += f"; {_n(t.score)} before the late penalty of {_n(t.penalty)} points"
         rows.append(
-            [t.student, t.email, t.first_name, t.last_name, _n(t.final)]
+            [t.lms_user_id, t.email, t.first_name, t.last_name, _n(t.final)]
             + [_n(t.notebooks[n][0]) for n in names]
             + [note]
         )
