@@ -562,7 +562,7 @@ LAB_CHANGES = [
     LabChange("sampling_lab", "temperature slider (0.5 → 1 → 2 → 3)", _set("temperature", [0.5, 1.0, 2.0, 3.0])),
     LabChange("sampling_lab", "top-k and top-p sliders", _sampling_cut),
     LabChange("sampling_lab", "step slider (1 … 5 of 742)", _slider_values("step")),
-    LabChange("sampling_lab", "Read it 20 times button (seed changed first, untimed)", _click("read_button"), _new_seed),
+    LabChange("sampling_lab", "Read it 20 times button (a new seed first)", _click("read_button"), _new_seed),
     LabChange(
         "batch_lab",
         "numbers typed (0-63 ↔ 5, 17, 905 ↔ 0-9, 100-109)",

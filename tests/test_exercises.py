@@ -193,6 +193,7 @@ def test_graded_cells_follow_the_convention(exercise):
     assert list(tests) == [f"test_{exercise}"]
     (cell,) = tests.values()
     points = {"next_token": 2, "greedy_decode": 3, "make_xy": 2, "masked_loss": 3, "cached_attention": 3}
+    points["sample_next"] = 3
     assert cell["points"] == points[exercise]
     visible = cell["source"].split("### BEGIN HIDDEN TESTS")[0]
     assert visible.strip() == f'check("{exercise}")'
@@ -242,6 +243,8 @@ def test_hidden_tests_cover_the_cases_the_issue_names():
         assert needle in kinds["make_xy"], needle
     for needle in ["tie", "bias decides", "negative", "large scores", "square W"]:
         assert needle in kinds["next_token"], needle
+    for needle in ["temperature near 0", "top_k = 1", "crosses p", "top-k keeps", "top-k and top-p", "ValueError"]:
+        assert needle in kinds["sample_next"], needle
     for needle in ["empty cache", "several lengths and sizes", "cache handed in", "trained model", "float32"]:
         assert needle in kinds["cached_attention"], needle
 

@@ -366,3 +366,83 @@ def test_decode_lab_can_open_on_the_finished_reading():
     assert "Done after" in lab.message and "wt-decode-picked" in lab.view.value
     lab.reset_button.click()
     assert lab.step == 0 and not lab.next_button.disabled
+
+
+# ------------------------------------------------------------------------------------------ the sampling lab
+def sampling_rows(lab) -> list[tuple[str, str, str]]:
+    """(wt-kept or wt-dropped, token, probability after every setting) of each row of the table."""
+    return re.findall(r'class="wt-sampling-row (wt-\w+)" data-token="([^"]*)" data-p="([0-9.]+)"', lab.table.value)
+
+
+def test_sampling_lab_shows_every_token_after_each_setting_and_marks_the_kept_ones():
+    from whole_transformer.labs import sampling_lab
+
+    lab = sampling_lab(742, step=3)
+    assert "wt-sampling" in lab._dom_classes
+    rows = sampling_rows(lab)
+    assert len(rows) == len(task.VOCAB) and all(k == "wt-kept" for k, _, _ in rows)  # nothing dropped by default
+    assert rows[0][1] == "forty" and float(rows[0][2]) > 0.99  # after 7 4 2 = seven hundred
+    lab.temperature.value, lab.top_k.value = 3.0, 5
+    rows = sampling_rows(lab)
+    kept = [(t, float(p)) for k, t, p in rows if k == "wt-kept"]
+    assert len(kept) == 5 and sum(p for _, p in kept) == pytest.approx(1.0, abs=1e-4)
+    assert all(float(p) == 0 for k, _, p in rows if k == "wt-dropped")
+    shown = text(lab.table.value)
+    assert shown.count("dropped (top-k)") == len(task.VOCAB) - 5 and "5 of 42 tokens kept" in shown  # said in words
+    assert "repeating-linear-gradient" in lab.table.value  # and hatched
+    lab.top_p.value = 0.6  # of the five, top-p keeps the fewest that reach 0.6
+    assert 1 <= lab.stages.kept < 5 and "dropped (top-p)" in text(lab.table.value)
+    assert "temperature 3, top-k 5, top-p 0.6" in lab.said
+
+
+def test_sampling_lab_reads_20_times_reproducibly_and_counts_the_right_ones():
+    from whole_transformer.labs import sampling_lab
+
+    lab = sampling_lab(742, temperature=0.3)
+    assert lab.read_many() == 20 and "20 of 20 readings of 742 are right" in lab.said
+    lab.temperature.value = 3.0
+    first = lab.read_many()
+    wrong_first = lab.readings.value
+    assert first < 20 and "The most common wrong one" in lab.said and "<table" in lab.readings.value
+    assert lab.read_many() == first and lab.readings.value == wrong_first  # the same seed, the same readings
+    lab.seed.value = 1
+    assert lab.right is None and lab.readings.value == ""  # a new seed: the old readings are gone
+    lab.read_button.click()
+    assert lab.right is not None
+
+
+def test_sampling_lab_steps_numbers_models_and_bad_input():
+    from whole_transformer.labs import sampling_lab
+
+    lab = sampling_lab(12)
+    assert lab.step.max == 2  # twelve <eos>
+    lab.number.value = "905"
+    assert lab.step.max == 4
+    lab.step.value = 4
+    assert "'<eos>' (the right word)" in lab.said
+    lab.checkpoint.value = "2"
+    assert "Step 4 of reading 905" in lab.said
+    lab.number.value = "12345"
+    assert lab.stages is None and "Cannot read that" in lab.said and "wt-sampling-error" in lab.status.value
+    lab.number.value = "7"
+    assert lab.stages is not None
+    with pytest.raises(ValueError, match="checkpoint"):
+        sampling_lab(checkpoint="30")
+
+
+def test_sampling_lab_responds_fast(record_property):
+    from whole_transformer.labs import sampling_lab
+
+    lab = sampling_lab(742)
+    times = []
+    for i in range(30):
+        start = time.perf_counter()
+        lab.temperature.value = [0.5, 1.5, 3.0][i % 3]
+        lab.top_k.value = i % 7
+        times.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    lab.read_many()
+    read = time.perf_counter() - start
+    record_property("sampling_change_ms", round(1000 * statistics.median(times), 2))
+    print(f"sampling lab: a change {1000 * statistics.median(times):.1f} ms (median), 20 readings {1000 * read:.0f} ms")
+    assert statistics.median(times) < 0.050 and read < 0.5

@@ -28,6 +28,7 @@ from whole_transformer.labs import (
     decode_lab,
     machine_lab,
     microscope_lab,
+    sampling_lab,
     scale_lab,
     training_lab,
 )
@@ -38,6 +39,8 @@ LABS_DIR = Path(__file__).resolve().parents[1] / "whole_transformer" / "labs"
 FINGERPRINTS = Path(__file__).resolve().parent / "data" / "reference-10-word-runs.txt"
 NAMED = (
     widgets.IntSlider,
+    widgets.FloatSlider,
+    widgets.BoundedIntText,
     widgets.SelectionSlider,
     widgets.Dropdown,
     widgets.Text,
@@ -80,6 +83,7 @@ def labs():
         "scale": scale_lab(),
         "decode": decode_lab(),
         "cache": cache_lab(),
+        "sampling": sampling_lab(),
         "batch": batch_lab(),
         "training": training_lab(),
     }
@@ -127,6 +131,16 @@ CHANGES = {
         lambda lab: setattr(lab.checkpoint, "value", "2"),
     ],
     "batch": [lambda lab: setattr(lab.numbers, "value", "5, 17, 905"), lambda lab: setattr(lab.numbers, "value", "x")],
+    "sampling": [
+        lambda lab: setattr(lab.temperature, "value", 2.5),
+        lambda lab: setattr(lab.top_k, "value", 4),
+        lambda lab: setattr(lab.top_p, "value", 0.5),
+        lambda lab: lab.read_button.click(),
+        lambda lab: setattr(lab.seed, "value", 7),
+        lambda lab: setattr(lab.step, "value", 2),
+        lambda lab: setattr(lab.checkpoint, "value", "2"),
+        lambda lab: setattr(lab.number, "value", "x"),
+    ],
     "cache": [
         lambda lab: lab.next_button.click(),
         lambda lab: setattr(lab.head, "value", 3),

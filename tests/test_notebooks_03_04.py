@@ -46,11 +46,14 @@ def execute(nb, **env):
 REPO = Path(__file__).resolve().parents[1]
 N03, N04 = "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb"
 QUESTIONS = {
-    N03: {"changes_during_inference": "C", "rows_742": 7, "cached_rows_742": 8},
+    N03: {"changes_during_inference": "C", "rows_742": 7, "cached_rows_742": 8, "sampling_742": "C"},
     N04: {"counted_427": 5, "flat_shape": (320, 42), "no_causal_mask": "A", "learns_nothing": "B"},
 }
-EXERCISES = {N03: {"next_token": 2, "greedy_decode": 3, "cached_attention": 3}, N04: {"make_xy": 2, "masked_loss": 3}}
-LABS = {N03: ["decode_lab(finished=True)", "cache_lab(finished=True)"], N04: ["batch_lab()"]}
+EXERCISES = {
+    N03: {"next_token": 2, "greedy_decode": 3, "cached_attention": 3, "sample_next": 3},
+    N04: {"make_xy": 2, "masked_loss": 3},
+}
+LABS = {N03: ["decode_lab(finished=True)", "cache_lab(finished=True)", "sampling_lab(742)"], N04: ["batch_lab()"]}
 TIME_LIMIT = {N03: 30, N04: 60}  # seconds, top to bottom in a fresh kernel
 
 

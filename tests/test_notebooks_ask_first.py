@@ -45,6 +45,10 @@ GIVEAWAYS = {
     "changes_during_inference": [r"attention scores change", r"no weight changes"],
     "rows_742": [r"7 4 2 = seven hundred forty", r"\b7 rows (go )?in\b"],
     "cached_rows_742": [r"\b8 rows (go )?through the blocks", r"with the cache[^.]{0,40}\b8 rows"],
+    "sampling_742": [
+        r"20 of 20 readings of 742 are right with temperature 0\.3",
+        r"temperature 0\.3[^.]{0,60}most often",
+    ],
     "maps_hundred_427": [r"query 'hundred' \(row \d\), the row that picks 'twenty', gives the key '2'"],
     "counted_427": [r"5 of 8 targets count"],
     "flat_shape": [r"\(320, 42\)"],
@@ -76,6 +80,11 @@ KEY_PHRASES = {
         r"none is written",
     ],
     "rows_742": [r"\b7 rows\b", r"seven rows"],
+    "sampling_742": [
+        r"lower (the )?temperature[^.]{0,80}(right|correct) (most|more) often",
+        r"(lowest|coldest) temperature[^.]{0,60}(right|best)",
+        r"temperature 0\.3[^.]{0,60}(most often|every time|20 of 20)",
+    ],
     "cached_rows_742": [
         r"\b8 rows\b",
         r"eight rows",

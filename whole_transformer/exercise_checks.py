@@ -27,6 +27,7 @@ import numpy as np
 
 from . import grading as _grading
 from .exercise_cases import Case, ca_cases, gd_cases, ml_cases, nt_cases, xy_cases
+from .exercise_sampling import sampled, sn_cases, sn_diagnose
 from .stepwise import CacheError, token_by_token
 
 DATA = Path(__file__).with_name("data") / "exercise_checks.json"
@@ -204,6 +205,13 @@ EXERCISES: dict[str, Exercise] = {
     "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", ml_cases, _ml_diagnose),
     "cached_attention": Exercise(
         "cached_attention", "cached_attention(q, k, v, cache=None)", ca_cases, _ca_diagnose, token_by_token
+    ),
+    "sample_next": Exercise(
+        "sample_next",
+        "sample_next(scores, temperature=1.0, top_k=None, top_p=None, rng=None)",
+        sn_cases,
+        sn_diagnose,
+        sampled,
     ),
 }
 

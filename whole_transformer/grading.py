@@ -26,6 +26,7 @@ import numpy as np
 _type = builtins.type
 _len = builtins.len
 _int = builtins.int
+_str = builtins.str
 _tuple = builtins.tuple
 _issubclass = builtins.issubclass
 _np_generic = np.generic
@@ -38,6 +39,7 @@ _int_repr = int.__repr__
 _float_repr = float.__repr__
 _encode_str = json.encoder.encode_basestring_ascii
 _dict_items = dict.items
+_default_rng = np.random.default_rng
 _FLOAT_WORDS = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
@@ -119,14 +121,34 @@ def hand_out(exercise: str, fn, cases, watch: int | None = None, models: int | N
 
     ``models``: the position of a model argument, which is wrapped so that a loop that never
     stops fails its case instead of the whole cell.
+    A case ``(args, kwargs, (n, seed))`` is a sampler's: see ``drawn``.
     """
     results = []
-    for args, kwargs in cases:
-        args = _tuple(args)
+    for case in cases:
+        args, kwargs = _tuple(case[0]), case[1]
+        if _len(case) == 3:
+            results.append(drawn(fn, args, kwargs, case[2]))
+            continue
         if models is not None:
             args = args[:models] + (counted(args[models]),) + args[models + 1 :]
         results.append(outcome(fn, args, kwargs, watch))
     _publish(exercise, results)
+
+
+def drawn(fn, args: tuple, kwargs: dict, draws) -> dict:
+    """What a sampler did in ``n`` calls sharing one NumPy Generator made from ``seed`` (passed as ``rng``):
+    ``{"value": [every result]}``; or its first error, with ``"said"``: whether the error has a message."""
+    n, seed = draws
+    rng = _default_rng(seed)
+    values = []
+    try:
+        for _ in range(n):
+            values.append(plain(fn(*args, **{**kwargs, "rng": rng})))
+    except NotPlain:
+        return {"error": "NotPlain"}
+    except Exception as e:  # noqa: BLE001 - the student's code may raise anything
+        return {"error": _type(e).__name__, "said": _len(_str(e).strip()) > 0}
+    return {"value": _listify(_tuple(values))}
 
 
 def hand_out_answer(question: str, value) -> None:
@@ -175,7 +197,6 @@ def _publish(name: str, results: list) -> None:
 # ---------------------------------------------------------------- data for hidden tests
 # Made from seeds with private references to NumPy taken at import, so the inputs of a hidden
 # test are the same whatever a submission did to numpy afterwards.
-_default_rng = np.random.default_rng
 _asarray = np.asarray
 _int64 = np.int64
 _float64 = np.float64

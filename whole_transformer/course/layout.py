@@ -22,6 +22,7 @@ NOTEBOOK_OF = {
     "make_xy": "04-how-it-learned.ipynb",
     "masked_loss": "04-how-it-learned.ipynb",
     "cached_attention": "03-one-word-at-a-time.ipynb",
+    "sample_next": "03-one-word-at-a-time.ipynb",
 }
 REPO = Path(__file__).resolve().parents[2]
 

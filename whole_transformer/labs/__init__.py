@@ -23,6 +23,7 @@ _LABS = {
     "scale_lab": "scale",  # notebook 02
     "decode_lab": "decode",  # notebook 03
     "held_out_table": "heldout",  # notebook 03
+    "sampling_lab": "sampling",  # notebook 03
     "cache_lab": "cache",  # notebook 03
     "attention_maps_lab": "attention_maps",  # notebook 03
     "batch_lab": "batch",  # notebook 04

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from whole_transformer import exercise_checks as ec
 from whole_transformer import questions as qs
+from whole_transformer.exercise_sampling import sampled
 
 from ..nbgrader.compare import floats
 from . import reference as ref
@@ -37,6 +38,7 @@ REFERENCE = {
     "make_xy": ref.make_xy,
     "masked_loss": ref.masked_loss,
     "cached_attention": ref.cached_attention,
+    "sample_next": ref.sample_next,
 }
 
 
@@ -56,11 +58,30 @@ def _assert_stable(ex: ec.Exercise) -> None:
                 raise AssertionError(f"{ex.name}, {c.label}: {x!r} lies on a rounding boundary; change the case")
 
 
+def _assert_margins(ex: ec.Exercise) -> None:
+    """A sampler's case: every right share of the draws lies 0.035 or more from where its rounding to one
+    decimal tips, and every id that can be drawn is drawn 30 times or more on average (``exercise_sampling``)."""
+    from whole_transformer.exercise_sampling import DRAWS
+
+    for c in ex.cases():
+        args, kwargs = c.make()
+        kwargs.pop("seed")
+        try:
+            p = ref.sample_probs(*args, **kwargs)
+        except ValueError:
+            continue  # a case that must raise
+        for q in p[p > 0]:
+            if q * DRAWS < 30 or abs(q * 10 % 1 - 0.5) < 0.35:
+                raise AssertionError(f"{ex.name}, {c.label}: a share of {q:.4f} is not safely rounded; change the case")
+
+
 def build() -> dict:
     """The whole data file, as a dict."""
     out: dict = {"salt": SALT, "exercises": {}}
     for name, ex in ec.EXERCISES.items():
         _assert_stable(ex)
+        if ex.driver is sampled:
+            _assert_margins(ex)
         right = _hashes(ex, REFERENCE[name])
         mistakes = []
         for m in MISTAKES[name]:

@@ -94,10 +94,23 @@ def build() -> dict:
                     args = args[:model_at] + (g.counted(args[model_at]),) + args[model_at + 1 :]
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")  # the mistakes' own overflow and empty-mean warnings
-                    results.append(g.outcome(fn, args, kwargs, c.watch))
+                    if c.draws:  # a sampler's draws, kept as how often each id was drawn
+                        results.append(_counted(g.drawn(fn, args, kwargs, eval(c.draws))))  # noqa: S307
+                    else:
+                        results.append(g.outcome(fn, args, kwargs, c.watch))
             table[m.id] = results
         out[exercise] = {"cases": cases_digest([c.expected() for c in cases]), "mistakes": table}
     return out
+
+
+def _counted(result: dict) -> dict:
+    """A sampler's draws as ``{"counts": {id: times drawn}}`` (an error stays as it is)."""
+    if "value" not in result:
+        return result
+    counts: dict[str, int] = {}
+    for d in result["value"]:
+        counts[str(d)] = counts.get(str(d), 0) + 1
+    return {"counts": dict(sorted(counts.items(), key=lambda kv: int(kv[0])))}
 
 
 def _text(data: dict) -> str:
@@ -156,6 +169,10 @@ def _agrees(compare: str, case: dict, mine, theirs) -> bool:
 
     if type(mine) is not dict or type(theirs) is not dict:
         return False
+    if "counts" in theirs:  # a sampler: the same distribution as the mistake's draws
+        from ..nbgrader.compare import same_distribution
+
+        return "value" in mine and same_distribution(mine["value"], theirs["counts"])
     if "value" not in theirs:
         return "value" not in mine and mine.get("error") == theirs.get("error")
     if "value" in mine and _same(mine["value"], theirs["value"]) and mine.get("after") == theirs.get("after"):

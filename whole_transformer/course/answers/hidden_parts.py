@@ -41,6 +41,7 @@ SETUP = {
         "close",
         None,
     ),
+    "sample_next": (["np = g.np"], "sample", None),
     "cached_attention": (
         [
             "from whole_transformer import task",
@@ -72,6 +73,7 @@ QUESTION_WHAT = {
     "flat_shape": "the flattened shape",
     "no_causal_mask": "the letter chosen",
     "learns_nothing": "the letter chosen",
+    "sampling_742": "the letter chosen",
     "cached_rows_742": "the number of rows",
 }
 _COMPARE_OF_KIND = {"int": "same", "shape": "shape", "choice": "choice"}
@@ -93,6 +95,7 @@ class Case:
     watch: int | None = None  # the argument (a list) the function must not change
     before: object = None  # that argument before the call (JSON data)
     changed: str | None = None  # the kind reported when the function changed it
+    draws: str | None = None  # a sampler's case: "(n, seed)", n calls sharing one Generator (grading.drawn)
 
     def expected(self) -> dict:
         out = {"kind": self.kind, "want": self.want}
@@ -107,7 +110,9 @@ def exercise_hidden(exercise: str, cases: list[Case]) -> str:
     """The hidden part of an exercise's test cell, which asks for ``cases`` (``hidden_tests.CASES``)."""
     setup, compare, model_at = SETUP[exercise]
     (watch,) = {c.watch for c in cases}  # every case watches the same thing
-    lines = "\n".join(f"        ({c.args}, {c.kwargs}),  # {c.kind}" for c in cases)
+    lines = "\n".join(
+        f"        ({c.args}, {c.kwargs}{', ' + c.draws if c.draws else ''}),  # {c.kind}" for c in cases
+    )
     options = f", watch={watch}" if watch is not None else ""
     options += f", models={model_at}" if model_at is not None else ""
     expected = {"name": exercise, "compare": compare, "cases": [c.expected() for c in cases]}

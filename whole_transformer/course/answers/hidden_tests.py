@@ -22,6 +22,7 @@ from whole_transformer import task
 from . import reference as ref
 from .hidden_cached import cached_attention_cases
 from .hidden_parts import BATCH_Y, Case, json_data
+from .hidden_sampling import sample_cases
 
 NS = {"g": g, "np": np, "task": task}
 
@@ -265,5 +266,6 @@ CASES = {
     "greedy_decode": greedy_cases,
     "make_xy": make_xy_cases,
     "masked_loss": masked_loss_cases,
+    "sample_next": sample_cases,
     "cached_attention": cached_attention_cases,
 }

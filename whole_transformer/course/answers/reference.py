@@ -11,6 +11,8 @@ nor the package students receive holds this module or its results.
     [3, 2, 3, 4, 5, 6, 5, 1]
     >>> make_xy([6, 4, 9, 12, 17, 41, 33, 20, 1])      # 4 2 7 = four hundred twenty seven <eos>
     ([6, 4, 9, 12, 17, 41, 33, 20], [0, 0, 0, 17, 41, 33, 20, 1])
+    >>> sample_probs([2.0, 1.0, 0.0, -1.0], top_p=0.8).round(3)   # 0.644 + 0.237 crosses 0.8: both kept
+    array([0.731, 0.269, 0.   , 0.   ])
 """
 
 from __future__ import annotations
@@ -50,6 +52,45 @@ def greedy_decode(model, prompt, eos=EOS, max_new=6):
         if nxt == eos:
             break
     return ids
+
+
+def _check_sampling(scores, temperature, top_k, top_p) -> None:
+    """ValueError, saying what is wrong, for arguments ``sample_next`` cannot sample with."""
+    if scores.ndim != 1 or len(scores) == 0:
+        raise ValueError(f"scores must be one row of scores, shape (V,); got shape {scores.shape}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.number)) or not temperature > 0:
+        raise ValueError(f"temperature must be a number above 0 (near 0 is almost greedy); got {temperature!r}")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
+        raise ValueError(f"top_k must be None or a whole number of 1 or more; got {top_k!r}")
+    if top_p is not None and (isinstance(top_p, bool) or not 0 < top_p <= 1):
+        raise ValueError(f"top_p must be None or a number above 0 and at most 1; got {top_p!r}")
+
+
+def sample_probs(scores, temperature=1.0, top_k=None, top_p=None):
+    """The probabilities ``sample_next`` draws from: (V,), zero outside the kept set, summing to 1.
+
+    The scores are divided by the temperature, then softmax; top-k keeps the k highest; top-p keeps,
+    of those (renormalised), the fewest highest whose probabilities add up to top_p or more: the
+    token that crosses top_p is kept. What is kept is renormalised. Ties: the lowest id first.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    _check_sampling(scores, temperature, top_k, top_p)
+    p = softmax(scores / temperature)  # (V,)
+    order = np.argsort(-scores, kind="stable")  # highest score first
+    n = len(p) if top_k is None else min(int(top_k), len(p))
+    if top_p is not None:
+        reach = np.cumsum(p[order[:n]] / p[order[:n]].sum())  # (n,) the kept mass, highest first
+        n = min(n, int(np.searchsorted(reach, top_p)) + 1)  # the first that reaches top_p is kept
+    kept = np.zeros_like(p)
+    kept[order[:n]] = p[order[:n]]
+    return kept / kept.sum()
+
+
+def sample_next(scores, temperature=1.0, top_k=None, top_p=None, rng=None):
+    """One id drawn from ``sample_probs``, with the NumPy Generator ``rng`` (None: a fresh one)."""
+    p = sample_probs(scores, temperature, top_k, top_p)
+    rng = np.random.default_rng() if rng is None else rng
+    return int(rng.choice(len(p), p=p))
 
 
 def make_xy(seq, eq=EQ, pad=PAD):

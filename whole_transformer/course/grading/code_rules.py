@@ -17,6 +17,7 @@ REFERENCE_FUNCTIONS = {
     "task": {"xy_arrays", "make_batch"},
     "train": {"loss_fn"},
     "decode": {"greedy_step", "greedy_trace", "read_numbers"},
+    "labs": {"keep_mask"},  # labs._sampling: the sampling lab's top-k and top-p, batched
 }
 #: package modules no answer has any business importing
 FORBIDDEN_MODULES = ("whole_transformer.course", "nbgrader")
