@@ -383,3 +383,43 @@ def test_the_lms_files_import_as_canvas_and_moodle_read_them(course):
     assert canvas_import(canvas, users)["bo"][total] == 2.0
     with pytest.raises(ImportError_, match="could not find user with useridnumber of ''"):
         moodle_import(moodle, users, "ID number", "useridnumber")  # what make term's check line warns of
+
+
+def test_the_page_per_student_spaces_its_score_table(course):
+    import re
+
+    from whole_transformer.course.reports.student_page import page
+    from whole_transformer.course.reports.totals import StudentTotal
+
+    t = StudentTotal("ada", "Ada", "Lovelace", notebooks={NBS[0]: (3.0, 3.0), NBS[2]: (10.5, 23.0)})
+    html = page(course, t)
+    head = html.split("</head>")[0]
+    padding = re.search(r"table\.wt-scores th,table\.wt-scores td\{padding:([^;}]+)", head)
+    assert padding and padding.group(1) != "0", "the score table's cells have no spacing"
+    assert f"<td>{NBS[2]}</td><td>10.5 / 23</td>" in html
+
+
+def test_an_empty_hand_in_fills_no_line_of_the_next_lecture():
+    from whole_transformer.course.grading.record import GRADED, MISSING, UNANSWERED
+    from whole_transformer.course.reports.insights import Exercise, _answered_nothing, _next_lecture
+
+    names = ["next_token", "greedy_decode", "make_xy", "masked_loss"]
+    status = {
+        "ben": {n: UNANSWERED for n in names},  # handed in the notebooks as released
+        "cy": {**{n: GRADED for n in names}, "make_xy": UNANSWERED},
+        "eve": {**{n: MISSING for n in names}, "masked_loss": GRADED},
+    }
+    rows = [
+        {"student_id": s, "grade_id": f"test_{n}", "status": st, "score": "0", "max_score": "1"}
+        for s, by in status.items()
+        for n, st in by.items()
+    ]
+    assert _answered_nothing(rows) == {"ben"}
+    exercises = {n: Exercise(n) for n in names}
+    for s, by in status.items():
+        for n, st in by.items():
+            if st == UNANSWERED:
+                exercises[n].outcomes["unanswered"].append(s)
+    lines = _next_lecture(exercises, {}, _answered_nothing(rows))
+    assert [(it["what"], it["students"]) for it in lines] == [("make_xy: not answered", ["cy"])]
+    assert len(_next_lecture(exercises, {})) == 4  # as before: ben's empty hand-in filled four of the lines

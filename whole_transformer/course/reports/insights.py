@@ -117,8 +117,15 @@ def collect(course: Course) -> Insights:
         questions,
         _late(course),
         sorted((s, "; ".join(v)) for s, v in failed.items()),
-        _next_lecture(exercises, questions),
+        _next_lecture(exercises, questions, _answered_nothing(rows)),
     )
+
+
+def _answered_nothing(rows: list[dict]) -> set[str]:
+    """The students who answered nothing (every graded cell unanswered or missing): an empty hand-in says
+    nothing of what the class did not understand, so it fills no line of the next lecture."""
+    students = {r["student_id"] for r in rows}
+    return {s for s in students if all(r["status"] in (UNANSWERED, MISSING) for r in rows if r["student_id"] == s)}
 
 
 def _count_exercise(ex: Exercise, r: dict, verdict: dict) -> None:
@@ -150,17 +157,20 @@ def _item(what: str, detail: str, students: list[str], hint: str) -> dict:
     return {"what": what, "detail": detail, "count": len(students), "students": students, "hint": hint}
 
 
-def _next_lecture(exercises: dict[str, Exercise], questions: dict[str, Question]) -> list[dict]:
+def _next_lecture(
+    exercises: dict[str, Exercise], questions: dict[str, Question], empty: set[str] | frozenset[str] = frozenset()
+) -> list[dict]:
     """What to go over in the next lecture: the named mistakes, the exercises left unanswered and the wrong
-    answers, most students first."""
+    answers, most students first; the students of ``empty`` (who answered nothing at all) are left out."""
     items = []
     for ex in exercises.values():
         for key, m in ex.mistakes.items():
             if key:
                 items.append(_item(f"{ex.name}: {m['name']}", key, m["students"], m["says"]))
-        if ex.outcomes["unanswered"]:
+        left = [s for s in ex.outcomes["unanswered"] if s not in empty]
+        if left:
             hint = "Walk through the exercise once more: these students left it as released."
-            items.append(_item(f"{ex.name}: not answered", "unanswered", ex.outcomes["unanswered"], hint))
+            items.append(_item(f"{ex.name}: not answered", "unanswered", left, hint))
     for q in questions.values():
         for answer, w in q.wrong.items():
             items.append(_item(f"{q.name}: answered {answer}", answer, w["students"], w["hint"]))

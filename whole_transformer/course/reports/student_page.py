@@ -20,6 +20,12 @@ from .totals import StudentTotal, totals
 
 FOLDER = "feedback-pages"
 _BODY = re.compile(r"<body[^>]*>(?P<body>.*)</body>", re.S | re.I)
+#: the score table's own spacing (after nbgrader's styles, which leave a table's cells touching)
+SCORE_STYLE = (
+    "<style>table.wt-scores{border-collapse:collapse;margin:0.5em 0 1em}"
+    "table.wt-scores th,table.wt-scores td{padding:0.3em 1.2em 0.3em 0;text-align:left}"
+    "table.wt-scores td+td,table.wt-scores th+th{text-align:right}</style>"
+)
 _STYLES = re.compile(r"<style[^>]*>.*?</style>|<link[^>]+stylesheet[^>]*>", re.S | re.I)
 
 
@@ -72,7 +78,7 @@ def page(course: Course, t: StudentTotal) -> str:
         )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}</head>"
+        f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}{SCORE_STYLE}</head>"
         f"<body>{''.join(parts)}</body></html>\n"
     )
 
