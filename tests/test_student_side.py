@@ -172,3 +172,40 @@ def test_a_notebook_opens_without_an_unsaved_changes_mark(name):
     assert info["version"].startswith(f"{sys.version_info.major}.{sys.version_info.minor}."), info
     if sys.version.split()[0] == info["version"]:  # the course's own Python: exactly what the kernel says
         assert info == kernel
+
+
+# ------------------------------------------------------------------------------------------ named hints
+ISSUE_31_BUGS = {  # (exercise, catalogue id): words the check's hint must say
+    ("next_token", "argmax_of_W"): "np.argmax of W, the whole weight table",
+    ("next_token", "float_id"): "returns its id as a float",
+    ("masked_loss", "raw_target_score"): "minus the target's raw score",
+    ("masked_loss", "largest_probability"): "each row's largest probability",
+    ("make_xy", "pads_x_not_y"): "pads the question in x and leaves y whole",
+    ("make_xy", "y_unshifted"): "y is not shifted",
+}
+
+
+@pytest.mark.parametrize("exercise, mid", sorted(ISSUE_31_BUGS))
+def test_each_common_bug_gets_a_hint_that_names_it(exercise, mid, capsys):
+    from whole_transformer import checks
+    from whole_transformer.course.answers.mistakes import MISTAKES
+
+    (m,) = [m for m in MISTAKES[exercise] if m.id == mid]
+    assert m.name and m.hint and ISSUE_31_BUGS[exercise, mid] in m.hint  # named in grading and the class report
+    assert checks.check(exercise, m.code) is False
+    out = capsys.readouterr().out
+    assert out.startswith("✗ Not yet. ") and ISSUE_31_BUGS[exercise, mid] in out, out
+    assert "which is not right" not in out and "returns a score" not in out, out
+
+
+def test_a_right_id_as_any_float_is_told_so_not_called_a_score(capsys):
+    import numpy as np
+
+    from whole_transformer import checks
+
+    def next_token(h, W, b):
+        return np.float32(np.argmax(h @ W + b))
+
+    assert checks.check("next_token", next_token) is False
+    out = capsys.readouterr().out
+    assert "float" in out and "returns a score" not in out, out

@@ -7,7 +7,7 @@ A notebook with the microscope, the machine, the scale and the training labs, ru
 - no read-out is a Tab stop: Tab from a slider's handle goes to the next control;
 - End on the training lab's epochs slider gives 60, the number its text asks for; Home gives 1;
 - a focused button that is disabled hands the focus on within its lab: Next ▶ at the microscope's last step,
-  Train while the model trains; the focus never falls to the page.
+  Next step at the end of the decode lab's reading, Train while the model trains; it never falls to the page.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from e2e_lab import by_description, copy_into
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 CELLS = [
-    "from whole_transformer.labs import machine_lab, microscope_lab, scale_lab, training_lab",
+    "from whole_transformer.labs import decode_lab, machine_lab, microscope_lab, scale_lab, training_lab",
     "microscope_lab()",
+    "decode_lab()",
     "machine_lab()",
     "scale_lab()",
     "training_lab(epochs=20)",
@@ -98,6 +99,19 @@ def test_sliders_say_their_values_tab_skips_read_outs_and_focus_moves_on(clean_l
     _until(page, lambda: page.evaluate(FOCUS)["lab"] == "wt-microscope", "focus handed on in the microscope")
     here = page.evaluate(FOCUS)
     assert here["tag"] != "BODY" and (here["role"] == "slider" or here["tag"] == "BUTTON"), here
+
+    # Next step to the end of a reading (<eos>): the focus stays in the decode lab
+    decode = nb.lab_widget("decode")
+    next_step = by_description(decode, "button", "Next step")
+    next_step.focus()
+    for _ in range(12):
+        if next_step.is_disabled():
+            break
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(300)
+    _until(page, next_step.is_disabled, "the end of the reading")
+    _until(page, lambda: page.evaluate(FOCUS)["lab"] == "wt-decode", "focus handed on in the decode lab")
+    assert page.evaluate(FOCUS)["tag"] != "BODY"
 
     # End and Home on the epochs slider: 60, the number the text asks for, and 1
     epochs = by_description(training, "slider", "epochs").locator(".noUi-handle")
