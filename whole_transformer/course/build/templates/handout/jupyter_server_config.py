@@ -18,7 +18,7 @@ BIN = os.path.dirname(sys.executable)  # .venv/bin: JupyterLab runs on the .venv
 VENV = os.path.dirname(BIN)
 SHELL = os.environ.get("SHELL") or shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 RC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "terminal")  # .venv/etc/jupyter/terminal
-LAST = f"export PATH={shlex.quote(BIN)}:\"$PATH\" VIRTUAL_ENV={shlex.quote(VENV)}\n"
+LAST = f'export PATH={shlex.quote(BIN)}:"$PATH" VIRTUAL_ENV={shlex.quote(VENV)}\n'
 # what each shell reads, the student's own files first and the course's PATH last
 FILES = {
     "bash": {
