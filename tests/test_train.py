@@ -182,6 +182,8 @@ def test_shipped_checkpoints_hold_their_settings():
     }
     micro, meta = load_checkpoint("microscope")
     assert ModelConfig.from_dict(meta["model_config"]) == MICROSCOPE_CONFIG
+    # made by `make checkpoints` with the recorded settings (seed 4: it reads all 1,000 numbers, seed 0 did not)
+    assert TrainConfig(**meta["train_config"]) == MICROSCOPE_RUN and MICROSCOPE_RUN.seed == 4
     assert count_parameters(micro) == 1 * 6 * 42 + 1 * (4 * 36 + 6 + 6 * 12 + 12 + 12 * 6 + 6 + 24) + 12 + 6 * 42 + 42
     assert load_checkpoint(60)[0].cfg == ModelConfig()  # a number works as a name too
 
