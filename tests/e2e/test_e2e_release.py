@@ -266,6 +266,36 @@ def exercise_decode(lab, nb, prefix):
     assert_fits(lab, nb, decode, f"{prefix}-decode-widest")
 
 
+def exercise_cache(lab, nb, prefix):
+    """Read 742 with the cache by mouse: each step one row more in K and V, the new row named, both ways equal."""
+    cache = nb.lab_widget("cache").first
+    lab.shot(cache, f"{prefix}-cache-before")
+    cache.locator(".wt-cache-checkpoint select").select_option(label="after 60 epochs")
+    status = cache.locator(".wt-cache-live")  # the live line says what each step did
+    type_into(cache.locator(".wt-cache-number input"), "777")  # another number: read, timed both ways
+    wait_text(status, "The prompt of 777 has 4 tokens")
+    type_into(cache.locator(".wt-cache-number input"), "742")
+    wait_text(status, "The prompt of 742 has 4 tokens")  # a new number starts at its prompt
+    for k in range(1, 6):
+        cache.locator("button.wt-cache-next").click()
+        wait_text(status, f"Step {k}:")
+        rows = cache.locator(".wt-cache-K tr th.wt-row")
+        assert rows.count() == 3 + k, f"step {k}: {rows.count()} cached key rows"
+        new = [t for t in rows.all_inner_texts() if t.startswith("new →")]
+        assert len(new) == (4 if k == 1 else 1), f"step {k}: the rows marked new: {new}"
+        assert "agree to the last printed digit" in cache.locator(".wt-cache-verdict").inner_text()
+        assert "multiply-adds" in cache.locator(".wt-cache-cost").inner_text()
+    assert "seven hundred forty two <eos>" in cache.locator(".wt-cache-status").inner_text()
+    assert cache.locator("button.wt-cache-next").is_disabled(), "Next step is still active after the end"
+    cache.locator(".wt-cache-block select").select_option(label="block 1")
+    cache.locator(".wt-cache-head select").select_option(label="head 3")
+    wait_text(cache.locator(".wt-cache-view"), "block 1, head 3")
+    lab.shot(cache, f"{prefix}-cache-after-742")
+    cache.locator("button.wt-cache-reset").click()
+    wait_text(status, "the cache is empty")
+    assert_fits(lab, nb, cache, f"{prefix}-cache-widest")
+
+
 # ---------------------------------------------------------------------------------------------- 04
 def exercise_batch(lab, nb, prefix):
     """Typing other numbers changes the shapes and the target counts to those of task.batch_counts."""
@@ -435,10 +465,10 @@ class TestRelease02(ReleaseNotebook):
 
 
 class TestRelease03(ReleaseNotebook):
-    name, labs = N03, (exercise_decode,)
+    name, labs = N03, (exercise_decode, exercise_cache)
 
     def test_keyboard_colour_vision_and_axe_widest(self, lab, artifacts):
-        self.keyboard_colour_vision_and_axe_widest(lab, artifacts, ("decode",))
+        self.keyboard_colour_vision_and_axe_widest(lab, artifacts, ("decode",), ("cache",))
 
 
 class TestRelease04(ReleaseNotebook):

@@ -157,7 +157,7 @@ class CacheLab(LabBox):
                 f"The prompt of {n} has {first.new_rows} tokens and the cache is empty. Press Next step: the whole "
                 f"prompt goes through the blocks ({model}), and its keys and values fill the cache."
             )
-            self.status.value = f'<div class="wt-small">{esc(self._message)}</div>'
+            self.status.value = f'<div class="wt-small wt-muted">nothing written yet · model: {esc(model)}</div>'
             self.view.value = ""
             self.say(self._message)
             return
@@ -169,8 +169,7 @@ class CacheLab(LabBox):
             f"{s.macs[1]:,} re-reading every row."
         )
         same = "the same to 4 decimals both ways" if s.same_printed else "NOT the same both ways"
-        self.status.value = (
-            f'<div class="wt-small">{esc(self._message)}</div>'
+        self.status.value = (  # the step itself is told by the live line just under it
             f'<div class="wt-small wt-muted">written so far: <b>{esc(written)}</b> · model: {esc(model)}</div>'
         )
         self.view.value = (
