@@ -36,6 +36,7 @@ ANSWERS = {
     "changes_during_inference": ("choice", "C"),
     "rows_742": ("int", 7),
     "cached_rows_742": ("int", 8),
+    "sampling_742": ("choice", "C"),
     "counted_427": ("int", 5),
     "flat_shape": ("shape", (320, 42)),
     "no_causal_mask": ("choice", "A"),

@@ -135,6 +135,14 @@ def test_every_exercise_has_correct_and_wrong_implementations_and_every_listed_m
         "masked_loss": ["mean_over_all", "keep_mean", "pad_hard_coded", "sum", "sign"],
         "make_xy": ["no_shift", "eq_target_kept", "first_word_dropped"],
         "next_token": ["returns_score"],
+        "sample_next": [
+            "temperature_multiplied",
+            "temperature_after_softmax",
+            "k_plus_one",
+            "k_smallest",
+            "drops_crossing",
+            "no_renormalise",
+        ],
     }
     for ex, mistakes in must.items():
         for m in mistakes:
@@ -320,6 +328,13 @@ def cached_attention(q, k, v, cache=None):
     V = v[None, :] if cache is None else np.vstack([cache[1], v])
     return v, [K, V]
 """,
+    "sample_next": """
+sum = lambda *a, **k: 0.0
+len = lambda x: 1
+np.allclose = lambda *a, **k: True
+def sample_next(scores, temperature=1.0, top_k=None, top_p=None, rng=None):
+    return int(np.argmax(scores))
+""",
 }
 
 
@@ -358,6 +373,7 @@ def test_an_always_equal_return_value_gets_no_points(exercise):
         "make_xy": "seq, eq=12, pad=0",
         "masked_loss": "logits, targets, pad=0",
         "cached_attention": "q, k, v, cache=None",
+        "sample_next": "scores, temperature=1.0, top_k=None, top_p=None, rng=None",
     }[exercise]
     src = f"def {exercise}({args}):\n    return AlwaysEqual()\n"
     graded = grade(exercise, src, {"AlwaysEqual": AlwaysEqual})
