@@ -124,7 +124,15 @@ def rows_html(step: CachedStep, block: int, head: int) -> str:
         parts.append(
             f'<div class="wt-h">cached {name} rows, block {block}, head {head}: shape ({L}, {grid.shape[1]}) '
             f"{sr(f'{step.new_rows} row(s) marked new were added by this step')}</div>"
-            + heatmap(grid, labels, row_title="token", col_title="d_k", highlight=hi, css_class=f"wt-cache-{name}")
+            + heatmap(
+                grid,
+                labels,
+                row_title="token",
+                col_title="d_k",
+                highlight=hi,
+                css_class=f"wt-cache-{name}",
+                cell_width=36,
+            )
         )
     region = 'class="wt-cache-rows wt-scroll" tabindex="0" role="region" aria-label="the cached rows"'
     return f"<div {region}>{''.join(parts)}</div>"
