@@ -183,3 +183,17 @@ def test_the_lab_answers_a_change_within_50_ms():
     med = 1000 * statistics.median(cpu)
     print(f"cache lab, a number typed: median {med:.1f} ms of CPU, {1000 * statistics.median(wall):.1f} ms wall")
     assert med < RESPONSE_LIMIT_MS
+
+
+def test_reading_with_and_without_the_kv_cache_gives_the_same_answers(monkeypatch):
+    """make bench's comparison: read_numbers re-reading every row says what it says with the cache, and
+    does not touch the cache (fast.extend) to do it."""
+    from whole_transformer import decode
+
+    numbers = [0, 7, 14, 100, 427, 742, 777, 896, 905, 999]
+    for name in ("60", "2"):
+        model = load_model(name)
+        cached = decode.read_numbers(model, numbers)
+        with monkeypatch.context() as m:
+            m.setattr(decode, "extend", lambda *a: pytest.fail("kv_cache=False used the cache"))
+            assert decode.read_numbers(model, numbers, kv_cache=False) == cached
