@@ -215,16 +215,19 @@ def _write(path: Path, text: str) -> None:
 
 
 def insights(course: Course, log=print) -> tuple[Path, Path]:
+    from ..term.names import say_problems
     from .insights_page import render_html
 
     ins = collect(course)
+    say_problems(course, log, "insights")
     out_csv, out_html = course.root / "insights.csv", course.root / "insights.html"
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     w.writeheader()
     w.writerows(csv_rows(ins))
+    page = render_html(ins)  # both made before either is written: all or nothing
     _write(out_csv, buf.getvalue())
-    _write(out_html, render_html(ins))
+    _write(out_html, page)
     log(
         f"wrote {out_html.name} and {out_csv.name}: {len(ins.students)} students; what to go over next: "
         + ("; ".join(f"{it['what']} ({it['count']})" for it in ins.next_lecture[:3]) or "nothing")
