@@ -49,5 +49,10 @@ async def _session(base_url: str, token: str, commands: list[str], timeout: floa
 
 
 def run_in_terminal(base_url: str, token: str, commands: list[str], timeout: float = 600) -> list[tuple[str, int, str]]:
-    """[(command, exit status, what the terminal showed)] for each command, typed in one new terminal."""
-    return asyncio.run(_session(base_url, token, commands, timeout))
+    """[(command, exit status, what the terminal showed)] for each command, typed in one new terminal.
+
+    Its own thread, with its own event loop: Playwright's sync API keeps one running in the test's thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, _session(base_url, token, commands, timeout)).result()
