@@ -106,6 +106,20 @@ def jupyter_server(tmp_path_factory):
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
     root.mkdir()
+    # The course as an instructor has it, so the formgrader (which reads ./nbgrader_config.py) sees it.
+    for name in ("nbgrader_config.py", "source"):
+        if (REPO / name).is_file():
+            shutil.copy2(REPO / name, root / name)
+        elif (REPO / name).is_dir():
+            shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    server = start_jupyter(base, root, ARTIFACTS / "jupyterlab.log")
+    yield server
+    stop_jupyter(server)
+
+
+def start_jupyter(base: Path, root: Path, log: Path) -> Server:
+    """JupyterLab (with nbgrader's formgrader, as installed) serving ``root`` on a free loopback port, its own
+    config, data and settings folders made under ``base``; its output in ``log``."""
     env = dict(os.environ)
     for var, sub in [
         ("JUPYTER_CONFIG_DIR", "config"),
@@ -115,7 +129,7 @@ def jupyter_server(tmp_path_factory):
         ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
         ("IPYTHONDIR", "ipython"),
     ]:
-        (base / sub).mkdir()
+        (base / sub).mkdir(parents=True)
         env[var] = str(base / sub)
     # Kernels import this checkout's package, even where it is not pip-installed (editable) into the venv.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
@@ -123,21 +137,14 @@ def jupyter_server(tmp_path_factory):
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env.pop("JUPYTER_PATH", None)
     env.pop("JUPYTER_CONFIG_PATH", None)
+    env.pop("WT_YOUR_MODEL_DIR", None)  # 04's training lab saves the student's model beside the notebook, as for them
     for name, values in LAB_SETTINGS.items():
         path = base / "settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
 
-    # The course as an instructor has it, so the formgrader (which reads ./nbgrader_config.py) sees it.
-    for name in ("nbgrader_config.py", "source"):
-        if (REPO / name).is_file():
-            shutil.copy2(REPO / name, root / name)
-        elif (REPO / name).is_dir():
-            shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-
     port, token = _free_port(), "e2e-" + os.urandom(8).hex()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = ARTIFACTS / "jupyterlab.log"  # kept after the run, for a failure's story
+    log.parent.mkdir(parents=True, exist_ok=True)  # kept after the run, for a failure's story
     cmd = [
         sys.executable, "-m", "jupyterlab", "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
@@ -159,13 +166,16 @@ def jupyter_server(tmp_path_factory):
                 proc.kill()
                 pytest.fail(f"JupyterLab did not answer within {SERVER_START_TIMEOUT} s:\n{server.log_tail()}")
             time.sleep(0.25)
-    yield server
-    proc.terminate()
+    return server
+
+
+def stop_jupyter(server: Server) -> None:
+    server.proc.terminate()
     try:
-        proc.wait(timeout=15)
+        server.proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        server.proc.kill()
+        server.proc.wait()
 
 
 @pytest.fixture(scope="session")

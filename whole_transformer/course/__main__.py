@@ -197,7 +197,11 @@ def cmd_term(course: Course, args) -> int:
     due = f"{s.due:%Y-%m-%d %H:%M} {s.timezone}" if s.due else "none"
     print(f"term ({where}): due {due}; {s.late.describe()}; {len(s.extensions)} extension(s)")
     for student in course.students():
-        print(f"  {student:<24} {student_lateness(course, s, student).describe()}")
+        late = student_lateness(course, s, student)
+        when = f"{late.handin.describe()}: " if late.handin and late.handin.used else ""
+        print(f"  {student:<24} {when}{late.describe()}")
+        if late.handin and late.handin.finding:  # term/handin_time.py: a claim its evidence contradicts
+            print(f"  INTEGRITY {student}: {late.handin.finding}")
     say_problems(course, print, "term", s)
     return 0
 

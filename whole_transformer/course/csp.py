@@ -31,7 +31,7 @@ _HEAD = re.compile(r"<head\b[^>]*>", re.I)
 class _Head(HTMLParser):
     """The scripts and stylesheets of a page's head."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(convert_charrefs=False)
         self.sources: set[str] = set()
         self.styles: set[str] = set()

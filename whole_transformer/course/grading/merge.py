@@ -2,7 +2,8 @@
 
 Grades and comments go into the course gradebook (an existing submission is updated, never
 duplicated; manual grades are kept; a notebook with a failure or a finding is flagged for the
-Formgrader); the graded notebooks replace ``autograde/<student>/whole-transformer/`` by renames;
+Formgrader); the graded notebooks, made inert (``nbgrader/inert.py``: nothing the student wrote runs
+in the instructor's Formgrader), replace ``autograde/<student>/whole-transformer/`` by renames;
 the nbgrader log goes to ``autograde/.wt/logs/``; and last the record (``record.py``), so that a
 student whose record is written is merged completely.
 """
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from datetime import UTC
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, Course
+from ..nbgrader.inert import clean_file
 from .gradebook import Template, open_gradebook
 from .record import GRADED, MISSING, StudentResult, write_record
 
@@ -26,7 +29,7 @@ def merge(course: Course, result: StudentResult, template: Template, gb=None, st
         with open_gradebook(course) as own:
             return merge(course, result, template, own, staging)
     try:
-        _merge_grades(gb, result, template)
+        _merge_grades(gb, result, template, _trusted_time(course, result.student))
     except BaseException:
         gb.db.rollback()
         raise
@@ -37,7 +40,9 @@ def merge(course: Course, result: StudentResult, template: Template, gb=None, st
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
         for fname, data in result.graded.items():
-            (staging / fname).write_bytes(data)
+            shown = clean_file(fname, data)  # the Formgrader shows it to the instructor: made inert
+            if shown is not None:
+                (staging / fname).write_bytes(shown)
         dest.parent.mkdir(parents=True, exist_ok=True)
         old = staging.with_name(f"{result.student}.old")
         shutil.rmtree(old, ignore_errors=True)
@@ -54,7 +59,18 @@ def merge(course: Course, result: StudentResult, template: Template, gb=None, st
     write_record(course, result.record())
 
 
-def _merge_grades(gb, result: StudentResult, template: Template) -> None:
+def _trusted_time(course: Course, student: str):
+    """The hand-in time the course can trust (``term/handin_time.py``), for the gradebook; None where the course
+    has no hand-in of the student (a private course of the service's feedback): nbgrader's own then."""
+    from ..term.handin_time import student_handin
+
+    if not (course.submitted / student / ASSIGNMENT).is_dir():
+        return None
+    used = student_handin(course, student).used
+    return used.astimezone(UTC).replace(tzinfo=None) if used else None  # nbgrader keeps naive UTC
+
+
+def _merge_grades(gb, result: StudentResult, template: Template, trusted=None) -> None:
     from nbgrader.api import MissingEntry
 
     try:
@@ -65,7 +81,8 @@ def _merge_grades(gb, result: StudentResult, template: Template) -> None:
     handed_in = any(r.status != MISSING for r in result.notebooks.values())
     data = result.scores if graded_any else None
     if data is not None:
-        kw = {"timestamp": data["timestamp"]} if data["timestamp"] else {}
+        when = trusted or data["timestamp"]
+        kw = {"timestamp": when} if when else {}
         # no autoflush: one flush at the commit, not one per query (nor the one inside nbgrader's
         # add_submission, on objects not in the session yet, which SQLAlchemy warns about)
         with gb.db.no_autoflush:

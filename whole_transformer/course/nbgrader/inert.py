@@ -13,7 +13,10 @@ formatting needs; what is not on it is gone, and the text stays:
   renderer passes through unchanged when the page is made;
 - an output keeps plain text, tracebacks, images the notebook holds (checked to be base64),
   and its HTML, SVG and Markdown sanitized; JavaScript and widget views are dropped;
-- a raw HTML cell is sanitized; the notebook's saved widget state and title are dropped.
+- a raw cell is sanitized (nbconvert's HTML shows it as it is); the notebook's saved widget state
+  and title are dropped;
+- ids get ``student-`` in front and only the classes the renderer writes stay, so nothing takes
+  the name or the look of one of the page's own elements.
 
 ``clean_notebook`` does it to a notebook, ``clean_file`` to a graded file as the course writes
 it (``grading/merge.py``), ``MakeInert`` inside nbgrader's feedback (``nbgrader_config.py``).
@@ -31,6 +34,7 @@ import re
 import nh3
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
+from pygments.token import STANDARD_TYPES  # type: ignore[import-untyped]
 
 #: HTML a student's Markdown or output may hold: text formatting, lists, tables, code, images, links
 HTML_TAGS = {
@@ -67,24 +71,40 @@ HTML_ATTRS = {
 #: style a table or text may keep: colour, alignment, spacing; never position, size, display or z-order
 STYLE_PROPERTIES = {
     *"color background-color font-weight font-style font-family font-size text-align text-decoration".split(),
-    *"vertical-align white-space padding padding-left padding-right border border-collapse".split(),
+    *"vertical-align white-space border border-collapse".split(),
     *"fill stroke stroke-width stroke-linecap stroke-linejoin stroke-dasharray stroke-opacity".split(),
     *"fill-opacity opacity stop-color stop-opacity font-stretch text-anchor".split(),
 }
+STUDENT = "student-"
+_CLASSES = {*STANDARD_TYPES.values(), "anchor-link", "highlight", "wt-inert"} - {""}
 _IMAGE_DATA = re.compile(r"^data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=\s]+$")
 _SAFE_SCHEMES = {"http", "https", "mailto"}
 IMAGES = ("image/png", "image/jpeg", "image/gif")
 DROPPED = "[output not shown here: {kinds}, which could run code in the page of whoever opens it]"
 
 
+def _attribute(tag: str, attr: str, value: str) -> str | None:
+    """An attribute's value as the page may keep it: an id in the student's own namespace (it cannot take
+    the name of one of the page's elements), only the classes nbconvert's renderer writes (none of the page's
+    own, which could place or hide it), and only safe URLs (``_url``)."""
+    if attr == "id":  # made inert twice (the graded notebook, then its feedback), an id keeps one STUDENT
+        return value if value.startswith(STUDENT) else STUDENT + value
+    if attr == "class":
+        kept = [c for c in value.split() if c in _CLASSES or re.fullmatch(r"hl-[\w-]+", c)]
+        return " ".join(kept) or None
+    return _url(tag, attr, value)
+
+
 def _url(tag: str, attr: str, value: str) -> str | None:
-    """A link or image source the page may keep: http(s) and mailto links, a page's own #fragment,
-    an image the notebook itself holds (base64 PNG, JPEG, GIF); never javascript:, data: or other schemes."""
+    """A link or image source the page may keep: http(s) and mailto links, a link to the student's own
+    #fragment, an image the notebook itself holds (base64 PNG, JPEG, GIF); never javascript:, data: or
+    other schemes."""
     if attr not in {"href", "src", "xlink:href"}:
         return value
     v = value.strip()
-    if tag == "use":  # an SVG's reference to one of its own definitions
-        return v if v.startswith("#") else None
+    if v.startswith("#"):  # the student's own ids carry STUDENT in front
+        ours = v if v.startswith("#" + STUDENT) else "#" + STUDENT + v[1:]
+        return ours if tag in {"a", "use"} else None
     if tag == "img" and attr == "src" and _IMAGE_DATA.match(v):
         return v
     scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", v)
@@ -100,7 +120,7 @@ def clean_html(text: str) -> str:
         tags=HTML_TAGS,
         attributes=HTML_ATTRS,
         url_schemes=_SAFE_SCHEMES | {"data"},
-        attribute_filter=_url,
+        attribute_filter=_attribute,
         filter_style_properties=STYLE_PROPERTIES,
         strip_comments=True,
         link_rel="noopener noreferrer nofollow",
@@ -114,7 +134,7 @@ def clean_svg(text: str) -> str:
         tags=SVG_TAGS,
         attributes={t: _GEOMETRY for t in SVG_TAGS},
         url_schemes=set(),
-        attribute_filter=_url,
+        attribute_filter=_attribute,
         filter_style_properties=STYLE_PROPERTIES,
         strip_comments=True,
         link_rel=None,
@@ -189,12 +209,8 @@ def clean_cell(cell: NotebookNode) -> NotebookNode:
     if cell.cell_type == "markdown":
         cell.source = one_block(markdown_html(cell.source, cell.get("attachments")))
         cell.pop("attachments", None)
-    elif cell.cell_type == "raw":
-        mime = str(cell.metadata.get("raw_mimetype") or cell.metadata.get("format") or "").lower()
-        if "html" in mime or "markdown" in mime or "svg" in mime:
-            cell.source = clean_html(cell.source)
-            cell.metadata["raw_mimetype"] = "text/html"
-            cell.metadata.pop("format", None)
+    elif cell.cell_type == "raw":  # nbconvert's HTML puts a raw cell in as it is, with or without a mimetype
+        cell.source = clean_html(cell.source)
     elif cell.cell_type == "code":
         cell.outputs = [clean_output(o) for o in cell.get("outputs", [])]
     return cell

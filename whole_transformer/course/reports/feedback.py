@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..answers.leak_search import EXPECTED, HIDDEN, INPUT, SOLUTION, found_in, notebook_text, test_secrets
 from ..cells import cell_source, nbgrader_meta
+from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
 from ..nbgrader.hide_tests import solution_fragments, split_hidden
 
@@ -131,6 +132,8 @@ def _generate(course: Course, log=print) -> list[Path]:
     if done.returncode != 0:
         log(f"nbgrader generate_feedback reported errors:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     files = sorted(course.feedback.glob(f"*/{ASSIGNMENT}/*.html"))
+    for f in files:  # what the student wrote is inert already (MakeInert); the policy is the second wall
+        protect(f)
     _check_leaks(course, files, "feedback file(s)", log)
     log(
         f"feedback: {len(files)} files for {len({student_of(course, f) for f in files})} students in "

@@ -236,3 +236,6 @@ def write_lms_files(course: Course, log=print) -> None:
         f"wrote {canvas.name} (Canvas gradebook import) and {moodle.name} (Moodle grade import): "
         f"{len(all_totals)} students, {late} with a late penalty"
     )
+    for t in all_totals:  # term/handin_time.py: a hand-in time its evidence contradicts
+        if t.lateness and t.lateness.handin and t.lateness.handin.finding:
+            log(f"INTEGRITY {t.student}: {t.lateness.handin.finding}")

@@ -11,6 +11,7 @@ import html
 import io
 from collections.abc import Container
 
+from ..csp import with_policy
 from ..layout import ASSIGNMENT
 from .insights import OUTCOMES, Insights
 
@@ -147,7 +148,7 @@ def render_html(ins: Insights) -> str:
         "<h2>Late and failed submissions</h2>",
         *_late_and_failed_html(ins),
     ]
-    return (
+    return with_policy(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>What the class got wrong: {_e(ASSIGNMENT)}</title><style>{STYLE}</style></head>"
         "<body><main>" + "\n".join(parts) + "</main></body></html>\n"

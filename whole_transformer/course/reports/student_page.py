@@ -13,6 +13,7 @@ import html
 import re
 from pathlib import Path
 
+from whole_transformer.course.csp import with_policy
 from whole_transformer.course.layout import ASSIGNMENT, Course
 
 from .lms import _n
@@ -55,6 +56,9 @@ def page(course: Course, t: StudentTotal) -> str:
     parts.append(total + "</p>")
     if t.lateness is not None:
         parts.append(f"<p class='wt-late'>Handed in: {esc(t.lateness.describe())}.</p>")
+        h = t.lateness.handin  # the time the course used (term/handin_time.py)
+        if h and h.used:
+            parts.append(f"<p class='wt-when'>{esc('H' + h.describe()[1:])}.</p>")
     rows = "".join(f"<tr><td>{esc(n)}</td><td>{_n(s)} / {_n(m)}</td></tr>" for n, (s, m) in t.notebooks.items())
     parts.append(f"<table class='wt-scores'><tr><th>Notebook</th><th>Score</th></tr>{rows}</table>")
     said = comments(course, t.student)
@@ -76,7 +80,7 @@ def page(course: Course, t: StudentTotal) -> str:
             f"<section class='wt-notebook' id='{esc(name)}'><h2>{esc(name)}</h2>"
             f"{m.group('body') if m else text}</section>"
         )
-    return (
+    return with_policy(
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}{SCORE_STYLE}</head>"
         f"<body>{''.join(parts)}</body></html>\n"

@@ -28,7 +28,9 @@ def record(sub: Submission, status: str, reason: str = "", **more) -> dict:
     return {
         "name": sub.name,
         "student": sub.student,
-        "when": sub.when.isoformat() if sub.when else "",
+        "when": sub.when.isoformat() if sub.when else "",  # the time used (watch.py: claim against evidence)
+        **({"claimed": sub.handin.claimed.isoformat()} if sub.handin and sub.handin.claimed else {}),
+        **({"integrity": sub.handin.finding} if sub.handin and sub.handin.finding else {}),
         "status": status,
         "reason": reason,
         "done_at": datetime.now(UTC).isoformat(),

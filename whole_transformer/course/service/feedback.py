@@ -20,6 +20,7 @@ import shutil
 import uuid
 from pathlib import Path
 
+from ..csp import with_policy
 from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
 from ..reports.feedback import leaks, notebook_text
 from .watch import Submission
@@ -168,7 +169,7 @@ def release(exchange: Path, sub: Submission, pages: dict[str, str]) -> list[str]
     for nid, text in pages.items():
         dest = folder / f"{notebook_hash(secret=secret, notebook_id=nid)}.html"
         tmp = folder / f".{dest.stem}-{os.getpid()}.tmp"
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(with_policy(text), encoding="utf-8")  # csp.py: no script of the student's runs there
         tmp.chmod(0o644)
         os.replace(tmp, dest)
         written.append(dest.name)

@@ -182,6 +182,8 @@ class Service:
         self.running[fut] = (sub, d, job)
         self.status.running = sorted(f"{s.student} ({s.name.split('+')[2]})" for s, _, _ in self.running.values())
         self.status.log(f"grading {sub.student}: attempt handed in {sub.when:%Y-%m-%d %H:%M:%S} UTC ({sub.name})")
+        if sub.handin and sub.handin.finding:
+            self.status.log(f"INTEGRITY {sub.student}: {sub.handin.finding}")
 
     def _collect(self) -> bool:
         finished = [f for f in self.running if f.done()]

@@ -20,6 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from ..csp import SERVED
+
 
 class Status:
     """What the service is doing, shared by its loop and the page; also its log (file and stdout)."""
@@ -143,6 +145,8 @@ def serve_status(status: Status, port: int) -> ThreadingHTTPServer:
             self.send_header("Content-Type", "application/json" if as_json else "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
+            self.send_header("Content-Security-Policy", SERVED)  # no script at all (csp.py)
+            self.send_header("X-Content-Type-Options", "nosniff")
             self.end_headers()
             self.wfile.write(body)
 

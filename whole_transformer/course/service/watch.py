@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, COURSE_ID, Course, write_json
+from ..term.handin_time import EXCHANGE, HandinTime, changed_at, earliest_claim, judge
 from ..term.late import parse_time
 
 GRADED, REFUSED, FAILED, MALFORMED = "graded", "refused", "failed", "malformed"
@@ -35,9 +36,10 @@ class Submission:
     name: str  # the inbound folder's name
     folder: Path
     student: str
-    when: datetime | None  # aware (UTC); None when the name holds no readable time
+    when: datetime | None  # aware (UTC): the time used (``handin``); None when the name holds no readable time
     problem: str = ""  # why it cannot be graded at all ("" when it can)
     writing: bool = False  # nbgrader submit is still writing it: looked at again at the next pass
+    handin: HandinTime | None = None  # the claim (name, timestamp.txt) against the folder's change times
 
     @property
     def handed_in(self) -> datetime:
@@ -83,7 +85,18 @@ def read_submission(folder: Path) -> Submission | None:
         problem = (
             "it has no submission_secret.txt (not handed in with nbgrader submit): its feedback cannot be released"
         )
-    return Submission(folder.name, folder, student, when, problem)
+    if problem:
+        return Submission(folder.name, folder, student, when, problem)
+    handin = _handin(folder, parts[2])
+    return Submission(folder.name, folder, student, handin.used, handin=handin)
+
+
+def _handin(folder: Path, name_time: str) -> HandinTime:
+    """The attempt's time: the earlier of the folder name's time and its timestamp.txt (both the student's
+    claim), no earlier than the newest change time of the folder and its files (``term/handin_time.py``)."""
+    stamp = folder / "timestamp.txt"
+    said = stamp.read_text(errors="replace")[:100] if stamp.is_file() and not stamp.is_symlink() else None
+    return judge(earliest_claim(name_time, said), changed_at(folder), EXCHANGE)
 
 
 def _secret_written(folder: Path) -> bool:

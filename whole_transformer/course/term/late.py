@@ -1,9 +1,10 @@
 """When a student handed in, against their due date: on time, late by how much, the penalty.
 
 The hand-in time is nbgrader's ``timestamp.txt`` in ``submitted/<student>/whole-transformer/`` (written
-by ``nbgrader collect`` and by ``make collect-zip``); a submission without one is taken as on time
-and says so. Penalties are applied to the totals by ``make grades`` and ``make feedback``; the
-gradebook keeps the scores the tests gave.
+by ``nbgrader collect`` and by ``make collect-zip``), no earlier than the evidence of when its files
+were written (``handin_time.py``); a submission without one is taken as on time and says so.
+Penalties are applied to the totals by ``make grades`` and ``make feedback``; the gradebook keeps
+the scores the tests gave.
 
     >>> from whole_transformer.course.term.settings import parse
     >>> s = parse('[assignment]\\ndue = "2026-10-16 23:59"\\ntimezone = "UTC"\\n'
@@ -19,10 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-
-from whole_transformer.course.layout import ASSIGNMENT
+from typing import TYPE_CHECKING
 
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .handin_time import HandinTime
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class Lateness:
     extension: bool  # the due date is the student's own
     late: timedelta  # zero when on time
     penalty: float  # percent of the score taken
+    handin: HandinTime | None = None  # how ``submitted`` was decided (handin_time.py): claim, evidence, finding
 
     @property
     def is_late(self) -> bool:
@@ -101,6 +105,11 @@ def lateness(settings: Settings, student: str, submitted: datetime | None) -> La
 
 
 def student_lateness(course, settings: Settings, student: str) -> Lateness:
-    """The lateness of a student's hand-in in ``submitted/``."""
-    folder = course.submitted / student / ASSIGNMENT
-    return lateness(settings, student, read_timestamp(folder) if folder.is_dir() else None)
+    """The lateness of a student's hand-in in ``submitted/``, at the time the course can trust (``handin_time``:
+    the claim in timestamp.txt, no earlier than the evidence; an LMS's own time)."""
+    from dataclasses import replace
+
+    from .handin_time import student_handin
+
+    handin = student_handin(course, student)
+    return replace(lateness(settings, student, handin.used), handin=handin)

@@ -1,0 +1,156 @@
+"""Hand-in times the course can trust (issue 29): a claim, only as far as the evidence allows.
+
+The rule on its own first (``term/handin_time.judge``). Then a class of the small course hands in
+through a real local exchange, one day after the due date (10 % a started day): ``hal`` honestly,
+``bo`` under a folder name and timestamp.txt that say two hours before the due date, ``fu`` two days
+in the future, and ``co`` twice, the second attempt dated past the service's one-hour cooldown. The
+grading service grades them; then ``ab`` (backdated) and ``ah`` (honest) hand in while it is off and
+the instructor collects with ``nbgrader collect`` and runs ``make autograde``. For each: the time used,
+the lateness, the LMS totals, and the integrity finding (the service's log and record, ``make grades``,
+``make term``); an honest late hand-in and a forged one handed in at the same moment get the same total.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import nbformat
+import pytest
+from simclass.exchange import course_with_exchange, nbgrader
+from simclass.minicourse import NAME, require_sandbox
+from test_service import answered, hand_in
+
+from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID
+from whole_transformer.course.term.handin_time import CLAIM, EXCHANGE, TOLERANCE, judge
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+def test_the_time_used_is_the_claim_only_as_far_as_the_evidence_allows():
+    honest = judge(NOW - timedelta(seconds=2), NOW, EXCHANGE)  # submit writes its time, then the files
+    assert honest.used == NOW and honest.finding == ""
+    back = judge(NOW - timedelta(days=1), NOW, EXCHANGE)
+    assert (
+        back.used == NOW and "1 d later" in back.finding and "graded as handed in at 2026-12-02 12:00" in back.finding
+    )
+    ahead = judge(NOW + timedelta(hours=3), NOW, EXCHANGE)
+    assert ahead.used == NOW and "3 h earlier" in ahead.finding
+    near = judge(NOW + TOLERANCE - timedelta(seconds=1), NOW, EXCHANGE)  # a clock a little ahead: believed
+    assert near.used == NOW + TOLERANCE - timedelta(seconds=1) and near.finding == ""
+    alone = judge(NOW - timedelta(days=3), None, CLAIM)  # no evidence at all: the claim stands
+    assert alone.used == NOW - timedelta(days=3) and alone.finding == ""
+
+
+def _stamp(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
+@pytest.fixture(scope="module")
+def handed_in(tmp_path_factory):
+    """The class graded: by the service (hal, bo, fu, co), then by make autograde after nbgrader collect (ah, ab)."""
+    require_sandbox()
+    from whole_transformer.course.grading.autograde import autograde
+    from whole_transformer.course.service.serve import serve
+
+    now = datetime.now(UTC)
+    due = now - timedelta(days=1)
+    toml = (
+        f'[assignment]\ndue = "{due:%Y-%m-%d %H:%M}"\ntimezone = "UTC"\n[late]\npolicy = "per_day"\npenalty = 10\n'
+        '[service]\nenabled = true\ncooldown = "1h"\nfeedback_before_due = "full"\n'
+    )
+    tmp = tmp_path_factory.mktemp("handin-time")
+    course, exchange = course_with_exchange(tmp, toml)
+    with open(course.root / "nbgrader_config.py", "a") as f:  # the exchange, as the instructor's config names it
+        f.write(f"c.Exchange.root = {str(exchange)!r}\n")
+    notebook = {f"{NAME}.ipynb": nbformat.writes(answered(course))}
+    claims = {"hal": now, "bo": due - timedelta(hours=2), "fu": now + timedelta(days=2), "co": now}
+    for student, when in claims.items():
+        hand_in(exchange, student, notebook, when)
+    hand_in(exchange, "co", notebook, now + timedelta(hours=2))  # past the cooldown, by its claim
+    lines: list[str] = []
+    assert serve(course, str(exchange), once=True, echo=lines.append) == 0
+    for student, when in {"ah": datetime.now(UTC), "ab": due - timedelta(hours=2)}.items():
+        hand_in(exchange, student, notebook, when)
+    nbgrader(["collect", ASSIGNMENT, f"--course={COURSE_ID}"], course.root, exchange)
+    run = autograde(course, log=lines.append, progress=False)
+    assert sorted(run.graded) == ["ab", "ah"], lines
+    return course, exchange, due, now, "\n".join(lines)
+
+
+def _records(course) -> dict[str, list[dict]]:
+    from whole_transformer.course.service.watch import Store
+
+    out: dict[str, list[dict]] = {}
+    for r in sorted(Store(course).all(), key=lambda r: r["when"]):
+        out.setdefault(r["student"], []).append(r)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_the_service_uses_the_evidence_and_names_the_forger(handed_in):
+    course, _, due, now, log = handed_in
+    records = _records(course)
+    for student in ("hal", "bo", "fu"):
+        (r,) = records[student]
+        used = datetime.fromisoformat(r["when"])
+        assert now <= used < now + timedelta(minutes=5), (student, r)  # when its files were written
+        assert r["status"] == "graded" and r["score"] == 3.0
+    assert datetime.fromisoformat(records["bo"][0]["claimed"]) == due - timedelta(hours=2)
+    assert "1 d 2 h later" in records["bo"][0]["integrity"] and "integrity" not in records["hal"][0]
+    assert "earlier" in records["fu"][0]["integrity"]
+    assert f"INTEGRITY bo: claims to have handed in at {due - timedelta(hours=2):%Y-%m-%d %H:%M} UTC" in log
+    first, second = records["co"]  # the cooldown counts from the times used: the future date does not pass it
+    assert first["status"] == "graded" and second["status"] == "refused", records["co"]
+    assert "sooner than 1 hour(s) after your last graded one" in second["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_lateness_totals_and_lms_files_use_the_time_used(handed_in, capsys):
+    from whole_transformer.course.__main__ import cmd_term
+    from whole_transformer.course.reports.grades import write_lms_files
+    from whole_transformer.course.reports.lms import TOTAL, canvas_rows, moodle_rows
+    from whole_transformer.course.reports.student_page import write_pages
+    from whole_transformer.course.reports.totals import totals
+
+    course, _, due, now, _ = handed_in
+    by = {t.student: t for t in totals(course)}
+    for student in ("bo", "fu", "ab"):  # forged, each handed in beside an honest one: the same total
+        assert by[student].final == by["hal"].final == by["ah"].final, {s: t.final for s, t in by.items()}
+        assert by[student].lateness.describe() == by["hal"].lateness.describe() == "late by 1 d (-20 %)"
+    assert by["hal"].penalty == 0.6 and by["hal"].final == 2.4
+    for student in ("bo", "ab"):
+        h = by[student].lateness.handin
+        assert (
+            h.source == EXCHANGE and h.claimed == due - timedelta(hours=2) and now <= h.used < now + timedelta(hours=1)
+        )
+        assert "the claim said" in h.describe() and h.finding
+    assert by["hal"].lateness.handin.finding == "" and by["ah"].lateness.handin.finding == ""
+    head, canvas = canvas_rows(list(by.values()))  # a row per student, in the order given, after Points Possible
+    total = {s: row[head.index(TOTAL)] for s, row in zip(by, canvas[1:], strict=True)}
+    assert total["bo"] == total["hal"] == total["ab"] == total["ah"] == "2.4"
+    _, moodle = moodle_rows(list(by.values()))
+    note = {s: row[-1] for s, row in zip(by, moodle, strict=True)}
+    assert note["bo"].startswith(f"handed in {by['bo'].lateness.handin.used:%Y-%m-%d %H:%M} UTC (the evidence")
+    pages = {p.stem: p.read_text() for p in write_pages(course)}  # the page per student says the time used
+    assert f"Handed in {by['bo'].lateness.handin.used:%Y-%m-%d %H:%M} UTC (the evidence in the exchange" in pages["bo"]
+    lines: list[str] = []
+    write_lms_files(course, lines.append)
+    flagged = sorted(ln.split()[1].rstrip(":") for ln in lines if ln.startswith("INTEGRITY"))
+    assert flagged == ["ab", "bo", "fu"], lines
+    cmd_term(course, None)
+    out = capsys.readouterr().out
+    assert "INTEGRITY ab: claims to have handed in" in out and "INTEGRITY hal" not in out
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_the_gradebook_keeps_the_time_used(handed_in):
+    from nbgrader.api import Gradebook
+
+    course, _, due, now, _ = handed_in
+    with Gradebook(course.db_url) as gb:
+        for student in ("bo", "ab", "hal"):
+            when = gb.find_submission(ASSIGNMENT, student).timestamp
+            assert now <= when.replace(tzinfo=UTC) < now + timedelta(hours=1), (student, when)
