@@ -182,6 +182,9 @@ def keyboard_walk(root, keys_for, settle=150, max_tabs=80):
                     unchanged.append((here["kind"], here["name"], keys))
                 if live_after and live_before and live_after["text"] != live_before["text"]:
                     live_changes += 1
+        now = root.evaluate(_FOCUSED)
+        if now is not None and now["key"] not in seen:  # the key disabled its control and the focus moved on
+            continue
         page.keyboard.press("Tab")
         page.wait_for_timeout(60)
     at_end = root.evaluate(_CONTROLS)

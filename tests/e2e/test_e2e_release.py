@@ -133,7 +133,7 @@ def exercise_microscope(lab, nb, prefix):
     for k in range(1, 9):
         nxt.click()
         step.locator(".widget-readout", has_text=str(start + k)).wait_for()
-        micro.locator(".wt-microscope-title", has_text=f"step {start + k} of").wait_for()
+        micro.locator(".wt-microscope-title", has_text=f"step {start + k} (0–").wait_for()
         views.append(microscope_view(micro))
         if k >= 4 and views[-1][1] != views[0][1] and views[-1][2] != views[0][2]:
             break
@@ -143,7 +143,7 @@ def exercise_microscope(lab, nb, prefix):
     assert all(a[3] != b[3] for a, b in zip(views, views[1:], strict=False)), "a step left the heatmap as it was"
     lab.shot(micro, f"{prefix}-microscope-after")
     prev.click()
-    micro.locator(".wt-microscope-title", has_text=f"step {start + len(views) - 2} of").wait_for()
+    micro.locator(".wt-microscope-title", has_text=f"step {start + len(views) - 2} (0–").wait_for()
     assert microscope_view(micro) == views[-2], "Previous did not bring back the step before"
     assert "block 0" not in micro.inner_text(), "the microscope numbers blocks from 0; 01 and 03 say block 1 and 2"
 
@@ -161,14 +161,14 @@ def microscope_every_step_fits(lab, nb, prefix):
     for k in range(last + 1):
         if k:
             nxt.click()
-            micro.locator(".wt-microscope-title", has_text=f"step {k} of").wait_for()
+            micro.locator(".wt-microscope-title", has_text=f"step {k} (0–").wait_for()
         assert slider_value(step) == str(k)
         found = overflow(micro)
         problems += [f"step {k}: {b}" for b in found["bad"]]
         widest = max(widest, (found["content"], k))
     assert nxt.is_disabled(), "Next is still active at the last step"
     set_slider(step, str(widest[1]))
-    micro.locator(".wt-microscope-title", has_text=f"step {widest[1]} of").wait_for()
+    micro.locator(".wt-microscope-title", has_text=f"step {widest[1]} (0–").wait_for()
     assert_fits(lab, nb, micro, f"{prefix}-microscope-widest")
     assert not problems, f"microscope steps that do not fit a 1000 px notebook: {problems[:6]}"
 
