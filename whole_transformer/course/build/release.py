@@ -154,8 +154,9 @@ def refuse_leaks(course: Course, out: Path) -> None:
 # ---------------------------------------------------------------- in step
 def out_of_step(course: Course, questions_data: Path | None = None, grading: bool = False) -> list[str]:
     """What ``make release`` would change, one line each (empty: everything is in step). ``grading``: only
-    what decides a grade (points, hidden tests, answer keys, the release), without the visible checks' data
-    and the mistake table, which take a minute to work out (make autograde checks this part)."""
+    what decides a grade (points, hidden tests, a question's hidden test from its answer key, the release),
+    without the visible checks' data and the mistake table, which take a minute to work out (make autograde
+    checks this part)."""
     settings = term_settings.load(course)
     data = questions_data or check_data.QUESTIONS_DATA
     out = [
@@ -169,7 +170,7 @@ def out_of_step(course: Course, questions_data: Path | None = None, grading: boo
     out += [f"hidden test {gid} out of step with its generator" for gid in hidden_cells.out_of_sync(course.source)]
     out += [
         f"visible check of {q}: its answer key in {data.name} differs from the source"
-        for q in check_data.questions_out_of_step(course.source, data)
+        for q in ([] if grading else check_data.questions_out_of_step(course.source, data))
     ]
     if questions_data is None and not grading and not check_data.is_current():
         out.append(f"visible checks' data {check_data.DATA.name} is out of date")
