@@ -29,8 +29,9 @@ STYLE = f"""
 .wt-lab .wt-maps-cell {{ width: 62px; height: 28px; margin: 1px; padding: 0 2px; font-size: 12px; }}
 .wt-lab .wt-maps-cell.wt-maps-masked {{ color: #1e1e1e; font-style: italic; }}
 .wt-lab .wt-maps-cell.wt-maps-on {{ outline: 3px solid #1e1e1e; outline-offset: -3px; font-weight: bold; }}
-.wt-maps-head {{ width: 62px; margin: 1px; text-align: center; font-family: ui-monospace, Menlo, monospace;
-  font-size: 12px; overflow: hidden; }}
+.wt-maps-head {{ margin: 1px; text-align: center; font-family: ui-monospace, Menlo, monospace; font-size: 11px;
+  white-space: nowrap; line-height: 28px; }}
+.wt-maps-label {{ width: 118px; }}
 .wt-maps-table td.wt-maps-masked {{ background-image: {HATCH}; font-style: italic; }}
 """
 
@@ -91,7 +92,7 @@ def _small_map(m: Maps, block: int, head: int, chosen: bool) -> str:
         f"the cells above the diagonal are masked"
     )
     return (
-        f'<div class="wt-small">block {block}, head {head}{" (shown large below)" if chosen else ""}</div>'
+        f'<div class="wt-small wt-maps-label">block {block}, head {head}{" (large below)" if chosen else ""}</div>'
         f'<table class="wt-maps-small{" wt-maps-chosen" if chosen else ""}" role="img" aria-label="{esc(label)}" '
         f'data-block="{block}" data-head="{head}">{"".join(rows)}</table>'
     )

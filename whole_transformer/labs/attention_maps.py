@@ -140,7 +140,7 @@ class AttentionMapsLab(LabBox):
                 self.cells.append(self._cell(m, w, q, k))
             rows.extend(self.cells[-length:])
         self.large.children = heads + rows
-        self.large.layout.grid_template_columns = f"repeat({length + 1}, 66px)"
+        self.large.layout.grid_template_columns = f"84px repeat({length}, 66px)"  # the queries' names, the keys
 
     def _cell(self, m: _maps.Maps, w, q: int, k: int) -> widgets.Button:
         masked = bool(m.masked[q, k])

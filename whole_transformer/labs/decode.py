@@ -126,7 +126,7 @@ class DecodeLab(LabBox):
             options=[(v, k) for k, v in CHECKPOINTS.items()],
             value=checkpoint,
             description="model",
-            layout=widgets.Layout(width="230px"),
+            layout=widgets.Layout(width="290px"),  # "your model (60 epochs)" in full
         )
         self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
