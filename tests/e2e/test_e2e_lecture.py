@@ -26,6 +26,7 @@ SAVED_VIEW = {
     "block": ".wt-block-image img, img.wt-block-image",
     "scale": ".wt-scale-lengths [data-ratio]",
     "decode": ".wt-decode-view .wt-decode-rows .wt-decode-token",
+    "maps": ".wt-maps-overview table.wt-maps-small",
     "batch": '.wt-batch-count[data-kind="counted"]',
     "training": ".wt-training-chart .wt-loss-line",
 }
