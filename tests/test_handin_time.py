@@ -132,7 +132,7 @@ def test_lateness_totals_and_lms_files_use_the_time_used(handed_in, capsys):
     assert total["bo"] == total["hal"] == total["ab"] == total["ah"] == "2.4"
     _, moodle = moodle_rows(list(by.values()))
     note = {s: row[-1] for s, row in zip(by, moodle, strict=True)}
-    assert note["bo"].startswith(f"handed in {by['bo'].lateness.handin.used:%Y-%m-%d %H:%M} UTC (the evidence")
+    assert f"; handed in {by['bo'].lateness.handin.used:%Y-%m-%d %H:%M} UTC (the evidence in the exchange" in note["bo"]
     pages = {p.stem: p.read_text() for p in write_pages(course)}  # the page per student says the time used
     assert f"Handed in {by['bo'].lateness.handin.used:%Y-%m-%d %H:%M} UTC (the evidence in the exchange" in pages["bo"]
     lines: list[str] = []

@@ -8,9 +8,12 @@ students' environment, the course released by the instructor); then, through the
    once, while the instructor's course may still be being released); the instructor opens the
    Formgrader (from JupyterLab's Nbgrader menu, in its frame): the assignment is there, released;
 2. each student fetches the assignment in the Assignments tab, opens notebook 01, types answers into
-   two answer cells (one student right, one wrong), saves and submits;
+   two answer cells (one student right, one wrong), saves and submits; the wrong one is also hostile:
+   every payload of tests/simclass/payloads.py is in the notebook handed in;
 3. the instructor collects (``nbgrader collect``), runs the course's sandboxed autograde as
-   themselves, writes a comment on one student's answer in the Formgrader, makes the feedback
+   themselves, writes a comment on one student's answer in the Formgrader, opens the hostile one's
+   submission and comments on it too (no payload runs, nothing is fetched from evil.invalid, the
+   instructor's files and gradebook are as they were, the answer still shows), makes the feedback
    (``python -m whole_transformer.course feedback``) and releases it (``nbgrader release_feedback``);
 4. each student fetches the feedback in the Assignments tab and opens it: the right one has the
    points of both questions, the wrong one none of them, no hidden test shows; through their own
@@ -64,6 +67,12 @@ ANSWERS = {
     "wrong": {"tokens_905": "tokens_905 = 9", "ffn_params": "ffn_params = 16448"},
 }
 COMMENT = "Both counts right: well done."
+#: the instructor's Python prints each student's score in the gradebook after SCORES: (``instructor_json``)
+SCORES = (
+    "import json; from nbgrader.api import Gradebook; gb = Gradebook('sqlite:///gradebook.db'); "
+    "print('SCORES:' + json.dumps({s.student.id: s.score "
+    "for s in gb.assignment_submissions('whole-transformer')})); gb.close()"
+)
 LOGIN_TIMEOUT = 240_000  # ms: a cold single-user server (JupyterLab, torch-free) on a busy 2-core machine
 TIMES: dict[str, float] = {}
 PAGES: dict = {}  # user: their browser page, logged in while the classroom is made
@@ -348,6 +357,8 @@ def students_submit(room, pages, who):
             sources = ["".join(c["source"]) for c in saved["content"]["cells"]]
             for text in ANSWERS[who[student]].values():
                 assert any(text in s for s in sources), f"{student}'s saved notebook lacks {text!r}"
+            if student == wrong:  # a hostile student: every payload of simclass/payloads.py added, then submitted
+                add_payloads(page, student)
             page.locator(".lm-TabBar-tab", has_text="Assignments").click()  # back to the Assignments tab
             page.locator("#fetched_assignments_list button", has_text="Submit").first.click()
             page.locator("#submitted_assignments_list .item_name", has_text="whole-transformer").first.wait_for()
@@ -368,36 +379,11 @@ def instructor_grades(room, teacher):
         assert "sandboxed with bubblewrap" in done.stdout, done.stdout
         print(done.stdout)
     with Step("3c instructor: a comment in the Formgrader"):
-        teacher.goto(f"{room.url}/user/{instructor}/formgrader/gradebook/whole-transformer/{NB}")
-        teacher.locator("a", has_text=re.compile("Submission #")).first.wait_for()
-        rows = teacher.locator("tr", has=teacher.locator("a", has_text=re.compile("Submission #")))
-        # the Formgrader hides names; take the submission with the higher score (the right student)
-        best = max(
-            range(rows.count()), key=lambda i: float(re.findall(r"([\d.]+) / [\d.]+", rows.nth(i).inner_text())[0])
-        )
-        with teacher.expect_navigation(url=re.compile(r"/formgrader/submissions/"), wait_until="commit") as page_of_it:
-            rows.nth(best).locator("a", has_text=re.compile("Submission #")).click()
-        assert page_of_it.value.ok, f"the submission's page: HTTP {page_of_it.value.status} (see jupyterhub.log)"
-        # The comment boxes are in the page's HTML at once, but formgrade.js binds them (its CommentUI views,
-        # which save a comment on the box's change event) only after the window's load event and the
-        # answer of its own /api/comments request. Text typed before that is never saved, and the view's
-        # first render empties the box. So wait for the bound views, then type.
-        teacher.locator("#tokens_905-comment").wait_for()  # all this test used to wait for before typing
-        bound = "() => !!(window.formgrader && formgrader.comments && formgrader.comments.loaded)"
-        (ARTIFACTS / "3-formgrader-comment-views.txt").write_text(
-            f"comment views bound when the comment box showed: {teacher.evaluate(bound)}\n"
-        )
-        teacher.wait_for_function(f"() => ({bound})() && formgrader.comment_uis.length > 0")
-        comment = teacher.locator("#tokens_905-comment")
-        with teacher.expect_response(
-            lambda r: "/formgrader/api/comment/" in r.url and r.request.method == "PUT"
-        ) as put:
-            comment.fill(COMMENT)
-            teacher.locator("#ffn_params-comment").click()  # leaving the box fires change: the view saves it
-        assert put.value.ok, (put.value.status, put.value.text())
-        assert put.value.json()["manual_comment"] == COMMENT, put.value.text()
-        comment.scroll_into_view_if_needed()
+        open_submission(room, teacher, max)  # the Formgrader hides names: the higher score is the right student's
+        write_comment(teacher, COMMENT)
         shot(teacher, "3-instructor-comment")
+    with Step("3c' instructor: the hostile submission in the Formgrader: nothing of it runs; a comment"):
+        formgrade_hostile(room, teacher)
     with Step("3d instructor: python -m whole_transformer.course feedback"):
         as_user(room, instructor, room.env / "bin" / "python", "-m", "whole_transformer.course", "feedback")
     with Step("3e instructor: nbgrader release_feedback; the Formgrader's assignments"):
@@ -405,6 +391,80 @@ def instructor_grades(room, teacher):
         teacher.goto(f"{room.url}/user/{instructor}/formgrader/manage_assignments")
         teacher.locator("tr", has_text="whole-transformer").first.wait_for()
         shot(teacher, "3-instructor-feedback-released")
+
+
+def open_submission(room, teacher, pick):
+    """The Formgrader's page of one submission of NB (``pick``: max or min, by score), its comment boxes bound."""
+    teacher.goto(f"{room.url}/user/{room.instructor}/formgrader/gradebook/whole-transformer/{NB}")
+    teacher.locator("a", has_text=re.compile("Submission #")).first.wait_for()
+    rows = teacher.locator("tr", has=teacher.locator("a", has_text=re.compile("Submission #")))
+    chosen = pick(
+        range(rows.count()), key=lambda i: float(re.findall(r"([\d.]+) / [\d.]+", rows.nth(i).inner_text())[0])
+    )
+    with teacher.expect_navigation(url=re.compile(r"/formgrader/submissions/"), wait_until="commit") as page_of_it:
+        rows.nth(chosen).locator("a", has_text=re.compile("Submission #")).click()
+    assert page_of_it.value.ok, f"the submission's page: HTTP {page_of_it.value.status} (see jupyterhub.log)"
+    # The comment boxes are in the page's HTML at once, but formgrade.js binds them (its CommentUI views,
+    # which save a comment on the box's change event) only after the window's load event and the
+    # answer of its own /api/comments request. Text typed before that is never saved, and the view's
+    # first render empties the box. So wait for the bound views, then type.
+    teacher.locator("#tokens_905-comment").wait_for()  # all this test used to wait for before typing
+    bound = "() => !!(window.formgrader && formgrader.comments && formgrader.comments.loaded)"
+    (ARTIFACTS / "3-formgrader-comment-views.txt").write_text(
+        f"comment views bound when the comment box showed: {teacher.evaluate(bound)}\n"
+    )
+    teacher.wait_for_function(f"() => ({bound})() && formgrader.comment_uis.length > 0")
+
+
+def write_comment(teacher, text: str) -> None:
+    """A comment on the answer tokens_905, saved by the Formgrader's own request."""
+    comment = teacher.locator("#tokens_905-comment")
+    with teacher.expect_response(lambda r: "/formgrader/api/comment/" in r.url and r.request.method == "PUT") as put:
+        comment.fill(text)
+        teacher.locator("#ffn_params-comment").click()  # leaving the box fires change: the view saves it
+    assert put.value.ok, (put.value.status, put.value.text())
+    assert put.value.json()["manual_comment"] == text, put.value.text()
+    comment.scroll_into_view_if_needed()
+
+
+def add_payloads(page, student) -> None:
+    """Every payload of simclass/payloads.py added to the student's notebook through their own server's contents
+    API (as their JupyterLab saves it), just before they submit."""
+    import nbformat
+    import nbformat.v4 as nbf
+    from simclass.payloads import payload_cells
+
+    cells = json.loads(nbformat.writes(nbf.new_notebook(cells=payload_cells())))["cells"]
+    status = page.evaluate(
+        """async ([path, cells]) => {
+        const m = document.cookie.match(/_xsrf=([^;]+)/);
+        const h = {'Content-Type': 'application/json', ...(m ? {'X-XSRFToken': decodeURIComponent(m[1])} : {})};
+        const nb = (await (await fetch(path, {headers: h})).json()).content;
+        nb.cells.push(...cells);
+        const body = JSON.stringify({type: 'notebook', format: 'json', content: nb});
+        return (await fetch(path, {method: 'PUT', headers: h, body})).status;
+    }""",
+        [f"/user/{student}/api/contents/whole-transformer/{NB}.ipynb", cells],
+    )
+    assert status == 200, status
+
+
+def formgrade_hostile(room, teacher) -> None:
+    """The instructor opens the hostile (wrong) student's submission and comments on it: no payload ran, nothing
+    reached evil.invalid, the instructor's files and gradebook are as they were, the answer still shows."""
+    from simclass.payloads import files_digest, markers, watch_pages
+
+    seen = watch_pages(teacher.context)
+    scores, files = instructor_json(room, "SCORES", SCORES), files_digest(room.course / "source")
+    open_submission(room, teacher, min)
+    teacher.wait_for_load_state("networkidle")
+    shot(teacher, "3-instructor-hostile-submission")
+    text = teacher.inner_text("body")
+    assert ANSWERS["wrong"]["tokens_905"] in text and "Here is my answer." in text, text[:2000]
+    write_comment(teacher, "9 counts one token too many: count the words and <eos>.")
+    assert markers(seen) == set(), seen
+    assert not list(room.home(room.instructor).rglob("pwned.txt"))
+    assert instructor_json(room, "SCORES", SCORES) == scores and files_digest(room.course / "source") == files
 
 
 def students_fetch_feedback(room, pages, who):
@@ -654,12 +714,7 @@ def test_grading_on_submission(room, browser):
 def check_gradebook(room, teacher, student, other):
     """nbgrader's gradebook holds the counted score (the last graded attempt); the service's status page, with
     the instructor's token, every attempt."""
-    code = (
-        "import json; from nbgrader.api import Gradebook; gb = Gradebook('sqlite:///gradebook.db'); "
-        "print('SCORES:' + json.dumps({s.student.id: s.score "
-        "for s in gb.assignment_submissions('whole-transformer')})); gb.close()"
-    )
-    scores = instructor_json(room, "SCORES", code)
+    scores = instructor_json(room, "SCORES", SCORES)
     assert scores[student] == 4.0 and scores[other] == 2.0, scores
     token = (service_state(room) / "status-token").read_text().strip()
     status = api(teacher, f"/services/grading/status.json?token={token}")

@@ -14,8 +14,6 @@ off in turn and the same page is seen to run the payloads: the test can see what
 
 from __future__ import annotations
 
-import hashlib
-import re
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,25 +26,13 @@ from e2e.conftest import start_jupyter, stop_jupyter
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from simclass.exchange import course_with_exchange
 from simclass.minicourse import NAME, require_sandbox
-from simclass.payloads import CATALOGUE, FOLDER_PAYLOAD, hostile
+from simclass.payloads import CATALOGUE, FOLDER_PAYLOAD, files_digest, hostile, markers, watch_pages
 from test_service import answered, hand_in
 
 from whole_transformer.course.layout import ASSIGNMENT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
-REPORT = "addEventListener('message',e=>{if(String(e.data).startsWith('PWNED'))__wt_report(String(e.data))});" + (
-    "new MutationObserver(()=>{if(document.title.includes('PWNED'))__wt_report(document.title)})"
-    ".observe(document,{subtree:true,childList:true,characterData:true});"
-)
 ANSWER, TEXT = "return 2 * x", "Here is my answer."
-
-
-def source_digest(course) -> str:
-    h = hashlib.sha256()
-    for p in sorted((course.root / "source").rglob("*")):
-        if p.is_file():
-            h.update(str(p).encode() + p.read_bytes())
-    return h.hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -87,25 +73,12 @@ class Watch:
     """A browser context whose pages report every marker a payload sets and every request to evil.invalid."""
 
     def __init__(self, browser):
-        self.seen: set[str] = set()
         self.context = browser.new_context(viewport={"width": 1200, "height": 900})
-        self.context.expose_function("__wt_report", lambda text: self.seen.add(text))
-        self.context.add_init_script(REPORT)
-        self.context.route(re.compile(r"^https?://evil\.invalid/"), self._evil)
-
-    def _evil(self, route):
-        self.seen.add(f"request {route.request.url}")
-        route.fulfill(status=200, content_type="text/plain", body="")
+        self.seen = watch_pages(self.context)
 
     def markers(self) -> set[str]:
         """Each payload id whose marker was set, and each request that reached evil.invalid."""
-        found = set()
-        for s in self.seen:
-            if s.startswith("request "):
-                found.add(s)
-            else:  # a title a marker set (a frame the policy blocked is titled with its URL, the payload's text)
-                found |= set(re.findall(r"(?<!/)\|PWNED-([\w-]+)", "|" + s if s.startswith("PWNED") else s))
-        return found
+        return markers(self.seen)
 
     def open(self, url: str):
         """The page loaded and settled; every link that could run code and the form payload's button clicked."""
@@ -164,7 +137,7 @@ def test_the_formgrader_runs_nothing_the_student_wrote(handed_in, browser, artif
     course = handed_in.course
     with Gradebook(course.db_url) as gb:
         sid = gb.find_submission_notebook(NAME, ASSIGNMENT, "mallory").id
-    before, source_before = _scores(course), source_digest(course)
+    before, source_before = _scores(course), files_digest(course.root / "source")
     graded = course.autograde / "mallory" / ASSIGNMENT / f"{NAME}.ipynb"
     inert = graded.read_bytes()
     server = start_jupyter(handed_in.tmp / "jupyter", course.root, artifacts / "safe-to-open-formgrader.log")
@@ -179,7 +152,7 @@ def test_the_formgrader_runs_nothing_the_student_wrote(handed_in, browser, artif
         assert watch.markers() == set(), watch.seen
         assert ANSWER in text and TEXT in text and "All grades saved." in text  # the student's work still shows
         assert not (course.root / "pwned.txt").exists()
-        assert _scores(course) == before and source_digest(course) == source_before
+        assert _scores(course) == before and files_digest(course.root / "source") == source_before
 
         graded.write_text(unsanitized(handed_in.raw[graded.name]))  # the sanitizer off
         page.close()

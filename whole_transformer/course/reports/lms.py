@@ -72,10 +72,10 @@ def moodle_rows(all_totals: list[StudentTotal]) -> tuple[list[str], list[list[st
     rows = []
     for t in all_totals:
         note = t.lateness.describe() if t.lateness else "nothing handed in"
-        if t.lateness and t.lateness.handin and t.lateness.handin.used:  # the time used (term/handin_time.py)
-            note = f"{t.lateness.handin.describe()}, {note}"
         if t.penalty:
             note += f"; {_n(t.score)} before the late penalty of {_n(t.penalty)} points"
+        if t.lateness and t.lateness.handin and t.lateness.handin.used:  # the time used (term/handin_time.py)
+            note += f"; {t.lateness.handin.describe()}"
         rows.append(
             [t.lms_user_id, t.email, t.first_name, t.last_name, _n(t.final)]
             + [_n(t.notebooks[n][0]) for n in names]
