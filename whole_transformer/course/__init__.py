@@ -6,8 +6,8 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
 - ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
 - ``answers/``    everything that knows the answers: ``reference`` solutions, the ``mistakes`` catalogue
   (``mistakes.toml``), ``hidden_tests`` (the exercises' hidden cases, worked out with the reference;
-  ``hidden_cached`` those of ``cached_attention``; ``hidden_cells`` source/'s test cells kept in step with
-  them, ``hidden_parts`` their text and digest),
+  ``hidden_cached`` those of ``cached_attention``, ``hidden_sampling`` ``sample_next``'s (its draws);
+  ``hidden_cells`` source/'s test cells kept in step with them, ``hidden_parts`` their text and digest),
   ``check_data`` (the visible checks' hashes);
 - ``build/``      ``release`` (release/), ``lecture`` (notebooks/ and their HTML), ``handout`` (the
   students' repository), ``notebook`` (running a notebook top to bottom: the one ``run_notebook``),
