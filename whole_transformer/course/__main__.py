@@ -198,8 +198,8 @@ def cmd_term(course: Course, args) -> int:
     print(f"term ({where}): due {due}; {s.late.describe()}; {len(s.extensions)} extension(s)")
     for student in course.students():
         late = student_lateness(course, s, student)
-        when = f"; {late.handin.describe()} (from {late.handin.source})" if late.handin and late.handin.used else ""
-        print(f"  {student:<24} {late.describe()}{when}")
+        when = f"{late.handin.describe()}: " if late.handin and late.handin.used else ""
+        print(f"  {student:<24} {when}{late.describe()}")
         if late.handin and late.handin.finding:  # term/handin_time.py: a claim its evidence contradicts
             print(f"  INTEGRITY {student}: {late.handin.finding}")
     say_problems(course, print, "term", s)

@@ -21,8 +21,8 @@ Where the evidence is:
 - a hand-in collected from an LMS download (``make collect-zip``) keeps the LMS's own time, recorded
   per file by ``grading/handin_merge.py``: the LMS saw the student hand in, the course trusts it.
 
-A hand-in with none of these (copied into ``submitted/`` by hand, no exchange) keeps its claim, and
-``make term`` says where its time came from.
+A hand-in with none of these (copied into ``submitted/`` by hand, no exchange) keeps its claim: there is
+nothing to check it against.
 """
 
 from __future__ import annotations
