@@ -181,11 +181,13 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     run([pick_python(), "-m", "venv", "--without-pip", env], log=log)
     python = env / "bin" / "python"
     hub = f"jupyterhub=={metadata.version('jupyterhub')}"  # the single-user servers must match the hub
-    requirements = tomllib.loads((package / "pyproject.toml").read_text())["project"]["dependencies"] + [hub]
+    # the instructor's nbgrader (the Formgrader, autograde, feedback) makes students' work inert with nh3
+    inert = f"nh3=={metadata.version('nh3')}"
+    requirements = tomllib.loads((package / "pyproject.toml").read_text())["project"]["dependencies"] + [hub, inert]
     seeded = _seed(env, python, requirements)
     # this environment's pip, run for that Python (pip --python): the venv needs no pip of its own
     pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
-    run([*pip, "install", "--quiet", "--no-warn-script-location", package, hub], cwd=env.parent, log=log)
+    run([*pip, "install", "--quiet", "--no-warn-script-location", package, hub, inert], cwd=env.parent, log=log)
     run([*pip, "check"], log=log)  # every installed distribution has what it requires
     _configure(env, exchange)
     _readable_by_all(env)
