@@ -4,6 +4,7 @@
 Makefile's targets call them; ``cli_args``: what each command takes). One subpackage per subsystem:
 
 - ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
+  ``csp`` the Content-Security-Policy of every page the course writes or serves;
 - ``answers/``    everything that knows the answers: ``reference`` solutions, the ``mistakes`` catalogue
   (``mistakes.toml``), ``hidden_tests`` (the exercises' hidden cases, worked out with the reference;
   ``hidden_cached`` those of ``cached_attention``, ``hidden_sampling`` ``sample_next``'s (its draws);
@@ -15,7 +16,7 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
 - ``nbgrader/``   what nbgrader runs: ``app`` (nbgrader started light), ``execute`` (the sandboxed,
   crash-proof Execute step), ``verdict`` (expected values held outside the kernel; ``cell_verdict`` one
   cell's verdict, ``compare`` a result with them, ``verdict_text`` what a verdict says), ``hide_tests``
-  (the feedback filter);
+  (the feedback filter), ``inert`` (what a student wrote, sanitized before a page someone else opens shows it);
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
   arguments), ``warm_kernels`` (each student's kernels forked from one fork server; ``kernel_process``
   such a kernel as jupyter_client sees it), ``zygote`` (the service's one warm process whose kernels
@@ -28,6 +29,8 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
   ``graders`` (local or Dask), ``claims``, ``gradebook``, ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
+- ``term/``       the term's ``settings`` (course.toml), ``late`` (lateness and penalty), ``handin_time`` (the
+  time a hand-in counts: the claim against the evidence), ``roster``;
 - ``classroom/``  JupyterHub on this machine: ``hub`` (``up``; what it made: ``room``; its accounts and the
   instructor's course: ``instructor``; ``down``: ``teardown``) and the students' ``env``.
 
