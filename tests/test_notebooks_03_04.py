@@ -46,14 +46,28 @@ def execute(nb, **env):
 REPO = Path(__file__).resolve().parents[1]
 N03, N04 = "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb"
 QUESTIONS = {
-    N03: {"changes_during_inference": "C", "rows_742": 7, "cached_rows_742": 8, "sampling_742": "C"},
+    N03: {
+        "changes_during_inference": "C",
+        "rows_742": 7,
+        "maps_hundred_427": "B",
+        "cached_rows_742": 8,
+        "sampling_742": "C",
+    },
     N04: {"counted_427": 5, "flat_shape": (320, 42), "no_causal_mask": "A", "learns_nothing": "B"},
 }
 EXERCISES = {
     N03: {"next_token": 2, "greedy_decode": 3, "cached_attention": 3, "sample_next": 3},
     N04: {"make_xy": 2, "masked_loss": 3},
 }
-LABS = {N03: ["decode_lab(finished=True)", "cache_lab(finished=True)", "sampling_lab(742)"], N04: ["batch_lab()"]}
+LABS = {
+    N03: [
+        "decode_lab(finished=True)",
+        "attention_maps_lab(427)  # type another number, choose another model or map",
+        "cache_lab(finished=True)",
+        "sampling_lab(742)",
+    ],
+    N04: ["batch_lab()"],
+}
 TIME_LIMIT = {N03: 30, N04: 60}  # seconds, top to bottom in a fresh kernel
 
 
@@ -169,10 +183,10 @@ def test_notebook_runs_top_to_bottom_in_a_fresh_kernel(name, mode, record_proper
         assert set(losses) == {"2", "60"}, "masked_loss agrees with PyTorch to six digits"
         labs = "\n".join(widget_text(nb, c) for c in nb.cells if c.cell_type == "code" and "training_lab(" in c.source)
         runs = {
-            m[0]: (int(m[1]), float(m[2]), int(m[3]))
+            m[0]: (int(m[1]), float(m[2]), int(m[4]))  # epochs, training loss, held out right (held-out loss m[3])
             for m in re.findall(
                 r"(the course's model|no causal mask|token table std 1|copy task), after (\d+) epochs: "
-                r"training loss ([0-9.]+), (\d+) % of the 100 held-out",
+                r"training loss ([0-9.]+), held-out loss ([0-9.]+), (\d+) % of the 100 held-out",
                 labs,
             )
         }
