@@ -110,9 +110,7 @@ def exercise_hidden(exercise: str, cases: list[Case]) -> str:
     """The hidden part of an exercise's test cell, which asks for ``cases`` (``hidden_tests.CASES``)."""
     setup, compare, model_at = SETUP[exercise]
     (watch,) = {c.watch for c in cases}  # every case watches the same thing
-    lines = "\n".join(
-        f"        ({c.args}, {c.kwargs}{', ' + c.draws if c.draws else ''}),  # {c.kind}" for c in cases
-    )
+    lines = "\n".join(f"        ({c.args}, {c.kwargs}{', ' + c.draws if c.draws else ''}),  # {c.kind}" for c in cases)
     options = f", watch={watch}" if watch is not None else ""
     options += f", models={model_at}" if model_at is not None else ""
     expected = {"name": exercise, "compare": compare, "cases": [c.expected() for c in cases]}

@@ -85,7 +85,9 @@ def _long_literal(node: ast.AST) -> bool:
 def test_secrets(hidden: str) -> dict[str, str]:
     """What of one test cell's hidden part a student must not see → its kind."""
     values = expected_values(hidden)
-    found = {text: EXPECTED if text in values or text.startswith("# {") else HIDDEN for text in hidden_fragments(hidden)}
+    found = {
+        text: EXPECTED if text in values or text.startswith("# {") else HIDDEN for text in hidden_fragments(hidden)
+    }
     for text in input_fragments(hidden):  # after the whole lines: a file showing a line is said to show that line
         found.setdefault(text, INPUT)
     return found
