@@ -34,6 +34,7 @@ TEMPLATES = HERE / "templates"
 STATIC = "_static"
 WIDGET_JS = f"{STATIC}/embed-amd.js"
 REQUIRE_JS = f"{STATIC}/require.js"
+MATHJAX = "mathjax-tex-svg.js"  # the notebooks' formulas, drawn offline (vendor/README.md)
 
 
 # ------------------------------------------------------------------------------ lecture edition
@@ -84,7 +85,8 @@ def export_html(nb: nbformat.NotebookNode, path: Path) -> Path:
     c.TagRemovePreprocessor.enabled = True
     c.TagRemovePreprocessor.remove_input_tags = {ANSWER_TAG}  # behind "Show answer" (ask_first.py)
     exporter = HTMLExporter(config=c)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    resources = {"metadata": {"name": path.stem}, "wt_mathjax_url": f"{STATIC}/{MATHJAX}"}
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(body, encoding="utf-8")
     return path
@@ -107,6 +109,7 @@ def copy_static(html_dir: Path) -> Path:
                 (html_dir / d).mkdir(parents=True, exist_ok=True)
                 shutil.copy2(f, html_dir / d / f.name)
     shutil.copy2(VENDOR / "require.js", static / "require.js")
+    shutil.copy2(VENDOR / MATHJAX, static / MATHJAX)
     shutil.copy2(VENDOR / "README.md", static / "README.md")
     return static
 
