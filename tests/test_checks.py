@@ -35,6 +35,7 @@ ANSWERS = {
     "std1_no_factor": ("choice", "A"),
     "changes_during_inference": ("choice", "C"),
     "rows_742": ("int", 7),
+    "maps_hundred_427": ("choice", "B"),
     "cached_rows_742": ("int", 8),
     "sampling_742": ("choice", "C"),
     "counted_427": ("int", 5),
