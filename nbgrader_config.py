@@ -108,6 +108,9 @@ _term = _load_term(os.getcwd() if os.path.isfile("course.toml") else _here)
 # ---------------------------------------------------------------- handing out (JupyterHub)
 # release_feedback releases who handed in through the exchange and names the others (nbgrader/exchange.py)
 c.ExchangeFactory.release_feedback = "whole_transformer.course.nbgrader.exchange.ReleaseFeedback"
+# collect merges each submission into what the student handed in, file by file (nbgrader/collect.py); to replace
+# whole hand-ins instead: nbgrader collect whole-transformer --MergeCollect.replace=True
+c.ExchangeFactory.collect = "whole_transformer.course.nbgrader.collect.MergeCollect"
 # With nbgrader's exchange on a shared JupyterHub, set its folder here, e.g.:
 # c.Exchange.root = "/srv/nbgrader/exchange"
 

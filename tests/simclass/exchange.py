@@ -30,10 +30,10 @@ def nbgrader(args, cwd, exchange, user="instructor"):
     return done
 
 
-def course_with_exchange(tmp_path: Path, toml: str | None = None) -> tuple[Course, Path]:
-    """The small course released (with ``toml`` as its course.toml, if given), and a local exchange it is
-    released to."""
-    root = make_course(tmp_path / "course")
+def course_with_exchange(tmp_path: Path, toml: str | None = None, notebooks: dict | None = None) -> tuple[Course, Path]:
+    """The small course released (with ``toml`` as its course.toml, if given; ``notebooks``: name → notebook
+    instead of the one mini notebook), and a local exchange it is released to."""
+    root = make_course(tmp_path / "course", notebooks)
     if toml is not None:
         (root / "course.toml").write_text(toml)
     course = Course(root)

@@ -16,7 +16,8 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
 - ``nbgrader/``   what nbgrader runs: ``app`` (nbgrader started light), ``execute`` (the sandboxed,
   crash-proof Execute step), ``verdict`` (expected values held outside the kernel; ``cell_verdict`` one
   cell's verdict, ``compare`` a result with them, ``verdict_text`` what a verdict says), ``hide_tests``
-  (the feedback filter), ``inert`` (what a student wrote, sanitized before a page someone else opens shows it);
+  (the feedback filter), ``inert`` (what a student wrote, sanitized before a page someone else opens shows it),
+  ``collect`` (nbgrader collect merging each submission into the hand-in, file by file);
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
   arguments), ``warm_kernels`` (each student's kernels forked from one fork server; ``kernel_process``
   such a kernel as jupyter_client sees it), ``zygote`` (the service's one warm process whose kernels

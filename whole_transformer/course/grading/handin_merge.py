@@ -53,11 +53,14 @@ def read_times(course: Course) -> dict[str, dict[str, dict[str, str]]]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def file_time(course: Course, student: str, fname: str) -> datetime | None:
-    """The recorded hand-in time of one file (an LMS's own time for a zip), else the folder's timestamp.txt."""
+def file_time(course: Course, student: str, fname: str, hand_in: datetime | None = None) -> datetime | None:
+    """The recorded hand-in time of one file (an LMS's own time for a zip), else ``hand_in`` (the time of the
+    whole hand-in, when the caller knows it), else the folder's timestamp.txt."""
     rec = read_times(course).get(student, {}).get(fname)
     if rec and (when := parse_time(rec["time"])) is not None:
         return when
+    if hand_in is not None:
+        return hand_in
     folder = course.submitted / student / ASSIGNMENT
     return read_timestamp(folder) if folder.is_dir() else None
 
@@ -77,12 +80,22 @@ def _stamp(folder: Path, when: datetime) -> None:
 
 
 def merge_file(
-    course: Course, student: str, fname: str, data: bytes, when: datetime, origin: str, merged: Merged
+    course: Course,
+    student: str,
+    fname: str,
+    data: bytes,
+    when: datetime,
+    origin: str,
+    merged: Merged,
+    hand_in: datetime | None = None,
+    record: bool = True,
 ) -> bool:
-    """Merge one collected file into the student's hand-in; whether the file in submitted/ is now this one."""
+    """Merge one collected file into the student's hand-in; whether the file in submitted/ is now this one.
+    ``hand_in``: the time of the hand-in as it stands, for a file without a recorded time; ``record=False``
+    (the exchange, whose timestamp.txt the caller copies): no time recorded per file, timestamp.txt left alone."""
     folder = course.submitted / student / ASSIGNMENT
     dest = folder / fname
-    had = file_time(course, student, fname) if dest.is_file() else None
+    had = file_time(course, student, fname, hand_in) if dest.is_file() else None
     if dest.is_file() and dest.read_bytes() == data:
         merged.note(student, f"kept {fname} (the same file as handed in {show(had)})")
         return True
@@ -94,10 +107,11 @@ def merge_file(
     tmp = folder / f".{fname}.{os.getpid()}.part"
     tmp.write_bytes(data)
     os.replace(tmp, dest)
-    times = read_times(course)
-    times.setdefault(student, {})[fname] = {"time": when.astimezone(UTC).strftime(_FMT), "from": origin}
-    _write_times(course, times)
-    _stamp(folder, when)
+    if record:
+        times = read_times(course)
+        times.setdefault(student, {})[fname] = {"time": when.astimezone(UTC).strftime(_FMT), "from": origin}
+        _write_times(course, times)
+        _stamp(folder, when)
     if existed:
         merged.note(student, f"replaced {fname}: {show(had)} → {show(when)}")
     else:
@@ -105,12 +119,12 @@ def merge_file(
     return True
 
 
-def note_kept(course: Course, student: str, touched: set[str], merged: Merged) -> None:
-    """Say which files of the student's hand-in this collect left alone (they were not in it)."""
+def note_kept(course: Course, student: str, touched: set[str], merged: Merged, what: str = "download") -> None:
+    """Say which files of the student's hand-in this collect left alone (they were not in it, the ``what``)."""
     folder = course.submitted / student / ASSIGNMENT
     others = sorted(p.name for p in folder.glob("*.ipynb") if p.name not in touched) if folder.is_dir() else []
     if others:
-        merged.note(student, f"kept {', '.join(others)} (not in this download)")
+        merged.note(student, f"kept {', '.join(others)} (not in this {what})")
 
 
 def set_aside(course: Course, student: str, stamp: str) -> Path | None:
