@@ -117,7 +117,7 @@ def _nt_diagnose(cases, got) -> str | None:
     if values and all(isinstance(v, float) and v.is_integer() for v in values):  # 3.0: an id, but a float
         return (
             f"It returns {values[0]!r}, a float. An id is a whole number that indexes the vocabulary: "
-            "return an int, such as int(np.argmax(scores))."
+            "convert the id to an int before you return it."
         )
     for o in got:
         if o.error is None and (_is_number_not_int(o.value) or isinstance(o.value, bool)):

@@ -184,14 +184,7 @@ class SamplingLab(LabBox):
         return self._right
 
 
-def sampling_lab(
-    number: int | str = 742,
-    step: int = 3,
-    temperature: float = 1.0,
-    top_k: int = 0,
-    top_p: float = 1.0,
-    checkpoint: str = "60",
-    seed: int = 0,
-) -> SamplingLab:
-    """The sampling lab: one step's probabilities under temperature, top-k and top-p, and 20 sampled readings."""
-    return SamplingLab(number, step, temperature, top_k, top_p, checkpoint, seed)
+def sampling_lab(number: int | str = 742, step: int = 3, **settings) -> SamplingLab:
+    """The sampling lab: one step's probabilities under temperature, top-k and top-p, and 20 sampled readings.
+    ``settings`` are ``SamplingLab``'s: temperature, top_k, top_p, checkpoint and seed."""
+    return SamplingLab(number, step, **settings)
