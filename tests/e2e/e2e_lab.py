@@ -34,7 +34,7 @@ NOTEBOOKS = [
 LABS = {  # the labs each notebook shows: the wt-<name> class of each lab's root (see the lab modules)
     "01-whole-machine.ipynb": ["machine"],
     "02-microscope.ipynb": ["microscope", "block", "scale"],
-    "03-one-word-at-a-time.ipynb": ["decode", "maps", "cache"],
+    "03-one-word-at-a-time.ipynb": ["decode", "maps", "cache", "sampling"],
     "04-how-it-learned.ipynb": ["batch", "training"],
 }
 RUN_ALL_TIMEOUT = 120  # seconds; each notebook runs in < 30 s in a fresh kernel, the page adds rendering

@@ -27,6 +27,8 @@ SAVED_VIEW = {
     "scale": ".wt-scale-lengths [data-ratio]",
     "decode": ".wt-decode-view .wt-decode-rows .wt-decode-token",
     "maps": ".wt-maps-overview table.wt-maps-small",
+    "cache": ".wt-cache-view .wt-cache-rows table",
+    "sampling": ".wt-sampling-table .wt-sampling-row",
     "batch": '.wt-batch-count[data-kind="counted"]',
     "training": ".wt-training-chart .wt-loss-line",
 }
@@ -126,7 +128,7 @@ def test_lecture_html_offline(offline_page, lab, name):
             assert text in shown, f"{html.name}: the {kind} lab is not pictured at the end of its run: {shown!r}"
     page.wait_for_load_state("load")
     page.wait_for_timeout(300)  # fonts and images the widgets asked for
-    errors = page.locator(".jupyter-widgets-error-widget, :text('Error displaying widget')")
+    errors = page.locator(".jupyter-widgets-error-widget, .jp-OutputArea-output:has-text('Error displaying widget')")
     assert errors.count() == 0, f"{html.name}: {errors.all_inner_texts()}"
     assert not page.blocked, f"{html.name} asked the network (blocked; it must work offline): {page.blocked}"
     assert not page.errors, f"{html.name}: JavaScript errors: {page.errors}"
