@@ -51,6 +51,9 @@ def _expected_payloads() -> dict[str, dict]:
 
 
 EXPECTED = _expected_payloads()
+# sample_next hands out seeded draws, which the mistake table does not record as results a cell can replay: its
+# mistakes and right answers are graded for real in tests/test_sampling.py and the simulated class instead.
+RECORDED = [e for e in NOTEBOOK_OF if e != "sample_next"]
 POINTS = {"next_token": 2.0, "greedy_decode": 3.0, "make_xy": 2.0, "masked_loss": 2.0, "cached_attention": 3.0}
 
 
@@ -70,7 +73,7 @@ def test_mistake_table_is_up_to_date():
     assert diagnose.is_current(), "run python -m whole_transformer.course mistake-table --write"
 
 
-@pytest.mark.parametrize("exercise", list(NOTEBOOK_OF))
+@pytest.mark.parametrize("exercise", RECORDED)
 def test_every_catalogued_mistake_is_named_and_loses_points(exercise):
     table = diagnose.mistake_table()[exercise]["mistakes"]
     expected = EXPECTED[exercise]
@@ -82,7 +85,7 @@ def test_every_catalogued_mistake_is_named_and_loses_points(exercise):
         assert outputs[-1].ename == verdict.FAILED and (m.hint or m.mistake) in outputs[-1].evalue
 
 
-@pytest.mark.parametrize("exercise", list(NOTEBOOK_OF))
+@pytest.mark.parametrize("exercise", RECORDED)
 def test_right_answers_get_full_points_and_no_mistake(exercise):
     from whole_transformer import grading
     from whole_transformer.course.answers.diagnose import _called, _environment

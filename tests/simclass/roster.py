@@ -458,7 +458,7 @@ def roster(nbs: Notebooks, course: Path, port: int = 9) -> list[Student]:
         ],
         "puts a module whose every attribute returns True in sys.modules (grading, numpy): the hidden tests "
         "after it hand nothing out, so they fail too",
-        zeroed=("test_greedy_decode", "test_cached_attention"),
+        zeroed=("test_greedy_decode", "test_cached_attention", "test_sample_next"),
     )
 
     def hooks_ipython(name, notebook, exercise, code, hook, note):
