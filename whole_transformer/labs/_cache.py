@@ -1,10 +1,11 @@
 """The cache lab's pieces (notebook 03): one number read with a KV cache, each step measured both ways, and
 its drawing. ``cache.py`` holds the widget.
 
-``read_with_cache`` reads a number greedily with ``fast.extend`` (the course's KV cache) and, at every step,
-also re-reads the whole sequence with the plain forward pass: it keeps both steps' scores, their times and
-the cache after the step. Both run in float64, so the two ways' scores agree to about 1e-13 and every printed
-digit is the same. ``multiply_adds`` counts the products of a forward pass from the model's shapes.
+``read_with_cache`` takes the steps of ``decode.greedy_trace`` reading a number and does each again with
+``fast.extend`` (the course's KV cache) and by re-reading the whole sequence with the plain forward pass: it
+keeps both ways' scores, their times and the cache after the step. Both run in float64, so the two ways'
+scores agree to about 1e-13 and every printed digit is the same. ``multiply_adds`` counts the products of a
+forward pass from the model's shapes.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..decode import MAX_NEW
+from ..decode import MAX_NEW, greedy_trace
 from ..fast import extend, single_thread
 from ..model import Transformer
-from ..task import EOS, VOCAB, prompt
+from ..task import VOCAB, prompt
 from ._html import esc, heatmap, sr, table
 
 REPEATS = 2  # each step is timed this many times both ways; the fastest counts (the least disturbed by others)
@@ -82,21 +83,23 @@ def _extended(m: Transformer, new: list[int], cache: dict):
 
 @torch.no_grad()
 def read_with_cache(model: Transformer, n: int, max_new: int = MAX_NEW) -> list[CachedStep]:
-    """Greedy reading of ``n`` with a KV cache, each step also done by re-reading everything (see the module)."""
+    """The steps of ``decode.greedy_trace`` reading ``n``, each done again with a KV cache and by re-reading every
+    row, both timed (see the module)."""
     m = in_float64(model)
-    ids, new = list(prompt(n)), list(prompt(n))
     steps: list[CachedStep] = []
     cache: dict = {}
     with single_thread():
-        for _ in range(max_new):
+        for i, step in enumerate(greedy_trace(m, prompt(n), max_new).steps):
+            ids = step.ids_in
+            new = ids if i == 0 else ids[-1:]  # the first step reads the prompt; each later one only its new token
             t_cached, (cache, scores) = _fastest(lambda: _extended(m, new, cache))  # noqa: B023 - run at once
             t_full, full = _fastest(lambda: m(torch.tensor([ids]))[0, -1])  # noqa: B023
-            picked, L = int(scores.argmax()), len(ids)
+            L = len(ids)
             steps.append(
                 CachedStep(
                     list(ids),
                     len(new),
-                    picked,
+                    step.picked,
                     scores.numpy(),
                     full.numpy(),
                     (t_cached, t_full),
@@ -105,9 +108,6 @@ def read_with_cache(model: Transformer, n: int, max_new: int = MAX_NEW) -> list[
                     [p["v"][0].numpy() for p in cache["blocks"]],
                 )
             )
-            ids, new = [*ids, picked], [picked]
-            if picked == EOS:
-                break
     return steps
 
 
