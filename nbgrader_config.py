@@ -39,11 +39,11 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from whole_transformer.course.nbgrader.execute import SandboxExecute  # noqa: E402
-from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests  # noqa: E402
-from whole_transformer.course.nbgrader.inert import MakeInert  # noqa: E402
+from whole_transformer.course.plugins.execute import SandboxExecute  # noqa: E402
+from whole_transformer.course.plugins.hide_tests import HideHiddenTests  # noqa: E402
+from whole_transformer.course.plugins.inert import MakeInert  # noqa: E402
 from whole_transformer.course.layout import COURSE_ID  # noqa: E402
-from whole_transformer.course.nbgrader.verdict import HoldExpected, Verdict  # noqa: E402
+from whole_transformer.course.plugins.verdict import HoldExpected, Verdict  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 
@@ -77,7 +77,7 @@ c.SandboxExecute.file_size_limit = 64 * 2**20
 c.SandboxExecute.max_outputs = 200
 c.SandboxExecute.max_output_bytes = 2_000_000
 # The kernel never sees an expected value: HoldExpected keeps them in this process, the kernel hands
-# out what the student's functions return, and Verdict compares here (whole_transformer/course/nbgrader/verdict.py).
+# out what the student's functions return, and Verdict compares here (whole_transformer/course/plugins/verdict.py).
 c.Autograde.autograde_preprocessors = [
     HoldExpected,  # cut the expected values out of the hidden tests before the kernel starts
     SandboxExecute,  # nbgrader's Execute, sandboxed and surviving dead or stuck kernels
@@ -95,7 +95,7 @@ c.LimitOutput.max_traceback = 100
 
 # ---------------------------------------------------------------- feedback
 # Hidden tests, their expected values and tracebacks that show them never reach a student.
-# What the student wrote (Markdown, HTML, SVG and JavaScript outputs) is made inert (nbgrader/inert.py).
+# What the student wrote (Markdown, HTML, SVG and JavaScript outputs) is made inert (plugins/inert.py).
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, MakeInert, CSSHTMLHeaderPreprocessor]
 
 # ---------------------------------------------------------------- the term (course.toml)
@@ -106,11 +106,11 @@ from whole_transformer.course.term.settings import load as _load_term  # noqa: E
 _term = _load_term(os.getcwd() if os.path.isfile("course.toml") else _here)
 
 # ---------------------------------------------------------------- handing out (JupyterHub)
-# release_feedback releases who handed in through the exchange and names the others (nbgrader/exchange.py)
-c.ExchangeFactory.release_feedback = "whole_transformer.course.nbgrader.exchange.ReleaseFeedback"
-# collect merges each submission into what the student handed in, file by file (nbgrader/collect.py); to replace
+# release_feedback releases who handed in through the exchange and names the others (plugins/exchange.py)
+c.ExchangeFactory.release_feedback = "whole_transformer.course.plugins.exchange.ReleaseFeedback"
+# collect merges each submission into what the student handed in, file by file (plugins/collect.py); to replace
 # whole hand-ins instead: nbgrader collect whole-transformer --MergeCollect.replace=True
-c.ExchangeFactory.collect = "whole_transformer.course.nbgrader.collect.MergeCollect"
+c.ExchangeFactory.collect = "whole_transformer.course.plugins.collect.MergeCollect"
 # With nbgrader's exchange on a shared JupyterHub, set its folder here, e.g.:
 # c.Exchange.root = "/srv/nbgrader/exchange"
 

@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from whole_transformer.course.grading.record import load_record  # noqa: E402
+from whole_transformer.course.autograder.record import load_record  # noqa: E402
 from whole_transformer.course.layout import ASSIGNMENT, Course, checkout_env  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results.md"
@@ -684,7 +684,7 @@ def bench_labs(b: Bench) -> None:
 # ------------------------------------------------------------------------------------ notebooks
 def run_notebook(nb, workdir: Path, autograde: bool = False, timeout: int = 120):
     """Run a notebook (nbformat node) top to bottom in a fresh kernel; (seconds, cell timings, executed nb)."""
-    from whole_transformer.course.build import notebook as kernel
+    from whole_transformer.course.publish import notebook as kernel
 
     env = kernel.kernel_env(**({"NBGRADER_EXECUTION": "autograde"} if autograde else {}))
     log = workdir / "kernel-stderr.txt"  # the kernel's own warnings stay out of the bench's output
@@ -984,7 +984,7 @@ def _grade_the_class(b: Bench, tmp: Path, base: Path, Notebooks, roster, write_s
     """JOBS=2 and 2 Dask workers: the same class on the same 2 cores (JOBS=1 is the one-submission row × N),
     taking turns, so that a machine whose speed drifts weighs on both alike. Returns each way's times, the CPU
     one student costs with JOBS=2, who the class is, and each way's slowest students (last run)."""
-    from whole_transformer.course.grading.cluster import local_cluster
+    from whole_transformer.course.autograder.cluster import local_cluster
 
     took_way: dict[str, list[float]] = {label: [] for label, _ in CLASS_WAYS}
     cpu_class, who, slowest = [], "", {}
@@ -1087,10 +1087,10 @@ class _ScaleRig:
     def graded(cls, b: Bench, tmp: Path) -> _ScaleRig:
         """The course built and the submission graded; a row for that grading if the autograde group did not run."""
         make_course, Notebooks, write_submission, _ = _class_generator()
-        from whole_transformer.course.build.release import release
-        from whole_transformer.course.grading.gradebook import build_template, make_pack
-        from whole_transformer.course.grading.locate import make_job
-        from whole_transformer.course.grading.student import grade_job
+        from whole_transformer.course.autograder.gradebook import build_template, make_pack
+        from whole_transformer.course.autograder.locate import make_job
+        from whole_transformer.course.autograder.student import grade_job
+        from whole_transformer.course.publish.release import release
         from whole_transformer.course.sandbox.bubblewrap import check_sandbox
 
         base = make_course(tmp / "base", real_source=True)
@@ -1122,8 +1122,8 @@ class _ScaleRig:
 
     def merges(self, c: Course, label: str) -> list[float]:
         """The wall time of each of ``n`` merges of the graded student into ``c``'s gradebook, a new student each."""
-        from whole_transformer.course.grading.gradebook import open_gradebook
-        from whole_transformer.course.grading.merge import merge
+        from whole_transformer.course.autograder.gradebook import open_gradebook
+        from whole_transformer.course.autograder.merge import merge
 
         times, cpu = [], []
         with open_gradebook(c) as gb:
@@ -1161,8 +1161,8 @@ def _bench_merge_postgres(b: Bench, rig: _ScaleRig) -> None:
     _tests_importable()
     from simclass.pgcluster import PostgresCluster, server_bin
 
-    from whole_transformer.course.build.release import release
-    from whole_transformer.course.grading.gradebook import build_template
+    from whole_transformer.course.autograder.gradebook import build_template
+    from whole_transformer.course.publish.release import release
 
     item = "merge one graded student into PostgreSQL"
     if server_bin() is None:
@@ -1205,7 +1205,7 @@ def _bench_merge_postgres(b: Bench, rig: _ScaleRig) -> None:
 def _bench_dask_task(b: Bench, rig: _ScaleRig) -> None:
     from distributed import Client
 
-    from whole_transformer.course.grading.cluster import local_cluster
+    from whole_transformer.course.autograder.cluster import local_cluster
 
     def noop(job, pack):  # local, as it always was: it travels to the workers by value
         return len(job.files) + len(pack.db)

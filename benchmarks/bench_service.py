@@ -159,7 +159,7 @@ def burst(b, h, tmp: Path, way: str, students: list[tuple[str, dict]]) -> None:
     cluster = None
     try:
         if name == "dask":
-            from whole_transformer.course.grading.cluster import local_cluster
+            from whole_transformer.course.autograder.cluster import local_cluster
 
             cluster = local_cluster(2)
             svc = Service(course, exchange, "--scheduler", cluster.scheduler_address)

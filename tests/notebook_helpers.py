@@ -9,9 +9,9 @@ from pathlib import Path
 
 import nbformat
 
-from whole_transformer.course.build import notebook as kernel
-from whole_transformer.course.build.notebook import kernel_env
 from whole_transformer.course.layout import ASSIGNMENT
+from whole_transformer.course.publish import notebook as kernel
+from whole_transformer.course.publish.notebook import kernel_env
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "source" / ASSIGNMENT

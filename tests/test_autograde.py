@@ -1,4 +1,4 @@
-"""Autograding a small class (``grading/autograde.py`` and its stages) with real nbgrader and the real
+"""Autograding a small class (``autograder/autograde.py`` and its stages) with real nbgrader and the real
 sandbox, on the one-notebook course of tests/simclass/minicourse.py: parallel and resumed runs give
 the same grades once each, and grading refuses to run without a sandbox unless asked."""
 
@@ -19,11 +19,11 @@ import nbformat
 import pytest
 from simclass.minicourse import NAME, make_course, require_sandbox
 
-from whole_transformer.course.build.release import release as build_release
+from whole_transformer.course.autograder.autograde import autograde
+from whole_transformer.course.autograder.record import load_record
 from whole_transformer.course.cells import grade_id as gid
-from whole_transformer.course.grading.autograde import autograde
-from whole_transformer.course.grading.record import load_record
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env
+from whole_transformer.course.publish.release import release as build_release
 from whole_transformer.course.reports.grades import write_detail
 
 REPO = Path(__file__).resolve().parents[1]

@@ -26,10 +26,10 @@ from simclass.minicourse import make_course, require_sandbox
 from simclass.notebooks import Notebooks, write_submission
 from simclass.roster import expected_now, expected_table, roster
 
-from whole_transformer.course.build.release import release
-from whole_transformer.course.grading.autograde import autograde
-from whole_transformer.course.grading.record import load_record
+from whole_transformer.course.autograder.autograde import autograde
+from whole_transformer.course.autograder.record import load_record
 from whole_transformer.course.layout import ASSIGNMENT, Course
+from whole_transformer.course.publish.release import release
 from whole_transformer.course.reports.feedback import feedback, leaks, own_submission, secrets
 from whole_transformer.course.reports.grades import grades
 

@@ -14,8 +14,8 @@ import pytest
 from simclass.exchange import course_with_exchange, nbgrader
 from simclass.minicourse import NAME, require_sandbox
 
+from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.cells import grade_id
-from whole_transformer.course.grading.autograde import autograde
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID
 from whole_transformer.course.reports.feedback import feedback
 

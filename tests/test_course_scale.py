@@ -34,11 +34,11 @@ from simclass.notebooks import Notebooks, write_submission
 from simclass.pgcluster import PostgresCluster, require_postgres
 from simclass.roster import expected_now, roster
 
-from whole_transformer.course.build.release import release
-from whole_transformer.course.grading.autograde import autograde
-from whole_transformer.course.grading.cluster import local_cluster
-from whole_transformer.course.grading.record import load_record
+from whole_transformer.course.autograder.autograde import autograde
+from whole_transformer.course.autograder.cluster import local_cluster
+from whole_transformer.course.autograder.record import load_record
 from whole_transformer.course.layout import ASSIGNMENT, Course
+from whole_transformer.course.publish.release import release
 from whole_transformer.course.reports.feedback import feedback
 from whole_transformer.course.reports.grades import grades, write_detail
 from whole_transformer.course.reports.insights import insights

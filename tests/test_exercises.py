@@ -178,7 +178,7 @@ def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake
 
 
 def expected_of(exercise: str) -> dict:
-    from whole_transformer.course.nbgrader.verdict import split_expected
+    from whole_transformer.course.plugins.verdict import split_expected
 
     (cell,) = graded_cells(exercise).values()
     return split_expected(cell["source"])[1]
@@ -265,7 +265,7 @@ def test_no_expected_value_reaches_the_kernel():
         added = {k for k in graded.namespace if k.startswith("_") and not k.startswith("__")}
         assert not added, added
         (cell,) = graded_cells(ex).values()
-        from whole_transformer.course.nbgrader.verdict import split_expected
+        from whole_transformer.course.plugins.verdict import split_expected
 
         kernel_part, expected = split_expected(cell["source"])
         assert expected["cases"] and "EXPECTED" not in kernel_part and '"want"' not in kernel_part

@@ -19,11 +19,11 @@ import nbformat.v4 as nbf
 import pytest
 from simclass.minicourse import make_course, mini_notebook
 
-from whole_transformer.course.build.release import release
 from whole_transformer.course.cells import SOLUTION, grade_id, is_test, nbgrader_meta, split_region
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests, split_hidden
-from whole_transformer.course.nbgrader.verdict import split_expected
+from whole_transformer.course.plugins.hide_tests import HideHiddenTests, split_hidden
+from whole_transformer.course.plugins.verdict import split_expected
+from whole_transformer.course.publish.release import release
 from whole_transformer.course.reports.feedback import (
     EXPECTED,
     HIDDEN,
@@ -225,7 +225,7 @@ def test_no_hint_students_are_given_holds_a_line_of_a_solution(course):
     the mistake catalogue) never hands out a line of a reference solution: a feedback file naming the mistake would
     be removed as a leak, and the hint would have given the answer."""
     from whole_transformer.course.answers.mistakes import CATALOGUE
-    from whole_transformer.course.nbgrader.hide_tests import solution_fragments
+    from whole_transformer.course.plugins.hide_tests import solution_fragments
 
     package = Path(__import__("whole_transformer").__file__).parent / "data"
     said = [p.read_text() for p in sorted(package.glob("*.json"))]

@@ -49,7 +49,7 @@ def _stamp(when: datetime) -> str:
 def handed_in(tmp_path_factory):
     """The class graded: by the service (hal, bo, fu, co), then by make autograde after nbgrader collect (ah, ab)."""
     require_sandbox()
-    from whole_transformer.course.grading.autograde import autograde
+    from whole_transformer.course.autograder.autograde import autograde
     from whole_transformer.course.service.serve import serve
 
     now = datetime.now(UTC)

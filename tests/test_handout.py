@@ -29,10 +29,10 @@ import nbformat
 import pytest
 from implementations import implementations
 
-from whole_transformer.course.build import handout as handout_mod
 from whole_transformer.course.cells import HIDDEN_REGION, cell_source, grade_id
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF, Course
-from whole_transformer.course.nbgrader import compare, verdict
+from whole_transformer.course.plugins import compare, verdict
+from whole_transformer.course.publish import handout as handout_mod
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "source" / ASSIGNMENT

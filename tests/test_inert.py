@@ -1,4 +1,4 @@
-"""The sanitizer on its own (``nbgrader/inert.py``), fast: the browser tests are tests/e2e/test_e2e_safe_to_open.py.
+"""The sanitizer on its own (``plugins/inert.py``), fast: the browser tests are tests/e2e/test_e2e_safe_to_open.py.
 
 The hostile notebook of ``simclass/payloads.py`` is rendered as the Formgrader and the feedback render a
 notebook (nbconvert's HTML exporter). Made inert first, the page holds no active piece of any payload;
@@ -15,7 +15,7 @@ from simclass.minicourse import mini_notebook
 from simclass.payloads import CATALOGUE, hostile
 
 from whole_transformer.course.csp import policy, with_policy
-from whole_transformer.course.nbgrader.inert import clean_file, clean_notebook
+from whole_transformer.course.plugins.inert import clean_file, clean_notebook
 
 #: an element that runs or loads something, or any tag with an event handler or a javascript:/data: page link
 ACTIVE = re.compile(

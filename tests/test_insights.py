@@ -30,8 +30,8 @@ from whole_transformer.course.answers import diagnose
 from whole_transformer.course.answers.mistakes import CATALOGUE
 from whole_transformer.course.cells import grade_id, is_test
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF, Course
-from whole_transformer.course.nbgrader import verdict, verdict_text
-from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests
+from whole_transformer.course.plugins import verdict, verdict_text
+from whole_transformer.course.plugins.hide_tests import HideHiddenTests
 from whole_transformer.questions import QUESTIONS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -204,8 +204,8 @@ def _class_subset(nbs: Notebooks, root: Path):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     require_sandbox()
-    from whole_transformer.course.build.release import release
-    from whole_transformer.course.grading.autograde import autograde
+    from whole_transformer.course.autograder.autograde import autograde
+    from whole_transformer.course.publish.release import release
     from whole_transformer.course.reports.feedback import feedback
     from whole_transformer.course.reports.grades import grades
     from whole_transformer.course.reports.insights import insights
@@ -235,7 +235,7 @@ def _impls(student) -> dict[str, str]:
 
 
 def _verdict(course, student, notebook, gid):
-    from whole_transformer.course.grading.record import load_record
+    from whole_transformer.course.autograder.record import load_record
 
     return load_record(course, student).notebooks[notebook].cells[gid].verdict
 

@@ -22,7 +22,7 @@ import pytest
 from whole_transformer import task
 from whole_transformer.labs import batch_lab, decode_lab, training_lab
 from whole_transformer.labs.batch import parse_numbers, shift_table, shift_table_html, target_kinds
-from whole_transformer.labs.decode import DecodeLab, held_out_table, parse_number, step_seconds
+from whole_transformer.labs.decode_steps import DecodeLab, held_out_table, parse_number, step_seconds
 from whole_transformer.labs.training import QUICK_EPOCHS, RUNS, chart_svg
 from whole_transformer.train import load_model
 
@@ -179,7 +179,7 @@ def test_decode_step_is_fast(record_property):
 
 
 def test_decode_lab_is_the_function_even_after_its_module_was_imported():
-    import whole_transformer.labs.decode  # noqa: F401  (sets the package attribute `decode`)
+    import whole_transformer.labs.decode_steps  # noqa: F401  (sets the package attribute `decode_steps`)
     from whole_transformer.labs import decode_lab as lab_function
 
     assert isinstance(lab_function(12), DecodeLab)

@@ -14,9 +14,9 @@ import nbformat
 import pytest
 from notebook_helpers import SOURCE
 
-from whole_transformer.course.build.ask_first import ANSWER_TAG, SHOW_TAG, SUMMARY, answer_lines, worked
-from whole_transformer.course.build.lecture import export_html, lecture_notebook
 from whole_transformer.course.cells import grade_id, is_test
+from whole_transformer.course.publish.ask_first import ANSWER_TAG, SHOW_TAG, SUMMARY, answer_lines, worked
+from whole_transformer.course.publish.lecture import export_html, lecture_notebook
 from whole_transformer.questions import QUESTIONS
 
 NAMES = sorted(p.name for p in SOURCE.glob("*.ipynb"))

@@ -27,7 +27,7 @@ from whole_transformer import checks, grading, scale_study
 from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN
 from whole_transformer.course.cells import nbgrader_meta as nbg
 from whole_transformer.course.cells import split_region
-from whole_transformer.course.nbgrader.verdict import failure_message, split_expected
+from whole_transformer.course.plugins.verdict import failure_message, split_expected
 
 
 def execute(nb, **env):

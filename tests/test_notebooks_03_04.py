@@ -31,12 +31,12 @@ from notebook_helpers import execute as _execute
 from notebook_helpers import stream_text as text_of
 
 from whole_transformer import checks, grading
-from whole_transformer.course.build.notebook import kernel_env
 from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN
 from whole_transformer.course.cells import nbgrader_meta as nbg
 from whole_transformer.course.cells import split_region
 from whole_transformer.course.layout import ASSIGNMENT
-from whole_transformer.course.nbgrader.verdict import failure_message, split_expected
+from whole_transformer.course.plugins.verdict import failure_message, split_expected
+from whole_transformer.course.publish.notebook import kernel_env
 
 
 def execute(nb, **env):

@@ -187,7 +187,7 @@ def test_the_package_files_read_include_the_questions_hints_labs_and_docstrings(
         "whole_transformer/data/exercise_checks.json",
         "whole_transformer/course/answers/mistakes.toml",
         "whole_transformer/labs/microscope.py",
-        "whole_transformer/labs/decode.py",
+        "whole_transformer/labs/decode_steps.py",
         "whole_transformer/task.py",
         "whole_transformer/checks.py",
     ):

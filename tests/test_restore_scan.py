@@ -1,5 +1,5 @@
-"""Grading a submission's cells: ``grading/restore.py`` puts protected cells back as released (deleted,
-edited, re-tagged, re-typed, duplicated, moved) and ``grading/scan.py`` reports suspicious code."""
+"""Grading a submission's cells: ``autograder/restore.py`` puts protected cells back as released (deleted,
+edited, re-tagged, re-typed, duplicated, moved) and ``autograder/scan.py`` reports suspicious code."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import nbformat.v4 as nbf
 import pytest
 from simclass.minicourse import mini_notebook
 
+from whole_transformer.course.autograder.restore import restore
+from whole_transformer.course.autograder.scan import scan
 from whole_transformer.course.cells import grade_id as gid
-from whole_transformer.course.grading.restore import restore
-from whole_transformer.course.grading.scan import scan
 
 
 def ids(nb):
@@ -137,7 +137,7 @@ def test_cells_with_unknown_grade_ids_lose_their_metadata(release):
         ("from whole_transformer.course.answers.reference import next_token", "reference"),
         ("from whole_transformer.course import reference\nnext_token = reference.next_token", "reference"),
         ("from whole_transformer.task import xy_arrays", "reference implementation"),
-        ("import whole_transformer.course.grading.autograde", "grading internals"),
+        ("import whole_transformer.course.autograder.autograde", "grading internals"),
         ("grading.same = lambda *a: True", "grading"),
         ("class A:\n    def __eq__(self, o):\n        return True", "__eq__"),
         ("import sys\nf = sys._getframe(1)", "frame introspection"),

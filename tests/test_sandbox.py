@@ -1,4 +1,4 @@
-"""The sandbox (``sandbox/``) and the execute step nbgrader runs in it (``nbgrader/execute.py``): a
+"""The sandbox (``sandbox/``) and the execute step nbgrader runs in it (``plugins/execute.py``): a
 sandboxed kernel sees nothing of the course, no network, no other student; execute survives dead
 and stuck kernels; the sandbox runs the kernel wherever the course's Python lives."""
 
@@ -15,7 +15,7 @@ import pytest
 from simclass.loopback import loopback_listener
 from simclass.minicourse import require_sandbox
 
-from whole_transformer.course.nbgrader.execute import SandboxExecute
+from whole_transformer.course.plugins.execute import SandboxExecute
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,7 @@ attempt("write_course", lambda: open({course!r} + "/x.txt", "w").write("x"))
 attempt("write_tmp_then_host", lambda: open("/tmp/wt-sandbox-probe.txt", "w").write("x"))
 attempt("write_cwd", lambda: open("mine.txt", "w").write("x"))
 attempt("network", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=3))
-attempt("import_course", lambda: __import__("whole_transformer.course.grading.autograde"))
+attempt("import_course", lambda: __import__("whole_transformer.course.autograder.autograde"))
 results["env_secret"] = os.environ.get("WT_TEST_SECRET", "absent")
 results["processes"] = len([p for p in os.listdir("/proc") if p.isdigit()])
 results["uid"] = os.getuid()
@@ -138,7 +138,7 @@ def test_execute_gives_up_after_too_many_restarts_and_says_so():
 SANDBOX_PROBE = """
 import sys
 import nbformat.v4 as nbf
-from whole_transformer.course.nbgrader.execute import SandboxExecute
+from whole_transformer.course.plugins.execute import SandboxExecute
 nb = nbf.new_notebook(cells=[nbf.new_code_cell(
     "import sys, numpy, torch\\nfrom whole_transformer import grading\\n"
     "print('ran', sys.executable, numpy.__version__)")])

@@ -25,7 +25,7 @@ from simclass.exchange import course_with_exchange, nbgrader
 from simclass.minicourse import NAME, require_sandbox
 from simclass.notebooks import set_answer
 
-from whole_transformer.course.grading.autograde import autograde
+from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env
 from whole_transformer.course.service.policy import counts, decide, feedback_kind
 from whole_transformer.course.service.serve import serve

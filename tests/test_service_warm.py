@@ -99,7 +99,7 @@ def test_two_students_one_after_the_other_on_the_warm_service_see_nothing_of_eac
 @pytest.mark.xdist_group("course-mini")
 def test_on_dask_workers_each_students_kernel_comes_from_the_workers_zygote_into_their_own_sandbox(tmp_path):
     require_sandbox()
-    from whole_transformer.course.grading.cluster import local_cluster
+    from whole_transformer.course.autograder.cluster import local_cluster
 
     course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\n")
     secret = course.root / "source" / ASSIGNMENT / f"{NAME}.ipynb"

@@ -24,10 +24,10 @@ from simclass.minicourse import make_course, mini_notebook
 
 from whole_transformer.course.__main__ import main
 from whole_transformer.course.answers import check_data
-from whole_transformer.course.build.release import release
-from whole_transformer.course.grading.collect_zip import collect_zip
-from whole_transformer.course.grading.handin_merge import read_times
+from whole_transformer.course.autograder.collect_zip import collect_zip
+from whole_transformer.course.autograder.handin_merge import read_times
 from whole_transformer.course.layout import ASSIGNMENT, Course
+from whole_transformer.course.publish.release import release
 from whole_transformer.course.term.late import read_timestamp
 from whole_transformer.course.term.roster import import_roster
 
@@ -328,7 +328,7 @@ def test_make_grades_before_any_grading_says_what_to_run_and_writes_nothing(cour
 def test_a_stale_hidden_test_is_refused_by_make_autograde(real, tmp_path, monkeypatch):
     from whole_transformer import grading as g
     from whole_transformer.course.answers import hidden_tests
-    from whole_transformer.course.grading.autograde import autograde
+    from whole_transformer.course.autograder.autograde import autograde
 
     root = tmp_path / "course"
     shutil.copytree(real, root)
@@ -401,7 +401,7 @@ def test_the_page_per_student_spaces_its_score_table(course):
 
 
 def test_an_empty_hand_in_fills_no_line_of_the_next_lecture():
-    from whole_transformer.course.grading.record import GRADED, MISSING, UNANSWERED
+    from whole_transformer.course.autograder.record import GRADED, MISSING, UNANSWERED
     from whole_transformer.course.reports.insights import Exercise, _answered_nothing, _next_lecture
 
     names = ["next_token", "greedy_decode", "make_xy", "masked_loss"]

@@ -25,7 +25,7 @@ from simclass.notebooks import Notebooks, set_answer
 
 from whole_transformer import checks
 from whole_transformer.course.answers.mistakes import CATALOGUE
-from whole_transformer.course.build.handout import TEMPLATE
+from whole_transformer.course.publish.handout import TEMPLATE
 
 REPO = Path(__file__).resolve().parents[1]
 

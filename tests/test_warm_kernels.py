@@ -12,7 +12,7 @@ import nbformat.v4 as nbf
 import pytest
 from simclass.minicourse import require_sandbox
 
-from whole_transformer.course.nbgrader.execute import SandboxExecute
+from whole_transformer.course.plugins.execute import SandboxExecute
 from whole_transformer.course.sandbox import warm_kernels, zygote
 
 

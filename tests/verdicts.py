@@ -1,7 +1,7 @@
 """The hidden tests' verdict on one value, as autograding reaches it: handed out, then judged.
 
 The kernel side (``grading.outcome``) turns what the student's code returned into plain data; it
-crosses to the grader as JSON; the grader (``course/nbgrader/verdict.py``) compares it with the expected
+crosses to the grader as JSON; the grader (``course/plugins/verdict.py``) compares it with the expected
 value. ``kernel_side`` and ``grader_side`` are the two halves, for tests that tamper in between.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from whole_transformer import grading
-from whole_transformer.course.nbgrader import verdict
+from whole_transformer.course.plugins import verdict
 
 
 def _json(want):

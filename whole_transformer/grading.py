@@ -5,7 +5,7 @@ on every case of the hidden test) or ``hand_out_answer`` (a question: the answer
 turn what the student's code returned into plain JSON (numbers, strings, lists, null) and publish
 it as one output of the cell, of MIME type ``RESULTS_MIME``. No expected value is ever in the
 kernel: the grading process, outside the sandbox, reads that output and compares it with the
-expected values it alone holds (``whole_transformer/course/nbgrader/verdict.py``). So whatever a
+expected values it alone holds (``whole_transformer/course/plugins/verdict.py``). So whatever a
 submission does to this kernel (replacing this module, builtins or NumPy, printing text that looks
 like a verdict, returning objects that lie about equality) changes only what its own functions
 return, never the verdict on them.

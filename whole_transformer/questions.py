@@ -27,7 +27,7 @@ class NoAnswer(Exception):
     pass
 
 
-# The forms read here are the forms the grader accepts (course/nbgrader/verdict.py): a check never says
+# The forms read here are the forms the grader accepts (course/plugins/verdict.py): a check never says
 # "Right." to an answer that would not earn its point, such as "8" or 8.0 for 8.
 def _as_int(x) -> int:
     if isinstance(x, bool):

@@ -34,8 +34,8 @@ import pytest
 from terminal import run_in_terminal
 
 from whole_transformer.checks import VALIDATE_NOTE
-from whole_transformer.course.build import handout as handout_mod
 from whole_transformer.course.layout import Course
+from whole_transformer.course.publish import handout as handout_mod
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

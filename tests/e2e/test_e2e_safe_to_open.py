@@ -40,7 +40,7 @@ def handed_in(tmp_path_factory):
     """The hostile hand-in graded by the service and its feedback written; the graded files as nbgrader left
     them (before they were made inert) in ``raw``."""
     require_sandbox()
-    from whole_transformer.course.grading import merge
+    from whole_transformer.course.autograder import merge
     from whole_transformer.course.reports.feedback import feedback
     from whole_transformer.course.service.serve import serve
 
@@ -226,7 +226,7 @@ def test_each_feedback_safeguard_alone_stops_the_scripts(handed_in, browser):
         config.write_text(
             own_config + "from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor\n"
             "from nbgrader.preprocessors import GetGrades\n"
-            "from whole_transformer.course.nbgrader.hide_tests import HideHiddenTests\n"
+            "from whole_transformer.course.plugins.hide_tests import HideHiddenTests\n"
             "c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]\n"
         )
         with pytest.MonkeyPatch.context() as mp:

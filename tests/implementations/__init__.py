@@ -114,7 +114,7 @@ def run_test_cell(source: str, ns: dict) -> tuple[bool, str | None]:
     from nbformat import NotebookNode
 
     from whole_transformer import grading
-    from whole_transformer.course.nbgrader import verdict
+    from whole_transformer.course.plugins import verdict
 
     kernel_part, expected = verdict.split_expected(source)
     outputs = []

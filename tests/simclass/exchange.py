@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from whole_transformer.course.build.release import release
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env
+from whole_transformer.course.publish.release import release
 
 from .minicourse import make_course
 

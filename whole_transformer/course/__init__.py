@@ -10,10 +10,10 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
   ``hidden_cached`` those of ``cached_attention``, ``hidden_sampling`` ``sample_next``'s (its draws);
   ``hidden_cells`` source/'s test cells kept in step with them, ``hidden_parts`` their text and digest),
   ``check_data`` (the visible checks' hashes);
-- ``build/``      ``release`` (release/), ``lecture`` (notebooks/ and their HTML), ``handout`` (the
+- ``publish/``    ``release`` (release/), ``lecture`` (notebooks/ and their HTML), ``handout`` (the
   students' repository), ``notebook`` (running a notebook top to bottom: the one ``run_notebook``),
   their ``templates/`` and ``vendor/``;
-- ``nbgrader/``   what nbgrader runs: ``app`` (nbgrader started light), ``execute`` (the sandboxed,
+- ``plugins/``    what nbgrader runs (its plug-ins): ``app`` (nbgrader started light), ``execute`` (the sandboxed,
   crash-proof Execute step), ``verdict`` (expected values held outside the kernel; ``cell_verdict`` one
   cell's verdict, ``compare`` a result with them, ``verdict_text`` what a verdict says), ``hide_tests``
   (the feedback filter), ``inert`` (what a student wrote, sanitized before a page someone else opens shows it),
@@ -23,13 +23,13 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
   such a kernel as jupyter_client sees it), ``zygote`` (the service's one warm process whose kernels
   enter each student's sandbox); the programs run as they are: ``fork_server``, ``kernel_zygote``,
   ``kernel_launcher`` (``limits`` inlined in each); it knows nothing of grades;
-- ``grading/``    one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
+- ``autograder/`` one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
   ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
   ``nbgrader_run`` its nbgrader process; ``graded`` what that run left, read back), ``merge``, ``record``;
   a class: ``autograde`` (what it checks first: ``prepare``; what it tells as it goes: ``class_log``),
   ``graders`` (local or Dask), ``claims``, ``gradebook``, ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
-- ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released;
+- ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released (``attempt_feedback``);
 - ``term/``       the term's ``settings`` (course.toml), ``late`` (lateness and penalty), ``handin_time`` (the
   time a hand-in counts: the claim against the evidence), ``roster``;
 - ``classroom/``  JupyterHub on this machine: ``hub`` (``up``; what it made: ``room``; its accounts and the
@@ -42,7 +42,7 @@ import sys as _sys
 
 # nbformat imports jsonschema, which on import compiles rfc3987-syntax's Lark grammar (1.6 s here)
 # to check the "iri" string format, which no notebook or gradebook schema uses. Every process of the
-# course (its commands, the nbgrader runs they start: ``nbgrader_app``, Dask workers grading) goes
+# course (its commands, the nbgrader runs they start: ``plugins/app.py``, Dask workers grading) goes
 # without it; jsonschema then leaves out that one format check.
 # (None in sys.modules makes the import fail, as the import system documents; typeshed types the values ModuleType)
 _sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]

@@ -43,21 +43,21 @@ from .venv import instructor_python
 
 
 def cmd_release(course: Course, args) -> int:
-    from .build.release import release
+    from .publish.release import release
 
     release(course)
     return 0
 
 
 def cmd_lecture(course: Course, args) -> int:
-    from .build.lecture import lecture
+    from .publish.lecture import lecture
 
     lecture(course, execute=not args.no_execute)
     return 0
 
 
 def cmd_autograde(course: Course, args) -> int:
-    from .grading.autograde import autograde
+    from .autograder.autograde import autograde
     from .sandbox.bubblewrap import SandboxMissing
 
     try:
@@ -79,7 +79,7 @@ def cmd_autograde(course: Course, args) -> int:
 
 
 def cmd_workers(course: Course, args) -> int:
-    from .grading.cluster import serve
+    from .autograder.cluster import serve
 
     serve(args.workers, port=args.port, host=args.host, dashboard=args.dashboard)
     return 0
@@ -123,7 +123,7 @@ def cmd_mistake_table(course: Course, args) -> int:
 
 
 def cmd_handout(course: Course, args) -> int:
-    from .build.handout import handout
+    from .publish.handout import handout
 
     handout(course, Path(args.dest) if args.dest else None)
     return 0
@@ -157,7 +157,7 @@ def cmd_check_data(course: Course, args) -> int:
 
 
 def cmd_in_step(course: Course, args) -> int:
-    from .build.release import out_of_step
+    from .publish.release import out_of_step
 
     problems = out_of_step(course)
     for line in problems:
@@ -181,7 +181,7 @@ def cmd_roster(course: Course, args) -> int:
 
 
 def cmd_collect_zip(course: Course, args) -> int:
-    from .grading.collect_zip import collect_zip
+    from .autograder.collect_zip import collect_zip
 
     collect_zip(course, Path(args.file), replace=args.replace)
     return 0

@@ -1,6 +1,6 @@
 """A Content-Security-Policy for every page the course writes or serves.
 
-The pages show what students wrote, made inert first (``nbgrader/inert.py``). The policy is the
+The pages show what students wrote, made inert first (``plugins/inert.py``). The policy is the
 second wall: should anything active ever get through, the browser still runs no script the page's
 own template did not put in its ``<head>``, loads nothing from elsewhere, submits no form and
 takes no ``<base>``. For a page the course writes (feedback files, the page per student, the

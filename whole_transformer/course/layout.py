@@ -126,7 +126,7 @@ def run_nbgrader(
     args: list[str], cwd: Path, log: Path | None = None, timeout: float | None = None, env: dict | None = None
 ) -> subprocess.CompletedProcess:
     """``nbgrader <args>`` (through ``nbgrader_app``) in ``cwd``; output to ``log`` (appended) or captured."""
-    cmd = [sys.executable, "-m", "whole_transformer.course.nbgrader.app", *args]
+    cmd = [sys.executable, "-m", "whole_transformer.course.plugins.app", *args]
     env = env or nbgrader_env()
     if log is None:
         return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)

@@ -21,7 +21,7 @@ _LABS = {
     "microscope_lab": "microscope",  # notebook 02
     "block_picture": "block",  # notebook 02
     "scale_lab": "scale",  # notebook 02
-    "decode_lab": "decode",  # notebook 03
+    "decode_lab": "decode_steps",  # notebook 03
     "held_out_table": "heldout",  # notebook 03
     "sampling_lab": "sampling",  # notebook 03
     "cache_lab": "cache",  # notebook 03

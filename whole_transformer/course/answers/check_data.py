@@ -26,7 +26,7 @@ from whole_transformer import exercise_checks as ec
 from whole_transformer import questions as qs
 from whole_transformer.exercise_sampling import sampled
 
-from ..nbgrader.compare import floats
+from ..plugins.compare import floats
 from . import reference as ref
 from .mistakes import MISTAKES
 

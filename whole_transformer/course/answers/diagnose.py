@@ -1,6 +1,6 @@
 """Which catalogued mistake a wrong answer is, and how many points its kinds of case earn.
 
-Outside the sandbox, the grader (``nbgrader/verdict.py``) holds, for each exercise's hidden test,
+Outside the sandbox, the grader (``plugins/verdict.py``) holds, for each exercise's hidden test,
 what every mistake of ``mistakes.toml`` returns on the same hidden inputs: the *mistake table*,
 worked out here once and kept in ``mistake_results.json`` beside this module (instructor-only,
 like the expected values). A failed exercise is named by the mistake that returns what the
@@ -165,12 +165,12 @@ def mistake_table() -> dict:
 # ---------------------------------------------------------------- naming a wrong answer
 def _agrees(compare: str, case: dict, mine, theirs) -> bool:
     """The student's result is the mistake's result on this case (same value, or same exception)."""
-    from ..nbgrader.compare import case_passes
+    from ..plugins.compare import case_passes
 
     if type(mine) is not dict or type(theirs) is not dict:
         return False
     if "counts" in theirs:  # a sampler: the same distribution as the mistake's draws
-        from ..nbgrader.compare import same_distribution
+        from ..plugins.compare import same_distribution
 
         return "value" in mine and same_distribution(mine["value"], theirs["counts"])
     if "value" not in theirs:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from whole_transformer import grading as g
 from whole_transformer.questions import QUESTIONS
 
-from ..nbgrader.verdict import expected_region
+from ..plugins.verdict import expected_region
 
 BATCH_Y = "task.make_batch(range(64))[1].numpy().reshape(-1)"  # (320,) the targets of the batch 0…63
 

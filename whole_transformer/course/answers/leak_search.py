@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from ..cells import cell_source, grade_id, is_test, nbgrader_meta
-from ..nbgrader.hide_tests import expected_values, hidden_fragments, solution_fragments, split_hidden
+from ..plugins.hide_tests import expected_values, hidden_fragments, solution_fragments, split_hidden
 
 HIDDEN, EXPECTED, SOLUTION, INPUT = "hidden test", "expected value", "solution", "hidden input"
 _TAG = re.compile(r"<[^>]*>")

@@ -166,8 +166,8 @@ def up(
         for name in [room.instructor, *room.students]:
             room.passwords[name] = add_account(room, name)
         if package is None:  # the students' handout: the package without course/ (no answers, no grading code)
-            from ..build.handout import handout
             from ..layout import Course
+            from ..publish.handout import handout
 
             package = handout(Course.here(REPO), folder / "handout", log=log)
         done("accounts", f"{len(room.accounts)} accounts; the students' package: {package}")

@@ -17,7 +17,7 @@ from .env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS, Classroom
 from .room import Classroom
 
 # what is not copied into the instructor's course folder: the checkout's own work and tools at its top
-# (a package folder may share a name with one of them: whole_transformer/course/build/ is copied) ...
+# (a package folder may share a name with one of them: whole_transformer/course/publish/ is copied) ...
 COURSE_IGNORE_TOP = {
     ".git",
     ".venv",

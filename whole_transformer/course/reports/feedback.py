@@ -18,7 +18,7 @@ from ..answers.leak_search import EXPECTED, HIDDEN, INPUT, SOLUTION, found_in, n
 from ..cells import cell_source, nbgrader_meta
 from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
-from ..nbgrader.hide_tests import solution_fragments, split_hidden
+from ..plugins.hide_tests import solution_fragments, split_hidden
 
 __all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "notebook_text"]  # the kinds, as feedback's users know them
 

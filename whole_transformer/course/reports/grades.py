@@ -25,10 +25,10 @@ from pathlib import Path
 
 import nbformat
 
+from ..autograder.gradebook import gradebook_exists
+from ..autograder.locate import submission_digest
+from ..autograder.record import FAILED, GRADED, MISSING, UNANSWERED, load_record
 from ..cells import grade_id
-from ..grading.gradebook import gradebook_exists
-from ..grading.locate import submission_digest
-from ..grading.record import FAILED, GRADED, MISSING, UNANSWERED, load_record
 from ..layout import ASSIGNMENT, Course, redact, run_nbgrader
 
 DETAIL_COLUMNS = ["student_id", "notebook", "grade_id", "score", "max_score", "status", "reason", "cases"]

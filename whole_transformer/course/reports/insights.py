@@ -23,8 +23,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..grading.gradebook import gradebook_exists
-from ..grading.record import FAILED, GRADED, MISSING, UNANSWERED, load_record
+from ..autograder.gradebook import gradebook_exists
+from ..autograder.record import FAILED, GRADED, MISSING, UNANSWERED, load_record
 from ..layout import ASSIGNMENT, NOTEBOOK_OF, Course, redact
 from .grades import detail_rows
 

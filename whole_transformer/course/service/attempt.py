@@ -16,10 +16,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..grading.locate import Job, odd_files, submission_digest
-from ..grading.record import GRADED, MISSING, Finding
+from ..autograder.locate import Job, odd_files, submission_digest
+from ..autograder.record import GRADED, MISSING, Finding
 from ..layout import Course
-from . import feedback as fb
+from . import attempt_feedback as fb
 from .policy import Decision, counts, feedback_kind, when_text
 from .watch import COLLECTED, FAILED, MALFORMED, REFUSED, Submission, attempt_files
 
@@ -70,7 +70,7 @@ def install(course: Course, student: str, files: dict[str, bytes]) -> None:
 def graded_by_instructor(svc, sub: Submission) -> dict | None:
     """The record of an attempt ``make autograde`` already graded, exactly these files (handed in while the
     service was off, then collected): grading it again would replace the feedback the instructor released."""
-    from ..grading.record import load_record
+    from ..autograder.record import load_record
 
     if svc.store.was_merging(sub.name):  # the service's own merge, stopped before its record: not theirs
         return None
@@ -143,7 +143,7 @@ def _header(svc, sub: Submission, decision: Decision, score, total, counting: bo
 
 def graded(svc, sub: Submission, decision: Decision, job: Job, result) -> dict:
     """A graded attempt: into the course if it counts, its feedback released, its record returned."""
-    from ..grading.merge import merge
+    from ..autograder.merge import merge
 
     t0 = time.monotonic()
     handed = [r for r in result.notebooks.values() if r.status != MISSING]

@@ -29,8 +29,8 @@ from .status import Status, serve_status
 from .watch import FAILED, Store, inbound, scan
 
 if TYPE_CHECKING:
-    from ..grading.gradebook import Pack, Template
-    from ..grading.graders import DaskGraders, LocalGraders
+    from ..autograder.gradebook import Pack, Template
+    from ..autograder.graders import DaskGraders, LocalGraders
 
 RETRIES = 3
 
@@ -58,7 +58,7 @@ class Service:
         no_sandbox: bool = False,
         cell_timeout: int | None = None,
     ):
-        from ..grading.claims import Claims
+        from ..autograder.claims import Claims
         from ..term.settings import load
 
         self.course, self.exchange, self.status = course, exchange, status
@@ -81,7 +81,7 @@ class Service:
         return self.graders
 
     def start(self) -> None:
-        from ..grading.graders import DaskGraders, LocalGraders
+        from ..autograder.graders import DaskGraders, LocalGraders
         from ..sandbox.bubblewrap import check_sandbox
 
         sandbox = check_sandbox(self.no_sandbox)
@@ -111,7 +111,7 @@ class Service:
 
     def _prepare(self) -> None:
         """The assignment as source/ has it now (again, after make release changed it)."""
-        from ..grading.gradebook import build_template, make_pack, source_digest
+        from ..autograder.gradebook import build_template, make_pack, source_digest
         from ..reports.feedback import secrets
 
         self.claims.lock("assignment")
@@ -132,7 +132,7 @@ class Service:
 
     def step(self) -> bool:
         """One pass of the loop; True when nothing is waiting and nothing is being graded."""
-        from ..grading.gradebook import source_digest
+        from ..autograder.gradebook import source_digest
 
         self._settings()
         if not self.settings.service.enabled:

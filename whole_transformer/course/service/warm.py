@@ -1,7 +1,7 @@
 """A warm nbgrader for the service: each submission's ``nbgrader autograde`` forked from a process that
 imported nbgrader once, instead of a Python started afresh per submission.
 
-A fresh ``python -m whole_transformer.course.nbgrader.app autograde`` spends about 3 s of CPU on
+A fresh ``python -m whole_transformer.course.plugins.app autograde`` spends about 3 s of CPU on
 starting Python and importing nbgrader, nbconvert, jupyter_client and the course's preprocessors
 before it grades anything. The service grades one submission after another, so it keeps one
 *zygote*: a process (multiprocessing's ``forkserver``, started once, single-threaded) that has
@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 
-from ..grading.nbgrader_run import ZygoteRuns, with_kernel_zygote
+from ..autograder.nbgrader_run import ZygoteRuns, with_kernel_zygote
 from ..sandbox import zygote
 
 #: what the zygote imports: what ``nbgrader autograde`` with the course's config imports (no torch)
@@ -50,11 +50,11 @@ PRELOAD = [
     "nbconvert.preprocessors",
     "jupyter_client.manager",
     "nbclient",
-    "whole_transformer.course.nbgrader.execute",
-    "whole_transformer.course.nbgrader.verdict",
-    "whole_transformer.course.nbgrader.hide_tests",
+    "whole_transformer.course.plugins.execute",
+    "whole_transformer.course.plugins.verdict",
+    "whole_transformer.course.plugins.hide_tests",
     "whole_transformer.course.sandbox.warm_kernels",
-    "whole_transformer.course.nbgrader.exchange",
+    "whole_transformer.course.plugins.exchange",
     "whole_transformer.course.term.settings",
     "IPython.core.interactiveshell",  # what the kernel manager and the exporters import as they start
     "ipykernel.kernelspec",
@@ -65,7 +65,7 @@ PRELOAD = [
     "codeop",
 ]
 
-APP = "whole_transformer.course.nbgrader.app"
+APP = "whole_transformer.course.plugins.app"
 
 _context = None
 _lock = threading.Lock()

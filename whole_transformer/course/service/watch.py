@@ -134,7 +134,7 @@ def scan(exchange: Path) -> list[Submission]:
 
 def attempt_files(sub: Submission) -> dict[str, bytes]:
     """The attempt's regular files, as the course's submitted/<student>/ holds them (path → bytes)."""
-    from ..grading.locate import MAX_NOTEBOOK_BYTES, submission_files
+    from ..autograder.locate import MAX_NOTEBOOK_BYTES, submission_files
 
     files = {}
     for p in submission_files(sub.folder):

@@ -19,7 +19,7 @@ Where the evidence is:
   copies it, keeping its ``timestamp.txt``); the copies in ``submitted/`` carry the time they were
   copied, not the student's, so they are no evidence;
 - a hand-in collected from an LMS download (``make collect-zip``) keeps the LMS's own time, recorded
-  per file by ``grading/handin_merge.py``: the LMS saw the student hand in, the course trusts it.
+  per file by ``autograder/handin_merge.py``: the LMS saw the student hand in, the course trusts it.
 
 A hand-in with none of these (copied into ``submitted/`` by hand, no exchange) keeps its claim: there is
 nothing to check it against.
@@ -146,7 +146,7 @@ def _exchange(root: str) -> Path:
 def student_handin(course, student: str, exchange: Path | None = None) -> HandinTime:
     """The time of a student's hand-in in ``submitted/``: the LMS's, else the claim checked against the
     exchange's inbound folder it came from, else the claim alone."""
-    from ..grading.handin_merge import read_times
+    from ..autograder.handin_merge import read_times
     from .late import read_timestamp
 
     folder = course.submitted / student / ASSIGNMENT

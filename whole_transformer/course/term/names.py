@@ -28,7 +28,7 @@ def roster(course: Course) -> dict[str, dict[str, str]]:
     """The students the gradebook holds (``make roster``): id → their names, email and LMS id ({} if none)."""
     from nbgrader.api import Gradebook
 
-    from ..grading.gradebook import gradebook_exists
+    from ..autograder.gradebook import gradebook_exists
 
     if not gradebook_exists(course):
         return {}

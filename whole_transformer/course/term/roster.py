@@ -100,7 +100,7 @@ def import_roster(course, path: Path, log=print) -> tuple[int, int]:
     """Add or update every student of the CSV in the course gradebook; (added, updated)."""
     from nbgrader.api import Gradebook
 
-    from whole_transformer.course.grading.gradebook import prepare_database
+    from whole_transformer.course.autograder.gradebook import prepare_database
 
     notes: list[str] = []
     rows = read_roster(path, notes)

@@ -87,7 +87,7 @@ class Verdict(NbGraderPreprocessor):
 
     A failed exercise earns its passed kinds' share of the points (nbgrader reads the score from
     an ``execute_result`` before the error); the details go into the cell's metadata
-    (``DETAIL_KEY``), from which the grading records them (``grading/student.py``).
+    (``DETAIL_KEY``), from which the grading records them (``autograder/student.py``).
     """
 
     partial_credit_file = Unicode(

@@ -61,7 +61,7 @@ def grade_job(
     t0 = time.monotonic()
     base = Path(tempfile.mkdtemp(prefix=f"wt-grade-{job.student[:40]}-", dir=work))
     try:
-        grading = _Grading(base, job, pack)
+        grading = _SubmissionRun(base, job, pack)
         grading.prepare()
         grading.run(threads=threads, sandbox=sandbox, cell_timeout=cell_timeout, stop=stop, runs=runs or NbgraderRuns())
         result = grading.result
@@ -71,7 +71,7 @@ def grade_job(
         shutil.rmtree(base, ignore_errors=True)
 
 
-class _Grading:
+class _SubmissionRun:
     """One student's grading in the private course under ``base``."""
 
     def __init__(self, base: Path, job: Job, pack: Pack):

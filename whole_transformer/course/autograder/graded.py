@@ -45,7 +45,7 @@ def cell_statuses(res: NotebookResult, report: Path, graded: Path, cells) -> lis
 
 def _verdicts(graded: Path) -> dict[str, dict]:
     """grade_id → the grader's details of each test cell's verdict, from the graded notebook."""
-    from ..nbgrader.verdict import DETAIL_KEY
+    from ..plugins.verdict import DETAIL_KEY
 
     try:
         nb = nbformat.read(graded, as_version=4)

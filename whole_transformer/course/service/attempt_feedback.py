@@ -51,7 +51,7 @@ def page(title: str, lines: list[str], rows: list[tuple[str, str, bool]] | None 
 
 def _cell_line(cell) -> tuple[str, bool]:
     """What happened to one graded test, in a line a student may read, and whether it passed."""
-    from ..grading.record import GRADED
+    from ..autograder.record import GRADED
 
     if cell is None:
         return "not graded", False
@@ -73,7 +73,7 @@ def _cell_line(cell) -> tuple[str, bool]:
 
 def pass_fail_pages(result, grade_cells: dict, header: list[str]) -> dict[str, str]:
     """{notebook name: page}: pass or fail per graded test of each notebook handed in."""
-    from ..grading.record import GRADED, MISSING
+    from ..autograder.record import GRADED, MISSING
 
     pages = {}
     for name, res in result.notebooks.items():
@@ -95,8 +95,8 @@ def full_pages(
     a page that shows a secret (``reports.feedback.secrets``) is left out, and said."""
     from nbgrader.api import Gradebook
 
-    from ..grading.gradebook import private_course_config
-    from ..grading.merge import merge
+    from ..autograder.gradebook import private_course_config
+    from ..autograder.merge import merge
 
     private = work / f"feedback-{uuid.uuid4().hex[:8]}"
     private.mkdir(parents=True)

@@ -52,7 +52,7 @@ class Pack:
 
 
 def make_pack(course: Course, template: Template) -> Pack:
-    from whole_transformer.course.build.release import release_history
+    from whole_transformer.course.publish.release import release_history
 
     config = course.root / "nbgrader_config.py"
     history: dict[str, list[str]] = {}
@@ -77,7 +77,7 @@ def kernel_settings(config: Path) -> dict | None:
     a grader can start their fork server before nbgrader has read the config (``run.py``)."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    from ..nbgrader.execute import SandboxExecute
+    from ..plugins.execute import SandboxExecute
 
     ex = SandboxExecute(config=PyFileConfigLoader(config.name, path=str(config.parent)).load_config())
     if not ex.warm_kernels:

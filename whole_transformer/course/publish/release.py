@@ -19,7 +19,7 @@ hidden test's line or a reference solution's line (``refuse_leaks``); else it is
 named. The result, ``release/whole-transformer/``, is committed. Each release that differs
 from the one before is kept in ``release-history/<n>/`` (committed too): grading compares a
 submission with the release that student started from, so an instructor's later change of a
-test or its points is not taken for tampering (``grading/restore.py``).
+test or its points is not taken for tampering (``autograder/restore.py``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import nbformat
 
 from whole_transformer.course.answers import check_data, diagnose, hidden_cells
 from whole_transformer.course.answers.leak_search import INPUT, release_leaks, source_secrets
+from whole_transformer.course.autograder.gradebook import prepare_database, stamp_gradebook
 from whole_transformer.course.cells import grade_id, nbgrader_meta
-from whole_transformer.course.grading.gradebook import prepare_database, stamp_gradebook
 from whole_transformer.course.layout import ASSIGNMENT, Course, run_nbgrader
 from whole_transformer.course.reports.whole_output import replaced_whole
 from whole_transformer.course.term import settings as term_settings

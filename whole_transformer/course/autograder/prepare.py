@@ -56,7 +56,7 @@ def check_run(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, S
     from whole_transformer.course.term.settings import load
 
     settings = load(course)  # a bad course.toml stops the run before anything is graded
-    from whole_transformer.course.build.release import out_of_step
+    from whole_transformer.course.publish.release import out_of_step
 
     stale = out_of_step(course, grading=True)  # what in-step reports that decides a grade: points, hidden tests…
     if stale:

@@ -2,7 +2,7 @@
 
 Grades and comments go into the course gradebook (an existing submission is updated, never
 duplicated; manual grades are kept; a notebook with a failure or a finding is flagged for the
-Formgrader); the graded notebooks, made inert (``nbgrader/inert.py``: nothing the student wrote runs
+Formgrader); the graded notebooks, made inert (``plugins/inert.py``: nothing the student wrote runs
 in the instructor's Formgrader), replace ``autograde/<student>/whole-transformer/`` by renames;
 the nbgrader log goes to ``autograde/.wt/logs/``; and last the record (``record.py``), so that a
 student whose record is written is merged completely.
@@ -16,7 +16,7 @@ from datetime import UTC
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, Course
-from ..nbgrader.inert import clean_file
+from ..plugins.inert import clean_file
 from .gradebook import Template, open_gradebook
 from .record import GRADED, MISSING, StudentResult, write_record
 

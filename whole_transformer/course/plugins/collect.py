@@ -4,7 +4,7 @@ Stock ``nbgrader collect --update`` replaces a student's whole ``submitted/<stud
 by their latest submission, so a student who hands in one changed notebook the second time loses the
 other three. ``MergeCollect`` (``c.ExchangeFactory.collect`` in nbgrader_config.py) collects a student
 seen for the first time as nbgrader does, and merges every later submission file by file with the rules
-and words of ``make collect-zip`` (``grading/handin_merge.py``): a file not handed in yet is added, one
+and words of ``make collect-zip`` (``autograder/handin_merge.py``): a file not handed in yet is added, one
 handed in is replaced only by a newer one (both times said), the rest is kept. ``--update`` is not needed.
 
 "Newer" goes by the time the course trusts (``term/handin_time.py``): a submission's claim (its folder's
@@ -26,7 +26,7 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from traitlets import Bool
 
-from ..grading.handin_merge import Merged, merge_file, note_kept, read_times, set_aside
+from ..autograder.handin_merge import Merged, merge_file, note_kept, read_times, set_aside
 from ..layout import Course
 from ..term.handin_time import EXCHANGE, HandinTime, changed_at, earliest_claim, judge, student_handin
 

@@ -1,4 +1,4 @@
-"""``python -m whole_transformer.course.nbgrader.app ARGS``: ``nbgrader ARGS`` as the course runs it,
+"""``python -m whole_transformer.course.plugins.app ARGS``: ``nbgrader ARGS`` as the course runs it,
 started without the slow import ``whole_transformer.course`` leaves out (see its ``__init__``).
 
 With ``WT_PRESTART_SANDBOX={"scratch": ..., "threads": ..., "memory": ..., ...}`` in the environment (``run.py`` sets

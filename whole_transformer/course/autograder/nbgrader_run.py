@@ -81,7 +81,7 @@ def nbgrader_autograde(
     cmd = [
         sys.executable,
         "-m",
-        "whole_transformer.course.nbgrader.app",
+        "whole_transformer.course.plugins.app",
         "autograde",
         ASSIGNMENT,
         "--student",
