@@ -86,7 +86,7 @@ def _failed_result(job: Job, template: Template, e: BaseException) -> StudentRes
 
 
 @dataclass
-class _ClassRun:
+class _BatchLoop:
     """The scheduling loop of one run: students handed to the graders as they have room, results merged
     into the course as they come back, one student at a time."""
 
@@ -193,7 +193,7 @@ def autograde(
         bar = Progress(len(todo), enabled=progress if progress is not None else True)
         gb = open_gradebook(course)
         try:
-            _ClassRun(course, template, pack, graders, claims, settings, force, tally, bar, log).run(
+            _BatchLoop(course, template, pack, graders, claims, settings, force, tally, bar, log).run(
                 todo, gb, work / "staging"
             )
         except BaseException:
