@@ -817,7 +817,7 @@ def _class_generator():
     _tests_importable()
     from simclass.minicourse import make_course
     from simclass.notebooks import Notebooks, write_submission
-    from simclass.roster import roster
+    from simclass.students import roster
 
     return make_course, Notebooks, write_submission, roster
 
@@ -880,7 +880,7 @@ def _typical_class(run_dir: Path, size: int, Notebooks, roster, write_submission
     for name, s in chosen:
         write_submission(run_dir, name, s.notebooks, raw=s.raw, folder=s.folder)
     return (
-        f"{len(chosen)} ordinary submissions ({len(typical)} distinct, from tests/simclass/roster.py: "
+        f"{len(chosen)} ordinary submissions ({len(typical)} distinct, from tests/simclass/students.py: "
         "complete, untouched, partial, each correct and wrong implementation)"
     )
 

@@ -134,7 +134,7 @@ def add_idle_rows(b, h, latency, cpu_now, cpu_service, warm, machine, how) -> No
 
 
 def burst_students(nbs, roster, course: Path, quick: bool) -> list[tuple[str, dict]]:
-    """Distinct students, complete and typical wrong submissions (tests/simclass/roster.py), cycled."""
+    """Distinct students, complete and typical wrong submissions (tests/simclass/students.py), cycled."""
     typical = [
         s
         for s in roster(nbs, course)
@@ -215,7 +215,7 @@ def add_burst_rows(b, h, way: str, lat: list[float], window: float, cpu: float) 
                 unit="s",
                 runs=len(s),
                 note=f"{len(s)} distinct students (complete, partial, each correct and wrong implementation; "
-                "tests/simclass/roster.py), handed in with nbgrader submit beforehand and arriving in the "
+                "tests/simclass/students.py), handed in with nbgrader submit beforehand and arriving in the "
                 f"exchange evenly over {window:.0f} s; from arrival to every notebook's feedback file; "
                 f"machine CPU {cpu:.1f} s per submission over the burst",
             )

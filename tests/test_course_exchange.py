@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from simclass.exchange import course_with_exchange, nbgrader
+from simclass.local_exchange import course_with_exchange, nbgrader
 from simclass.minicourse import NAME, require_sandbox
 
 from whole_transformer.course.autograder.autograde import autograde

@@ -29,10 +29,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from simclass.expected import expected_now
 from simclass.minicourse import make_course, require_sandbox
 from simclass.notebooks import Notebooks, write_submission
 from simclass.pgcluster import PostgresCluster, require_postgres
-from simclass.roster import expected_now, roster
+from simclass.students import roster
 
 from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.autograder.cluster import local_cluster

@@ -13,7 +13,7 @@ import re
 
 import nbformat
 import pytest
-from simclass.exchange import course_with_exchange, nbgrader
+from simclass.local_exchange import course_with_exchange, nbgrader
 from simclass.minicourse import mini_notebook
 
 from whole_transformer.course.cells import grade_id

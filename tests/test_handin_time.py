@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 import nbformat
 import pytest
-from simclass.exchange import course_with_exchange, nbgrader
+from simclass.local_exchange import course_with_exchange, nbgrader
 from simclass.minicourse import NAME, require_sandbox
 from test_service import answered, hand_in
 

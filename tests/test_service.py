@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from simclass.exchange import course_with_exchange, nbgrader
+from simclass.local_exchange import course_with_exchange, nbgrader
 from simclass.minicourse import NAME, require_sandbox
 from simclass.notebooks import set_answer
 

@@ -664,7 +664,7 @@ def _n(x: float) -> str:
 @pytest.mark.slow
 def test_release_feedback_with_students_who_handed_in_another_way(mini_released, tmp_path):
     require_sandbox()
-    from simclass.exchange import nbgrader
+    from simclass.local_exchange import nbgrader
 
     from whole_transformer.course.layout import COURSE_ID
 

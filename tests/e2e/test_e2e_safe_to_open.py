@@ -24,7 +24,7 @@ import pytest
 from e2e.conftest import start_jupyter, stop_jupyter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from simclass.exchange import course_with_exchange
+from simclass.local_exchange import course_with_exchange
 from simclass.minicourse import NAME, require_sandbox
 from simclass.payloads import CATALOGUE, FOLDER_PAYLOAD, files_digest, hostile, markers, watch_pages
 from test_service import answered, hand_in
