@@ -148,7 +148,7 @@ $(AXE):
 	touch $(AXE)
 
 # ---------------------------------------------------------------- a classroom on JupyterHub (root)
-# whole_transformer/course/classroom/hub.py does the work; README "Running the course on JupyterHub".
+# whole_transformer/course/classroom/up.py does the work; README "Running the course on JupyterHub".
 STUDENTS ?= 3
 CLASSROOM_DIR ?= /srv/wt-classroom
 CLASSROOM_PORT ?= 8000

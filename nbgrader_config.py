@@ -17,9 +17,9 @@ database instead (PostgreSQL through the pinned psycopg 3 driver); nbgrader crea
 and ``nbgrader db upgrade`` migrates it.
 
 Autograding runs each student's kernel in a bubblewrap sandbox (whole_transformer/course/
-sandbox.py): it cannot read source/, release/, the gradebook, other students or your home
-folder, cannot write outside its scratch folder, and has no network. Opt out only on purpose:
-``c.SandboxExecute.sandbox = "off"`` (or WT_SANDBOX=off).
+sandbox/bubblewrap.py): it cannot read source/, release/, the gradebook, other students or your home
+folder, cannot write outside its scratch folder, and has no network. Opt out only on purpose, with
+``make autograde NO_SANDBOX=1`` (docs/instructor.md).
 """
 
 import os

@@ -1087,9 +1087,10 @@ class _ScaleRig:
     def graded(cls, b: Bench, tmp: Path) -> _ScaleRig:
         """The course built and the submission graded; a row for that grading if the autograde group did not run."""
         make_course, Notebooks, write_submission, _ = _class_generator()
-        from whole_transformer.course.autograder.gradebook import build_template, make_pack
         from whole_transformer.course.autograder.locate import make_job
+        from whole_transformer.course.autograder.pack import make_pack
         from whole_transformer.course.autograder.student import grade_job
+        from whole_transformer.course.autograder.template import build_template
         from whole_transformer.course.publish.release import release
         from whole_transformer.course.sandbox.bubblewrap import check_sandbox
 
@@ -1161,7 +1162,7 @@ def _bench_merge_postgres(b: Bench, rig: _ScaleRig) -> None:
     _tests_importable()
     from simclass.pgcluster import PostgresCluster, server_bin
 
-    from whole_transformer.course.autograder.gradebook import build_template
+    from whole_transformer.course.autograder.template import build_template
     from whole_transformer.course.publish.release import release
 
     item = "merge one graded student into PostgreSQL"

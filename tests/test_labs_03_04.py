@@ -21,8 +21,10 @@ import pytest
 
 from whole_transformer import task
 from whole_transformer.labs import batch_lab, decode_lab, training_lab
+from whole_transformer.labs._decode import parse_number, step_seconds
 from whole_transformer.labs.batch import parse_numbers, shift_table, shift_table_html, target_kinds
-from whole_transformer.labs.decode_steps import DecodeLab, held_out_table, parse_number, step_seconds
+from whole_transformer.labs.decode_steps import DecodeLab
+from whole_transformer.labs.heldout import held_out_table
 from whole_transformer.labs.training import QUICK_EPOCHS, RUNS, chart_svg
 from whole_transformer.train import load_model
 

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from whole_transformer.labs import (
+    _colour,
     _html,
     batch_lab,
     block_picture,
@@ -187,7 +188,7 @@ def test_text_colours_keep_4_5_to_1_on_white(labs):
         c
         for text in sources
         for c in _colours(text)
-        if "white" not in c and _html.contrast(_rgb(c), (255, 255, 255)) < 4.5
+        if "white" not in c and _colour.contrast(_rgb(c), (255, 255, 255)) < 4.5
     }
     assert not low, f"text colours below 4.5:1 on white: {sorted(low)}"
 
@@ -201,9 +202,9 @@ def test_heatmap_text_keeps_4_5_to_1_on_every_fill(mode):
     for x in np.linspace(-1 if mode == "diverging" else 0, 1, 201):
         bg, fg = _html.cell_colour(x, 1.0, mode)
         text = (255, 255, 255) if fg == "white" else (0, 0, 0)
-        assert _html.contrast(_rgb(bg), text) >= 4.5, (x, bg, fg)
+        assert _colour.contrast(_rgb(bg), text) >= 4.5, (x, bg, fg)
     bg, fg = _html.cell_colour(-1e9, 1.0)
-    assert _html.contrast(_rgb(bg), _rgb(fg)) >= 4.5
+    assert _colour.contrast(_rgb(bg), _rgb(fg)) >= 4.5
 
 
 def test_every_lab_figure_has_its_own_alt_text(labs):

@@ -36,14 +36,15 @@ from whole_transformer.course.answers import check_data, hidden_cells, hidden_te
 from whole_transformer.course.answers import reference as ref
 from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.autograder.collect_zip import collect_zip
-from whole_transformer.course.autograder.gradebook import changed_notebooks
 from whole_transformer.course.autograder.restore import restore, started_from
+from whole_transformer.course.autograder.template import changed_notebooks
 from whole_transformer.course.cells import grade_id as gid
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.publish.release import out_of_step, release
 from whole_transformer.course.reports.feedback import feedback
 from whole_transformer.course.reports.grades import grades
-from whole_transformer.course.term.late import lateness, read_timestamp
+from whole_transformer.course.term.late import lateness
+from whole_transformer.course.term.times import read_timestamp
 from whole_transformer.course.term.roster import import_roster, read_roster
 from whole_transformer.course.term.settings import SettingsError, load, parse
 from whole_transformer.questions import Question, _load

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from whole_transformer.course.classroom import env as classroom_env
-from whole_transformer.course.classroom import hub as classroom
+from whole_transformer.course.classroom import seed as classroom_seed
+from whole_transformer.course.classroom import up as classroom
 
 
 def test_without_root_it_says_so_and_what_to_do(monkeypatch, tmp_path):
@@ -63,9 +64,9 @@ def test_the_students_environment_takes_installed_packages_and_starts_its_own_py
 
     env = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", env], check=True)
-    dists = classroom_env.installed_closure(["tqdm", "no-such-distribution-here==1"])
+    dists = classroom_seed.installed_closure(["tqdm", "no-such-distribution-here==1"])
     assert [d.metadata["Name"] for d in dists] == ["tqdm"]
-    assert classroom_env.seed_env(env, dists) == 1
+    assert classroom_seed.seed_env(env, dists) == 1
     script = (env / "bin" / "tqdm").read_text()
     assert script.startswith(f"#!{env / 'bin' / 'python'}\n") and sys.prefix not in script
     out = subprocess.run(
@@ -84,9 +85,9 @@ def test_a_package_the_students_python_is_too_old_for_is_left_to_pip():
     3.11.5: linked into a venv of Debian's 3.11.2 it broke the Formgrader's pages)."""
     from packaging.markers import default_environment
 
-    assert classroom_env.installed_closure(["tqdm"]) != []
+    assert classroom_seed.installed_closure(["tqdm"]) != []
     old = {**default_environment(), "python_full_version": "3.6.0", "python_version": "3.6"}
-    assert classroom_env.installed_closure(["tqdm"], old) == []
+    assert classroom_seed.installed_closure(["tqdm"], old) == []
 
 
 def test_a_distribution_without_requires_python_is_taken_whichever_metadata_finder_answers():
@@ -95,7 +96,7 @@ def test_a_distribution_without_requires_python_is_taken_whichever_metadata_find
     a Dask test in the same process and stopped on the first distribution without Requires-Python."""
     import importlib_metadata  # noqa: F401  (its finder, as in that process)
 
-    dists = classroom_env.installed_closure(["whole_transformer[instructor]"])
+    dists = classroom_seed.installed_closure(["whole_transformer[instructor]"])
     assert any(d.metadata.get("Requires-Python") is None for d in dists)  # there is such a distribution
     assert {"torch", "nbgrader", "distributed"} <= {d.metadata["Name"].lower() for d in dists}
 

@@ -27,13 +27,15 @@ Makefile's targets call them; ``cli_args``: what each command takes). One subpac
   ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
   ``nbgrader_run`` its nbgrader process; ``graded`` what that run left, read back), ``merge``, ``record``;
   a class: ``autograde`` (what it checks first: ``prepare``; what it tells as it goes: ``class_log``),
-  ``graders`` (local or Dask), ``claims``, ``gradebook``, ``cluster``;
+  ``graders`` (local or Dask), ``claims``, ``gradebook``, ``template``, ``pack``, ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released (``attempt_feedback``);
-- ``term/``       the term's ``settings`` (course.toml), ``late`` (lateness and penalty), ``handin_time`` (the
-  time a hand-in counts: the claim against the evidence), ``roster``;
-- ``classroom/``  JupyterHub on this machine: ``hub`` (``up``; what it made: ``room``; its accounts and the
-  instructor's course: ``instructor``; ``down``: ``teardown``) and the students' ``env``.
+- ``term/``       the term's ``settings`` (course.toml; its sections ``late_policy`` and ``service_policy``,
+  one value read: ``toml_values``), ``late`` (lateness and penalty), ``handin_time`` (the time a hand-in
+  counts: the claim against the evidence), ``roster``, ``names``;
+- ``classroom/``  JupyterHub on this machine: ``up`` (the command; the hub: ``hub``; what it made: ``room``;
+  its accounts and the instructor's course: ``instructor``; ``down``: ``teardown``), the students' ``env``
+  (seeded from this one: ``seed``), ``commands`` (run as an account).
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.
 """

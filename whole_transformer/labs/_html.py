@@ -4,7 +4,7 @@ Every function returns an HTML string styled by the classes of ``STYLESHEET`` (e
 that stylesheet, see ``_widgets.LabBox``; only per-value sizes and fills are inline), so a lab can
 put it in an ``ipywidgets.HTML`` and redraw it in well under a millisecond per cell; the same
 string also survives an HTML export with saved widget state. Any lab may import these. Text
-colours keep 4.5:1 contrast (``contrast``), headers have scopes, bar charts are lists, and ``sr``
+colours keep 4.5:1 contrast (``_colour.contrast``), headers have scopes, bar charts are lists, and ``sr``
 adds words a screen reader reads where the page shows only a colour or a mark.
 
     >>> from whole_transformer.labs import _html
@@ -33,11 +33,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._colour import BLUE, INK, MUTED, RED, contrast, luminance, mix  # noqa: F401  (the labs' colours, here too)
+from ._colour import BLUE, RED, contrast, mix
+from ._style import STYLESHEET
 
 MASKED = -1e8  # values at or below this are shown as −∞ (a masked attention score)
-
-from ._style import STYLESHEET  # noqa: E402  (the classes these functions use)
 
 
 def esc(text) -> str:

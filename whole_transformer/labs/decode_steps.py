@@ -43,21 +43,19 @@ import numpy as np
 from ..decode import MAX_NEW, Trace, greedy_trace
 from ..task import VOCAB, expected_answer, parse_prompt
 from . import _yours
-from ._decode import (  # noqa: F401  (parse_number, step_seconds: tests use them from here)
+from ._decode import (
     CHECKPOINTS,
     check_args,
     model_for,
     parse_number,
     prompt_message,
     rows_html,
-    step_seconds,
     step_status,
     top_scores_html,
     written_text,
 )
 from ._html import esc
 from ._widgets import LIVE, LabBox
-from .heldout import HeldOutTable, held_out_table  # noqa: F401  (notebook 03 imported them from here)
 
 PLAY, PAUSE = "▶ Play", "❚❚ Pause"
 

@@ -6,7 +6,7 @@ Each student goes through the grading pipeline, one module a stage:
     → merge → record                              (merge.py, record.py: here, one student at a time)
 
 A grader gets the student's files as a ``Job`` (``locate.make_job``: bytes, never paths) and the
-assignment as a ``Pack`` (``gradebook.make_pack``: a SQLite gradebook that knows it, the released
+assignment as a ``Pack`` (``pack.make_pack``: a SQLite gradebook that knows it, the released
 notebooks and the course's nbgrader_config.py), grades in a private course folder of its own and
 returns a ``StudentResult``. Graders run in threads of this process (``--jobs N``) or on the
 workers of a Dask cluster (``--scheduler tcp://host:8786``), see ``graders.py``. The gradebook a
@@ -39,12 +39,14 @@ from ..sandbox.bubblewrap import SandboxMissing
 from ..term.settings import Settings
 from .claims import Claims
 from .class_log import Progress, Tally, lateness_note, log_summary, summary_line
-from .gradebook import Pack, Template, changed_notebooks, open_gradebook
+from .gradebook import open_gradebook
 from .graders import DaskGraders, LocalGraders
 from .locate import Job, make_job, submission_digest, submission_files
 from .merge import merge
+from .pack import Pack
 from .prepare import check_run, chosen_students, fresh_work, prepare_assignment
 from .record import FAILED, GRADED, MISSING, NotebookResult, StudentResult, load_record, write_integrity_report
+from .template import Template, changed_notebooks
 
 
 @dataclass

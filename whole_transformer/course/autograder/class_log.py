@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, Course
-from .gradebook import Template
 from .record import FAILED, GRADED, MISSING, Record
+from .template import Template
 
 
 @dataclass

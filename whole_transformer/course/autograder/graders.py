@@ -15,9 +15,9 @@ import uuid
 from pathlib import Path
 
 from ..sandbox.bubblewrap import SandboxMissing, sandbox_status
-from .gradebook import Pack
 from .locate import Job
 from .nbgrader_run import NbgraderRuns, Stopped, ZygoteRuns
+from .pack import Pack
 from .record import StudentResult
 from .student import grade_job
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.term.late import parse_time, read_timestamp
+from whole_transformer.course.term.times import parse_time, read_timestamp
 
 TIMES = "handin-times.json"
 _FMT = "%Y-%m-%d %H:%M:%S UTC"

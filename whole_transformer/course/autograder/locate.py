@@ -20,8 +20,8 @@ import nbformat
 
 from ..cells import grade_ids
 from ..layout import ASSIGNMENT, Course, digest_files
-from .gradebook import Template
 from .record import Finding
+from .template import Template
 
 
 @dataclass

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from ..layout import ASSIGNMENT, Course
 from ..plugins.inert import clean_file
-from .gradebook import Template, open_gradebook
+from .gradebook import open_gradebook
 from .record import GRADED, MISSING, StudentResult, write_record
+from .template import Template
 
 
 def merge(course: Course, result: StudentResult, template: Template, gb=None, staging: Path | None = None) -> None:

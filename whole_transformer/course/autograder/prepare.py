@@ -14,7 +14,8 @@ from ..layout import Course, redact
 from ..sandbox.bubblewrap import check_sandbox
 from ..term.settings import Settings
 from .claims import Claims
-from .gradebook import Pack, Template, build_template, make_pack
+from .pack import Pack, make_pack
+from .template import Template, build_template
 
 
 def _work_root(course: Course) -> Path:

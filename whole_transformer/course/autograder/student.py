@@ -30,12 +30,15 @@ from pathlib import Path
 import nbformat
 
 from ..cells import grade_ids
+from ..core.results import FAILED, GRADED, MISSING, Finding, NotebookResult
 from ..layout import ASSIGNMENT
-from .gradebook import Pack, private_course_config
+from ..term.times import parse_time
+from .gradebook import private_course_config
 from .graded import cell_statuses, scores_of
 from .locate import MAX_NOTEBOOK_BYTES, Job, locate, read_notebook, submission_files, unpack
 from .nbgrader_run import NbgraderRuns, nbgrader_autograde
-from .record import FAILED, GRADED, MISSING, Finding, NotebookResult, StudentResult
+from .pack import Pack
+from .record import StudentResult
 from .restore import restore, started_from
 from .scan import scan_notebook
 
@@ -136,8 +139,6 @@ class _SubmissionRun:
         for p in submission_files(folder / ASSIGNMENT):
             rel = p.relative_to(folder / ASSIGNMENT)
             if str(rel) == "timestamp.txt":
-                from ..term.late import parse_time
-
                 if parse_time(p.read_text(errors="replace")) is not None:
                     shutil.copy2(p, self.sub / rel)
                 else:  # any unreadable time: graded as if none was given
@@ -157,7 +158,7 @@ class _SubmissionRun:
             f"--SandboxExecute.threads={threads}",
         ]
         if not sandbox:
-            extra.append("--SandboxExecute.sandbox=off")
+            extra.append("--SandboxExecute.sandbox=False")
         if pack.partial_credit:
             weights = self.base / "partial_credit.json"
             weights.write_text(json.dumps(pack.partial_credit), encoding="utf-8")

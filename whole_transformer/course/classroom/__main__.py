@@ -1,7 +1,7 @@
-"""``python -m whole_transformer.course.classroom up|down``: see ``hub.py``."""
+"""``python -m whole_transformer.course.classroom up|down``: see ``up.py``."""
 
 import sys
 
-from .hub import main
+from .up import main
 
 sys.exit(main())

@@ -1,15 +1,11 @@
-"""The students' environment of ``make classroom`` (classroom.py): one venv every account can run.
+"""The students' environment of ``make classroom`` (``up.py``): one venv every account can run.
 
 It must run the course, JupyterLab and the JupyterHub single-user server, and give no path into the
 instructor's folder: a venv of a Python every user can execute (not one under /root), root's and
 read-only for others, with the course package installed NON-editable from the handout (no ``course/``
 part: no reference solutions, hidden tests or grading code), nbgrader's instructor extensions off, and
-the exchange named. Making it the plain way (``pip install handout/ jupyterhub==…``) unpacks torch and
-a hundred other wheels again, minutes on a 2-core machine; so the third-party packages it needs are
-first put there from the environment running this (``seed_env``: the files each one's RECORD lists,
-hard links where one disk holds both, else copies; console scripts made to start the new venv's Python),
-each only where its installed version fits the students' Python (the pins, Requires-Python and markers
-read for that Python). Then this environment's pip, run for the new venv (``pip --python``; the venv has
+the exchange named. The third-party packages it needs are first put there from the environment running
+this (``seed.py``). Then this environment's pip, run for the new venv (``pip --python``; the venv has
 no pip of its own), installs as it would from scratch: it finds those satisfied, builds and installs the
 course package, fetches whatever is still missing, and ``pip check`` confirms the whole. A hard link
 shares its file's mode: the environment's files are made readable by all and writable by root alone,
@@ -20,21 +16,15 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
-import shutil
 import stat
 import subprocess
 import sys
 import tomllib
-from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
-import packaging
-from packaging.markers import default_environment
-from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
+from .commands import ClassroomError, run
+from .seed import seed_from_here
 
 # nbgrader's JupyterLab plugins only an instructor gets (the Assignments tab and Validate stay on)
 INSTRUCTOR_LAB_PLUGINS = [
@@ -43,38 +33,6 @@ INSTRUCTOR_LAB_PLUGINS = [
     "@jupyter/nbgrader:course-list",
 ]
 INSTRUCTOR_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
-
-
-class ClassroomError(RuntimeError):
-    pass
-
-
-def run(cmd, *, user: str | None = None, cwd=None, env=None, log: Path | None = None, timeout=1800):
-    """Run a command (as ``user`` if given); raise ClassroomError with its output if it fails."""
-    uid = gid = None
-    if user is not None:
-        pw = pwd.getpwnam(user)
-        uid, gid = pw.pw_uid, pw.pw_gid
-        env = {**(env or {}), "HOME": pw.pw_dir, "USER": user, "LOGNAME": user}
-    done = subprocess.run(
-        [str(c) for c in cmd],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        user=uid,
-        group=gid,
-        extra_groups=[] if user is not None else None,
-    )
-    if log is not None:
-        with open(log, "a") as f:
-            f.write(f"$ {' '.join(map(str, cmd))}\n{done.stdout}{done.stderr}\n")
-    if done.returncode != 0:
-        raise ClassroomError(
-            f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
-        )
-    return done
 
 
 def everyone_can_run(path: Path) -> bool:
@@ -115,66 +73,6 @@ def pick_python() -> Path:
     )
 
 
-def installed_closure(requirements: list[str], python: Mapping[str, str] | None = None) -> list:
-    """The distributions installed here that ``requirements`` need, dependencies and extras followed, each
-    only where pip would take it for the Python described by ``python`` (its marker environment; default:
-    this one): the version fits the requirement and the distribution's Requires-Python (a patch release can
-    matter: soupsieve 4.1.3 needs 3.11.5, and fails on 3.11.2). What is missing or does not fit is left out."""
-    marker_env: Mapping[str, str] = python or {k: str(v) for k, v in default_environment().items()}
-    found, seen, todo = {}, set(), [Requirement(r) for r in requirements]
-    while todo:
-        req = todo.pop()
-        key = (canonicalize_name(req.name), frozenset(req.extras))
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            dist = metadata.distribution(req.name)
-        except metadata.PackageNotFoundError:
-            continue
-        if req.specifier.contains(dist.version, prereleases=True) and SpecifierSet(
-            (dist.metadata.get_all("Requires-Python") or [""])[0]
-        ).contains(marker_env["python_full_version"], prereleases=True):
-            found[key[0]] = dist
-            todo += [
-                dep
-                for dep in map(Requirement, dist.requires or [])
-                if dep.marker is None or any(dep.marker.evaluate({**marker_env, "extra": e}) for e in ["", *req.extras])
-            ]
-    return list(found.values())
-
-
-def seed_env(env: Path, dists: list, prefix: Path = Path(sys.prefix)) -> int:
-    """Put the files of ``dists`` (installed under ``prefix``, as their RECORD lists them) into the venv
-    ``env``: hard links where one disk holds both, else copies; console scripts get ``env``'s Python.
-    What the venv has already is left alone. Returns how many distributions it put there."""
-    have = {canonicalize_name(p.name.split("-")[0]) for p in env.glob("lib/python3*/site-packages/*.dist-info")}
-    dists = [d for d in dists if canonicalize_name(d.metadata["Name"]) not in have and d.files]
-    root, made = str(prefix) + os.sep, set()
-    for dist in dists:
-        for f in dist.files:
-            src = os.path.normpath(dist.locate_file(f))
-            if not src.startswith(root) or os.path.islink(src):
-                continue
-            dst = os.path.join(env, src[len(root) :])
-            if (folder := os.path.dirname(dst)) not in made:
-                os.makedirs(folder, exist_ok=True)
-                made.add(folder)
-            if os.path.basename(folder) == "bin" and os.path.isfile(src):
-                first, _, rest = Path(src).read_bytes().partition(b"\n")
-                if first.startswith(b"#!") and str(prefix).encode() in first:  # a console script of that venv
-                    Path(dst).write_bytes(f"#!{env / 'bin' / 'python'}\n".encode() + rest)
-                    os.chmod(dst, 0o755)
-                    continue
-            try:
-                os.link(src, dst)
-            except FileNotFoundError:  # listed in RECORD but not there (a .pyc never written)
-                pass
-            except OSError:
-                shutil.copy2(src, dst)
-    return len(dists)
-
-
 def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     """The venv ``env`` (see the module doc), the course package installed from ``package``, not editable;
     says how it was made."""
@@ -184,7 +82,7 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     # the instructor's nbgrader (the Formgrader, autograde, feedback) makes students' work inert with nh3
     inert = f"nh3=={metadata.version('nh3')}"
     requirements = tomllib.loads((package / "pyproject.toml").read_text())["project"]["dependencies"] + [hub, inert]
-    seeded = _seed(env, python, requirements)
+    seeded = seed_from_here(env, python, requirements)
     # this environment's pip, run for that Python (pip --python): the venv needs no pip of its own
     pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
     run([*pip, "install", "--quiet", "--no-warn-script-location", package, hub, inert], cwd=env.parent, log=log)
@@ -192,24 +90,6 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     _configure(env, exchange)
     _readable_by_all(env)
     return f"{seeded} packages from {sys.prefix}, the course package and the rest by pip"
-
-
-def _seed(env: Path, python: Path, requirements: list[str]) -> int:
-    """Copy into ``env`` what this Python has installed of the requirements, when ``env`` runs the same Python
-    minor (pip installs the rest); returns how many distributions were copied."""
-    seeded = 0
-    if (env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}").is_dir():  # the same Python minor
-        here = str(Path(packaging.__file__).parent.parent)  # packaging, to describe that Python as pip will
-        markers = run(
-            [
-                python,
-                "-c",
-                f"import sys, json; sys.path.insert(0, {here!r}); from packaging.markers "
-                "import default_environment as d; print(json.dumps(d()))",
-            ]
-        ).stdout
-        seeded = seed_env(env, installed_closure(requirements, json.loads(markers)))
-    return seeded
 
 
 def _configure(env: Path, exchange: Path) -> None:

@@ -1,71 +1,47 @@
-"""A whole classroom on this machine: JupyterHub, nbgrader's exchange, an instructor and N students.
+"""The classroom's JupyterHub: its config written, the hub started as root and waited for until it answers.
 
-    python -m whole_transformer.course.classroom up [--students N] [--dir DIR] [--package DIR] [--port P]
-    python -m whole_transformer.course.classroom down [--dir DIR]
-
-(``make classroom`` / ``make classroom-stop``; README "Running the course on JupyterHub"). ``up`` needs
-root: it creates Linux accounts, which log in to JupyterHub through PAM, and JupyterHub starts each
-user's server as that user. Everything it makes is under one folder (default ``/srv/wt-classroom``) and
-recorded, as it is made, in ``DIR/classroom.json``; ``down`` stops the hub and removes exactly that:
-
-    DIR/classroom.json      what was made: accounts, port, pids (root only)
-    DIR/env/                the students' environment (classroom_env.py): a venv everyone can run and
-                            only root can write, the course package installed NON-editable from the
-                            handout (no course/ part), nbgrader's instructor extensions off
-    DIR/exchange/           nbgrader's exchange (c.Exchange.root), writable by all as nbgrader wants
-    DIR/hub/  DIR/logs/     jupyterhub_config.py, its database, cookie secret; jupyterhub.log, env.log,
-                            course.log (root only)
-    DIR/home/<account>/     each account's home (0700): the instructor's holds the course folder
-                            ``whole-transformer/`` (a copy of this course, released to the exchange)
-                            and the ~/.jupyter settings that turn the Formgrader on for them alone.
-
-No student has a path into the instructor's folder: the environment holds no editable install pointing
-at a course checkout, and the instructor's home is closed to others. What ``up`` made is a ``Classroom``
-(``room.py``); its accounts and the instructor's course are made by ``instructor.py``; ``down`` is in
-``teardown.py``.
+The hub (``DIR/hub/jupyterhub_config.py``) listens on loopback only, logs accounts in through PAM,
+starts each user's server from the students' environment (``env.py``) as that user, and runs the
+grading service (``service/``) as the instructor. ``up.py`` calls these in order.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import socket
-import stat
 import subprocess
 import sys
 import time
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..layout import COURSE_ID, REPO, python_first_on_path
-from .env import ClassroomError, build_env
-from .instructor import add_account, set_up_instructor
-from .room import COURSE_FOLDER, DEFAULT_DIR, NEED_ROOT, RECORD, Classroom
-from .teardown import down
+from ..layout import REPO, python_first_on_path
+from .commands import ClassroomError
+from .room import COURSE_FOLDER, Classroom
 
 DEFAULT_PROXY = REPO / ".classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
 
 
-# ------------------------------------------------------------------------------ helpers
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
 def write_hub_config(room: Classroom, proxy: Path) -> Path:
+    """The hub's jupyterhub_config.py in ``DIR/hub/`` (root only): its ports, PAM, the users' servers, the service."""
     hub = room.dir / "hub"
     config = hub / "jupyterhub_config.py"
-    service_port = _free_port()
+    service_port = free_port()
     config.write_text(f"""\
 # JupyterHub of the classroom made by `make classroom` (whole_transformer/course/classroom/hub.py)
 c = get_config()  # noqa: F821
 c.JupyterHub.bind_url = {room.url!r}            # loopback only
 c.JupyterHub.hub_ip = "127.0.0.1"
-c.JupyterHub.hub_port = {_free_port()}
+c.JupyterHub.hub_port = {free_port()}
 c.ConfigurableHTTPProxy.command = [{str(proxy)!r}]
-c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{_free_port()}"
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{free_port()}"
 c.ConfigurableHTTPProxy.pid_file = {str(hub / "proxy.pid")!r}
 c.JupyterHub.db_url = "sqlite:///{hub / "jupyterhub.sqlite"}"
 c.JupyterHub.cookie_secret_file = {str(hub / "jupyterhub_cookie_secret")!r}
@@ -104,6 +80,7 @@ c.JupyterHub.services = [{{
 
 
 def start_hub(room: Classroom, config: Path) -> subprocess.Popen:
+    """JupyterHub started in a session of its own, logging to ``DIR/logs/jupyterhub.log``; its pid recorded."""
     bindir = Path(sys.executable).parent
     env = {**os.environ, "PATH": python_first_on_path(os.environ.get("PATH", "/usr/bin:/bin"))}
     with open(room.dir / "logs" / "jupyterhub.log", "a") as out:
@@ -122,6 +99,7 @@ def start_hub(room: Classroom, config: Path) -> subprocess.Popen:
 
 
 def wait_for_hub(room: Classroom, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Wait until the hub's API answers; ClassroomError (with the log's tail) if it exits or is too slow."""
     log, deadline = room.dir / "logs" / "jupyterhub.log", time.monotonic() + timeout
     while proc.poll() is None:
         try:
@@ -137,140 +115,3 @@ def wait_for_hub(room: Classroom, proc: subprocess.Popen, timeout: float = 120) 
         f"JupyterHub exited with code {proc.returncode}; see {log}:\n"
         + "\n".join(log.read_text(errors="replace").splitlines()[-30:])
     )
-
-
-# ------------------------------------------------------------------------------ up and down
-def up(
-    folder: Path = DEFAULT_DIR,
-    students: int = 3,
-    package: Path | None = None,
-    port: int = 0,
-    prefix: str = "wt",
-    proxy: Path = DEFAULT_PROXY,
-    log=print,
-    hub_up=None,
-) -> Classroom:
-    """Make the classroom (see the module doc) and start its hub; returns it, passwords included.
-    ``hub_up(room)``, if given, is called once the hub answers, while the course may still be being released."""
-    folder = _check_up(Path(folder).resolve(), students, proxy)
-    room = _make_room(folder, students, port, prefix)
-    log(f"classroom: {folder} (hub state, logs, accounts' homes, exchange, environment)")
-    t0 = [time.monotonic()]
-
-    def done(part: str, what: str, since: float | None = None) -> None:
-        room.times[part] = round(time.monotonic() - (since or t0[-1]), 1)
-        t0.append(time.monotonic())
-        log(f"classroom: {what} ({room.times[part]:.0f} s)")
-
-    try:
-        for name in [room.instructor, *room.students]:
-            room.passwords[name] = add_account(room, name)
-        if package is None:  # the students' handout: the package without course/ (no answers, no grading code)
-            from ..layout import Course
-            from ..publish.handout import handout
-
-            package = handout(Course.here(REPO), folder / "handout", log=log)
-        done("accounts", f"{len(room.accounts)} accounts; the students' package: {package}")
-        done(
-            "environment",
-            "the students' environment: "
-            + build_env(room.env, room.exchange, Path(package).resolve(), folder / "logs" / "env.log"),
-        )
-        hub, started = start_hub(room, write_hub_config(room, Path(proxy).resolve())), time.monotonic()
-        with ThreadPoolExecutor(1) as pool:  # the instructor's course is made and released while the hub starts
-            course = pool.submit(set_up_instructor, room, folder / "logs" / "course.log")
-            wait_for_hub(room, hub)
-            done("hub", f"JupyterHub answers at {room.url}")
-            if hub_up is not None:
-                hub_up(room)
-            course.result()
-        done("course", "the course folder made and released to the exchange by the instructor", since=started)
-    except BaseException:
-        log(f"classroom: setting up failed; logs in {folder / 'logs'} (make classroom-stop removes it all)")
-        raise
-    log(f"classroom: up in {time.monotonic() - t0[0]:.0f} s")
-    return room
-
-
-def _check_up(folder: Path, students: int, proxy: Path) -> Path:
-    """What must hold before anything is made: root, the proxy, a sensible class size and a new folder."""
-    if os.geteuid() != 0:
-        raise ClassroomError(NEED_ROOT)
-    if not Path(proxy).is_file():
-        raise ClassroomError(
-            f"configurable-http-proxy is not at {proxy}: run `make classroom` (it installs it "
-            "from npm into .classroom/), or pass --proxy"
-        )
-    if not 1 <= students <= 200:
-        raise ClassroomError(f"STUDENTS must be between 1 and 200, not {students}")
-    if (folder / RECORD).exists():
-        raise ClassroomError(f"a classroom is already set up in {folder}: run `make classroom-stop` first")
-    if folder.exists() and any(folder.iterdir()):
-        raise ClassroomError(f"{folder} exists and is not empty: name a new folder with CLASSROOM_DIR=...")
-    if not all(p.stat().st_mode & stat.S_IXOTH for p in folder.parents if p.exists()):
-        raise ClassroomError(f"every user must be able to pass through the folders above {folder}")
-    return folder
-
-
-def _make_room(folder: Path, students: int, port: int, prefix: str) -> Classroom:
-    """The classroom's folder and its record, with the folders for the hub, the logs, the homes and the exchange."""
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o755)
-    room = Classroom(
-        folder, port or _free_port(), f"{prefix}-instructor", [f"{prefix}-student{i}" for i in range(1, students + 1)]
-    )
-    room.save()
-    for sub, mode in [("hub", 0o700), ("logs", 0o700), ("home", 0o755), ("exchange", 0o777)]:
-        (folder / sub).mkdir()
-        (folder / sub).chmod(mode)  # the exchange: writable by all, as nbgrader's docs ask
-    return room
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m whole_transformer.course.classroom",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "command",
-        choices=["up", "down"],
-        help="up: make the classroom and start JupyterHub; down: stop it and remove the accounts and folders it made",
-    )
-    p.add_argument("--dir", default=os.environ.get("CLASSROOM_DIR") or DEFAULT_DIR, type=Path)
-    p.add_argument("--students", type=int, default=int(os.environ.get("STUDENTS") or 3))
-    p.add_argument(
-        "--package",
-        type=Path,
-        default=None,
-        help="the package folder the students' environment "
-        "is installed from (default: the course's handout, built into the classroom folder)",
-    )
-    p.add_argument("--port", type=int, default=int(os.environ.get("CLASSROOM_PORT") or 8000))
-    p.add_argument("--prefix", default="wt", help="account names: PREFIX-instructor, PREFIX-student1 ...")
-    p.add_argument("--proxy", type=Path, default=DEFAULT_PROXY, help="configurable-http-proxy to run")
-    args = p.parse_args(argv)
-    try:
-        if args.command == "down":
-            down(args.dir)
-            return 0
-        room = up(args.dir, args.students, args.package, args.port, args.prefix, args.proxy)
-    except ClassroomError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(
-        f"\nThe classroom is up: {room.url}  (loopback only)\nEverything it made is in {room.dir} "
-        "(hub state and logs in hub/ and logs/).\nAccounts (the passwords are shown only now):"
-    )
-    for name in [room.instructor, *room.students]:
-        role = "student: Assignments tab" if name in room.students else f"instructor: Formgrader, ~/{COURSE_FOLDER}"
-        print(f"  {name:<20} {room.passwords[name]:<16} {role}")
-    print(
-        f"The course {COURSE_ID!r} is released to the exchange {room.exchange}.\n"
-        f"Stop it and remove all of it: make classroom-stop CLASSROOM_DIR={room.dir}"
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The classroom's accounts and the instructor's course (``hub.py``'s ``up`` calls them): a Linux account each
+"""The classroom's accounts and the instructor's course (``up.py``'s ``up`` calls them): a Linux account each
 with a fresh password, the course folder copied into the instructor's home and released to the exchange by
 them, and the Formgrader turned on for them alone."""
 
@@ -13,7 +13,8 @@ import subprocess
 from pathlib import Path
 
 from ..layout import ASSIGNMENT, REPO
-from .env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS, ClassroomError, run
+from .commands import ClassroomError, run
+from .env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS
 from .room import Classroom
 
 # what is not copied into the instructor's course folder: the checkout's own work and tools at its top

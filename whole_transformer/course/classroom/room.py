@@ -1,4 +1,4 @@
-"""A classroom as ``up`` made it (``hub.py``): its folder, accounts, port and hub, kept in ``DIR/classroom.json``.
+"""A classroom as ``up`` made it (``up.py``): its folder, accounts, port and hub, kept in ``DIR/classroom.json``.
 
 ``down`` (``teardown.py``) reads that record and removes exactly what it names.
 """
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..layout import write_json
-from .env import run
+from .commands import run
 
 DEFAULT_DIR = Path("/srv/wt-classroom")
 COURSE_FOLDER = "whole-transformer"

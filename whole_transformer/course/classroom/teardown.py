@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .env import ClassroomError
+from .commands import ClassroomError
 from .room import DEFAULT_DIR, NEED_ROOT, RECORD, Classroom
 
 

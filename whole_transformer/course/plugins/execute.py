@@ -4,8 +4,8 @@ Plain nbgrader 0.9.6 gives up on a whole submission when the kernel dies (``os._
 the out-of-memory killer) or cannot be interrupted (a loop that swallows KeyboardInterrupt), and
 the student then exports as 0.0 like a real zero. ``SandboxExecute`` instead:
 
-- starts the kernel with ``SandboxedKernelManager`` (see ``sandbox.py``), unless the instructor
-  opted out (``SandboxExecute.sandbox = "off"``);
+- starts the kernel with ``SandboxedKernelManager`` (``sandbox/bubblewrap.py``), unless the
+  instructor opted out with the course's ``--no-sandbox`` (which sets ``sandbox`` to False here);
 - on a cell timeout interrupts the kernel; if the kernel does not come back within
   ``iopub_timeout`` seconds it is killed;
 - when the kernel died or was killed, gives that cell an error output saying what happened,
@@ -45,7 +45,6 @@ from ..sandbox.bubblewrap import (
     MEMORY_LIMIT,
     SandboxedKernelManager,
     grading_env,
-    sandbox_opt_out,
     sandbox_status,
 )
 from ..sandbox.warm_kernels import ForkedKernelManager
@@ -60,9 +59,11 @@ def _error(ename: str, evalue: str) -> NotebookNode:
 
 
 class SandboxExecute(Execute):
-    sandbox = Unicode("bwrap", help="'bwrap' runs the kernel in bubblewrap; 'off' runs it unconfined (opt-out)").tag(
-        config=True
-    )
+    sandbox = Bool(
+        True,
+        help="False runs the kernel unconfined: what the course's --no-sandbox hands to nbgrader's process "
+        "(autograder/student.py); not a setting of its own",
+    ).tag(config=True)
     scratch_dir = Unicode("", help="the kernel's working folder; a fresh temporary one if empty").tag(config=True)
     report_dir = Unicode("", help="where to write <notebook>.json with what happened to each cell").tag(config=True)
     notebook_timeout = Integer(300, help="seconds for all cells of one notebook, restarts included").tag(config=True)
@@ -89,7 +90,7 @@ class SandboxExecute(Execute):
 
     # ------------------------------------------------------------------ kernel
     def _sandboxed(self) -> bool:
-        if self.sandbox.lower() in {"off", "none", "no", "false", "0"} or sandbox_opt_out():
+        if not self.sandbox:
             return False
         status = sandbox_status()
         if not status.ok:

@@ -43,7 +43,6 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, Integer, List, Unicode
 
-from ...envflags import flag
 from . import programs
 from .spec import FILE_SIZE_LIMIT, MEMORY_LIMIT, SandboxSpec, namespace_args
 
@@ -54,8 +53,8 @@ INSTALL_HINT = (
     "If bwrap is installed but fails, unprivileged user namespaces may be disabled\n"
     "(sysctl kernel.unprivileged_userns_clone=1, or in a container allow them).\n"
     "To grade WITHOUT a sandbox (student code then runs with your rights and can read the hidden\n"
-    "tests and the gradebook), opt out explicitly: make autograde NO_SANDBOX=1, or\n"
-    "python -m whole_transformer.course autograde --no-sandbox, or WT_SANDBOX=off."
+    "tests and the gradebook), opt out explicitly: make autograde NO_SANDBOX=1, which runs\n"
+    "python -m whole_transformer.course autograde --no-sandbox."
 )
 
 
@@ -113,18 +112,14 @@ def _probe(bwrap: str | None, euid: int) -> SandboxStatus:
     return SandboxStatus(True, bwrap)
 
 
-def sandbox_opt_out() -> bool:
-    """True if the instructor opted out of the sandbox with WT_SANDBOX=off (or 0, no, none)."""
-    return not flag("WT_SANDBOX", default=True)
-
-
 class SandboxMissing(RuntimeError):
     """No sandbox on this machine, and no explicit opt-out."""
 
 
 def check_sandbox(no_sandbox: bool) -> bool:
-    """True to use the sandbox; raises SandboxMissing if there is none and no explicit opt-out."""
-    if no_sandbox or sandbox_opt_out():
+    """True to use the sandbox; raises SandboxMissing if there is none and no explicit opt-out
+    (``no_sandbox``: the commands' ``--no-sandbox``, the one way to turn the sandbox off)."""
+    if no_sandbox:
         return False
     status = sandbox_status()
     if not status.ok:

@@ -62,9 +62,8 @@ def namespace_args() -> list[str]:
 
 
 def _package_dir() -> Path:
-    import whole_transformer
-
-    return Path(whole_transformer.__file__).resolve().parent
+    """The ``whole_transformer`` package's folder (this file is its ``course/sandbox/spec.py``)."""
+    return Path(__file__).resolve().parents[2]
 
 
 def _python_roots() -> list[Path]:

@@ -29,8 +29,9 @@ from .status import Status, serve_status
 from .watch import FAILED, Store, inbound, scan
 
 if TYPE_CHECKING:
-    from ..autograder.gradebook import Pack, Template
     from ..autograder.graders import DaskGraders, LocalGraders
+    from ..autograder.pack import Pack
+    from ..autograder.template import Template
 
 RETRIES = 3
 
@@ -111,7 +112,9 @@ class Service:
 
     def _prepare(self) -> None:
         """The assignment as source/ has it now (again, after make release changed it)."""
-        from ..autograder.gradebook import build_template, make_pack, source_digest
+        from ..autograder.gradebook import source_digest
+        from ..autograder.pack import make_pack
+        from ..autograder.template import build_template
         from ..reports.feedback import secrets
 
         self.claims.lock("assignment")

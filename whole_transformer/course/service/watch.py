@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..layout import ASSIGNMENT, COURSE_ID, Course, write_json
 from ..term.handin_time import EXCHANGE, HandinTime, changed_at, earliest_claim, judge
-from ..term.late import parse_time
+from ..term.times import parse_time
 
 GRADED, REFUSED, FAILED, MALFORMED = "graded", "refused", "failed", "malformed"
 #: how long an attempt's folder may lack its submission_secret.txt while nbgrader submit writes it

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from whole_transformer.course.layout import ASSIGNMENT
 
-from .late import parse_time
+from ..autograder.handin_merge import read_times
+from .times import parse_time, read_timestamp, span
 
 TOLERANCE = timedelta(minutes=5)
 EXCHANGE, LMS, CLAIM = "the exchange", "the LMS's own time (make collect-zip)", "timestamp.txt alone"
@@ -69,7 +70,7 @@ class HandinTime:
         which = "later" if self.evidence > self.claimed else "earlier"
         return (
             f"claims to have handed in at {_show(self.claimed)}, but its files in {self.source} were written at "
-            f"{_show(self.evidence)}, {_span(self.off_by)} {which} (a time a student cannot change): "
+            f"{_show(self.evidence)}, {span(self.off_by)} {which} (a time a student cannot change): "
             f"graded as handed in at {_show(self.evidence)}"
         )
 
@@ -81,12 +82,6 @@ class HandinTime:
         if self.finding and self.claimed is not None:
             note = f" (the evidence in {self.source}; the claim said {_show(self.claimed)})"
         return f"handed in {_show(self.used)}{note}"
-
-
-def _span(d: timedelta) -> str:
-    from .late import span
-
-    return span(d)
 
 
 def judge(claimed: datetime | None, evidence: datetime | None, source: str) -> HandinTime:
@@ -146,9 +141,6 @@ def _exchange(root: str) -> Path:
 def student_handin(course, student: str, exchange: Path | None = None) -> HandinTime:
     """The time of a student's hand-in in ``submitted/``: the LMS's, else the claim checked against the
     exchange's inbound folder it came from, else the claim alone."""
-    from ..autograder.handin_merge import read_times
-    from .late import read_timestamp
-
     folder = course.submitted / student / ASSIGNMENT
     claimed = read_timestamp(folder) if folder.is_dir() else None
     if read_times(course).get(student):

@@ -1,8 +1,9 @@
 """When a student handed in, against their due date: on time, late by how much, the penalty.
 
 The hand-in time is nbgrader's ``timestamp.txt`` in ``submitted/<student>/whole-transformer/`` (written
-by ``nbgrader collect`` and by ``make collect-zip``), no earlier than the evidence of when its files
-were written (``handin_time.py``); a submission without one is taken as on time and says so.
+by ``nbgrader collect`` and by ``make collect-zip``; read by ``times.py``), no earlier than the evidence
+of when its files were written (``handin_time.py``); a submission without one is taken as on time and
+says so.
 Penalties are applied to the totals by ``make grades`` and ``make feedback``; the gradebook keeps
 the scores the tests gave.
 
@@ -17,15 +18,12 @@ the scores the tests gave.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
+from .handin_time import HandinTime, student_handin
 from .settings import Settings
-
-if TYPE_CHECKING:
-    from .handin_time import HandinTime
+from .times import span
 
 
 @dataclass(frozen=True)
@@ -56,45 +54,6 @@ class Lateness:
         return f"late by {span(self.late)}{pen}{ext}"
 
 
-def span(d: timedelta) -> str:
-    """A duration the way an instructor says it: '1 d 12 h', '3 h 5 min', '40 min'."""
-    minutes = int(d.total_seconds() // 60)
-    days, rest = divmod(minutes, 24 * 60)
-    hours, mins = divmod(rest, 60)
-    parts = [f"{days} d"] if days else []
-    if hours:
-        parts.append(f"{hours} h")
-    if mins and not days:
-        parts.append(f"{mins} min")
-    return " ".join(parts) or f"{int(d.total_seconds())} s"
-
-
-def parse_time(text: str) -> datetime | None:
-    """A time as nbgrader writes it (``2026-12-02 07:19:48.123456 UTC``), aware (UTC); None if unreadable."""
-    from nbgrader.utils import parse_utc
-
-    try:
-        value = parse_utc(text.strip()[:100])
-    except Exception:  # noqa: BLE001 - nbgrader raises several kinds
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def read_timestamp(folder: Path) -> datetime | None:
-    """The hand-in time in ``folder/timestamp.txt`` (nbgrader's format, UTC), or None."""
-    path = folder / "timestamp.txt"
-    if not path.is_file():
-        return None
-    text = path.read_text(encoding="utf-8", errors="replace").strip()
-    when = parse_time(text)
-    if when is None:
-        raise ValueError(
-            f"{path}: cannot read the hand-in time {text[:60]!r}; nbgrader writes it as "
-            "'2026-10-16 23:59:00.000000 UTC' (fix or delete the file)"
-        )
-    return when
-
-
 def lateness(settings: Settings, student: str, submitted: datetime | None) -> Lateness:
     due = settings.due_for(student)
     extension = student in settings.extensions
@@ -107,9 +66,5 @@ def lateness(settings: Settings, student: str, submitted: datetime | None) -> La
 def student_lateness(course, settings: Settings, student: str) -> Lateness:
     """The lateness of a student's hand-in in ``submitted/``, at the time the course can trust (``handin_time``:
     the claim in timestamp.txt, no earlier than the evidence; an LMS's own time)."""
-    from dataclasses import replace
-
-    from .handin_time import student_handin
-
     handin = student_handin(course, student)
     return replace(lateness(settings, student, handin.used), handin=handin)

@@ -19,6 +19,7 @@ import difflib
 
 import nbformat
 
+from ..autograder.gradebook import gradebook_exists
 from ..cells import grade_id, nbgrader_meta
 from ..layout import Course
 from .settings import Settings, load
@@ -26,9 +27,7 @@ from .settings import Settings, load
 
 def roster(course: Course) -> dict[str, dict[str, str]]:
     """The students the gradebook holds (``make roster``): id → their names, email and LMS id ({} if none)."""
-    from nbgrader.api import Gradebook
-
-    from ..autograder.gradebook import gradebook_exists
+    from nbgrader.api import Gradebook  # lazy: nbgrader takes seconds to import; make term may have no gradebook
 
     if not gradebook_exists(course):
         return {}

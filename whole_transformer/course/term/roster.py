@@ -18,6 +18,11 @@ import csv
 import re
 from pathlib import Path
 
+from ..autograder.gradebook import prepare_database
+from ..layout import ASSIGNMENT
+from .names import roster, say_problems
+from .times import read_timestamp
+
 COLUMNS = {
     "id": ("id", "student_id", "username"),
     "first_name": ("first_name", "firstname", "first"),
@@ -98,9 +103,7 @@ def read_roster(path: Path, notes: list[str] | None = None) -> list[dict[str, st
 
 def import_roster(course, path: Path, log=print) -> tuple[int, int]:
     """Add or update every student of the CSV in the course gradebook; (added, updated)."""
-    from nbgrader.api import Gradebook
-
-    from whole_transformer.course.autograder.gradebook import prepare_database
+    from nbgrader.api import Gradebook  # lazy: nbgrader takes seconds to import; reading a CSV needs none
 
     notes: list[str] = []
     rows = read_roster(path, notes)
@@ -123,11 +126,6 @@ def import_roster(course, path: Path, log=print) -> tuple[int, int]:
 
 def list_roster(course, log=print) -> list[str]:
     """``make roster`` with no FILE: every student of the roster and of submitted/, and who handed in what when."""
-    from whole_transformer.course.layout import ASSIGNMENT
-
-    from .late import read_timestamp
-    from .names import roster, say_problems
-
     people = roster(course)
     handed_in = set(course.students())
     log(
