@@ -21,6 +21,8 @@ AXE := .a11y/axe-core-$(AXE_VERSION).installed
         roster collect-zip term serve \
         venv a11y-tools clean classroom classroom-stop classroom-test classroom-proxy
 
+# An instructor command's lines (make release ... make term: its help line, then the variables it takes) are
+# what its declaration in whole_transformer/course/commands/ says; tests/test_commands.py checks them.
 help:
 	@echo "make lab         open the course in JupyterLab"
 	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser, the JupyterHub term as root)"
@@ -30,19 +32,23 @@ help:
 	@echo "make release     build release/ (what students get) from source/"
 	@echo "make lecture     build notebooks/ (lecture edition, run, widgets saved, HTML export)"
 	@echo "make handout     build handout/, the students' repository (no answers, no hidden tests)"
-	@echo "make autograde   grade submitted/<student>/$(ASSIGNMENT)/ (JOBS=N in parallel, or"
-	@echo "                 SCHEDULER=tcp://HOST:8786 on a Dask cluster; DB_URL=postgresql://... gradebook)"
-	@echo "make workers     a local Dask scheduler and WORKERS=N worker processes (Ctrl-C stops them)"
-	@echo "                 FORCE=1 grades everyone again; STUDENT=id (or STUDENT=\"a b\") only them"
-	@echo "make serve       grade each submission to nbgrader's exchange at once, feedback released at once"
-	@echo "                 (course.toml [service]; EXCHANGE=DIR, SERVE_PORT=N status page; Ctrl-C stops it)"
+	@echo "make autograde   grade every hand-in in submitted/, each student's kernel in the sandbox"
+	@echo "                 JOBS=N at once, or SCHEDULER=tcp://HOST:8786 on a Dask cluster; FORCE=1 grades everyone"
+	@echo "                 again; STUDENT=id (or STUDENT='a b') only them; NO_SANDBOX=1 without the sandbox;"
+	@echo "                 DB_URL=postgresql://... a PostgreSQL gradebook"
+	@echo "make workers     a local Dask scheduler and N worker processes (Ctrl-C stops them)"
+	@echo "                 WORKERS=N (default 2)"
+	@echo "make serve       grade each submission to nbgrader's exchange at once and release its feedback"
+	@echo "                 (course.toml [service]) EXCHANGE=DIR, SERVE_PORT=N its status page, JOBS, SCHEDULER and"
+	@echo "                 NO_SANDBOX as for autograde; Ctrl-C stops it"
 	@echo "make feedback    write feedback HTML for every graded student, and one page each in feedback-pages/"
 	@echo "make grades      write grades.csv, grades-detail.csv, canvas-grades.csv and moodle-grades.csv"
 	@echo "make insights    write insights.html and insights.csv: what the class got wrong"
-	@echo "make roster FILE=students.csv    import the class list (id, names, email, LMS id)"
-	@echo "make roster      list the roster and who has handed in"
-	@echo "make collect-zip FILE=subs.zip   merge a Canvas or Moodle submissions download into submitted/"
-	@echo "                 (a newer file replaces an older one, the rest is kept; REPLACE=1: whole hand-ins)"
+	@echo "make roster      import the class list (id, names, email, LMS id); with no file, list who has handed in"
+	@echo "                 FILE=students.csv"
+	@echo "make collect-zip merge a Canvas or Moodle submissions zip into submitted/"
+	@echo "                 FILE=subs.zip; a newer file replaces an older one, the rest is kept (REPLACE=1: whole"
+	@echo "                 hand-ins)"
 	@echo "make term        the due date, late policy and each student's hand-in (course.toml)"
 	@echo "make bench       measure speed, write benchmarks/results.md"
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
@@ -59,6 +65,8 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/jupyter labextension list 2>&1 | grep -q nbgrader || echo "warning: nbgrader's JupyterLab extension is not listed"
 	touch $(STAMP)
 
+# NO_SANDBOX=1 grades without the sandbox: make passes it on as the commands' --no-sandbox
+NO_SANDBOX_FLAG := $(if $(filter 1 yes true,$(NO_SANDBOX)),--no-sandbox)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 FIRST_NOTEBOOK := release/$(ASSIGNMENT)/01-whole-machine.ipynb
 
@@ -101,7 +109,7 @@ handout: $(STAMP)
 
 autograde: $(STAMP)
 	$(PY) -m whole_transformer.course autograde --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
-	    $(if $(filter 1 yes true,$(FORCE)),--force) $(foreach s,$(STUDENT),--student $(s))
+	    $(if $(filter 1 yes true,$(FORCE)),--force) $(foreach s,$(STUDENT),--student $(s)) $(NO_SANDBOX_FLAG)
 
 workers: $(STAMP)
 	$(PY) -m whole_transformer.course workers --workers $(WORKERS)
@@ -110,7 +118,8 @@ feedback: $(STAMP)
 	$(PY) -m whole_transformer.course feedback
 
 serve: $(STAMP)
-	$(PY) -m whole_transformer.course serve --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(PY) -m whole_transformer.course serve --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(NO_SANDBOX_FLAG) \
+	    $(if $(EXCHANGE),--exchange "$(EXCHANGE)") $(if $(SERVE_PORT),--port $(SERVE_PORT))
 
 grades: $(STAMP)
 	$(PY) -m whole_transformer.course grades

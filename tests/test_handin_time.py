@@ -108,7 +108,7 @@ def test_the_service_uses_the_evidence_and_names_the_forger(handed_in):
 @pytest.mark.slow
 @pytest.mark.xdist_group("course-mini")
 def test_lateness_totals_and_lms_files_use_the_time_used(handed_in, capsys):
-    from whole_transformer.course.__main__ import cmd_term
+    from whole_transformer.course.commands.submissions import cmd_term
     from whole_transformer.course.reports.grades import write_lms_files
     from whole_transformer.course.reports.lms import TOTAL, canvas_rows, moodle_rows
     from whole_transformer.course.reports.student_page import write_pages
