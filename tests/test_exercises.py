@@ -28,6 +28,7 @@ from whole_transformer.course.answers import hidden_cells, reference
 from whole_transformer.course.answers import hidden_tests as hidden
 from whole_transformer.course.answers.hidden_parts import DRIVERS
 from whole_transformer.course.cells import HIDDEN_REGION
+from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.layout import NOTEBOOK_OF
 
 ALL = implementations()
@@ -178,8 +179,6 @@ def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake
 
 
 def expected_of(exercise: str) -> dict:
-    from whole_transformer.course.plugins.verdict import split_expected
-
     (cell,) = graded_cells(exercise).values()
     return split_expected(cell["source"])[1]
 
@@ -265,8 +264,6 @@ def test_no_expected_value_reaches_the_kernel():
         added = {k for k in graded.namespace if k.startswith("_") and not k.startswith("__")}
         assert not added, added
         (cell,) = graded_cells(ex).values()
-        from whole_transformer.course.plugins.verdict import split_expected
-
         kernel_part, expected = split_expected(cell["source"])
         assert expected["cases"] and "EXPECTED" not in kernel_part and '"want"' not in kernel_part
 

@@ -20,9 +20,9 @@ import pytest
 from simclass.minicourse import make_course, mini_notebook
 
 from whole_transformer.course.cells import SOLUTION, grade_id, is_test, nbgrader_meta, split_region
+from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.plugins.hide_tests import HideHiddenTests, split_hidden
-from whole_transformer.course.plugins.verdict import split_expected
 from whole_transformer.course.publish.release import release
 from whole_transformer.course.reports.feedback import (
     EXPECTED,

@@ -30,8 +30,9 @@ import pytest
 from implementations import implementations
 
 from whole_transformer.course.cells import HIDDEN_REGION, cell_source, grade_id
+from whole_transformer.course.core import compare
+from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF, Course
-from whole_transformer.course.plugins import compare, verdict
 from whole_transformer.course.publish import handout as handout_mod
 
 REPO = Path(__file__).resolve().parents[1]
@@ -420,7 +421,7 @@ def graded_exercises() -> dict[str, tuple[str, dict]]:
             region = HIDDEN_REGION.search(cell_source(cell)) if meta.get("grade") else None
             named = region and re.search(r"""\bhand_out\(\s*["'](\w+)["']""", region.group(1))
             if named:
-                found[named.group(1)] = verdict.split_expected(region.group(1))
+                found[named.group(1)] = split_expected(region.group(1))
     return found
 
 

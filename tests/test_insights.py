@@ -29,8 +29,12 @@ from simclass.students import NOT_IN_CLASS, roster
 from whole_transformer.course.answers import diagnose
 from whole_transformer.course.answers.mistakes import CATALOGUE
 from whole_transformer.course.cells import grade_id, is_test
+from whole_transformer.course.core.expected import split_expected
+from whole_transformer.course.core.results import CellStatus, Record
+from whole_transformer.course.core.verdict import CellVerdict, Outcome
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF, Course
-from whole_transformer.course.plugins import verdict, verdict_text
+from whole_transformer.course.plugins import verdict_text
+from whole_transformer.course.plugins.cell_verdict import assess
 from whole_transformer.course.plugins.hide_tests import HideHiddenTests
 from whole_transformer.questions import QUESTIONS
 
@@ -44,7 +48,7 @@ def _expected_payloads() -> dict[str, dict]:
     for path in sorted(SOURCE.glob("*.ipynb")):
         for c in nbformat.read(path, as_version=4).cells:
             if is_test(c):
-                _, payload = verdict.split_expected(c.source)
+                _, payload = split_expected(c.source)
                 if payload:
                     out[payload["name"]] = payload
     return out
@@ -78,11 +82,73 @@ def test_every_catalogued_mistake_is_named_and_loses_points(exercise):
     table = diagnose.mistake_table()[exercise]["mistakes"]
     expected = EXPECTED[exercise]
     for m in CATALOGUE[exercise]:
-        outputs, detail = verdict.assess(_cell(table[m.id], exercise), expected, None, POINTS[exercise])
-        assert detail["outcome"] in ("wrong", "raised"), (m.id, detail)
-        assert detail["mistake"] == m.id, (m.id, detail)
-        assert detail.get("score", 0.0) < POINTS[exercise], (m.id, detail)
-        assert outputs[-1].ename == verdict.FAILED and (m.hint or m.mistake) in outputs[-1].evalue
+        outputs, v = assess(_cell(table[m.id], exercise), expected, None, POINTS[exercise])
+        assert v is not None and v.outcome in (Outcome.WRONG, Outcome.RAISED), (m.id, v)
+        assert v.mistake == m.id, (m.id, v)
+        assert (v.score or 0.0) < POINTS[exercise], (m.id, v)
+        assert CellVerdict.from_json(v.to_json()) == v, (m.id, v)
+        assert outputs[-1].ename == verdict_text.FAILED and (m.hint or m.mistake) in outputs[-1].evalue
+
+
+#: A verdict of each shape the grader writes, as the previous version stored it (notebook metadata, records).
+STORED_VERDICTS = [
+    {"outcome": "right", "passed": 4, "run": 4},
+    {"outcome": "unanswered", "passed": 0, "run": 4, "why": "still raises NotImplementedError"},
+    {"outcome": "raised", "passed": 0, "run": 4, "errors": {"the whole test cell": "ZeroDivisionError"}},
+    {"outcome": "wrong", "passed": 0, "run": 4, "why": "no results were handed out"},
+    {"outcome": "wrong", "passed": 0, "run": 1, "failed": ["the answer"], "errors": {}, "answer": "7", "hint": ""},
+    {
+        "outcome": "wrong",
+        "passed": 2,
+        "run": 4,
+        "failed": ["max_new = 0"],
+        "errors": {},
+        "mistake": "eos_dropped",
+        "mistake_name": "drops the eos",
+        "says": "The output must end with the eos id.",
+        "kinds_passed": ["a short prompt"],
+        "kinds": 2,
+        "score": 1.5,
+        "points": 3.0,
+    },
+    {
+        "outcome": "raised",
+        "passed": 0,
+        "run": 4,
+        "failed": ["a short prompt"],
+        "errors": {"a short prompt": "IndexError"},
+        "mistake": None,
+        "mistake_name": "not a catalogued mistake",
+        "closest": None,
+        "agree": 0,
+        "of": 4,
+        "stale": True,
+        "kinds_passed": [],
+        "kinds": 1,
+    },
+]
+
+
+@pytest.mark.parametrize("stored", STORED_VERDICTS, ids=range(len(STORED_VERDICTS)))
+def test_a_stored_verdict_reads_back_and_writes_the_same_json(stored):
+    v = CellVerdict.from_json(stored)
+    assert list(v.to_json().items()) == list(stored.items())  # the same keys, values and order
+    record = {
+        "version": 1,
+        "student": "s",
+        "fingerprint": "a:b",
+        "seconds": 1.0,
+        "notebooks": {"01": {"status": "graded", "reason": "", "file": "x", "cells": {}}},
+        "findings": [],
+    }
+    record["notebooks"]["01"]["cells"] = {
+        "test_a": {"status": "graded", "reason": "", "verdict": stored},
+        "test_b": {"status": "failed", "reason": "the kernel died", "verdict": {}},
+    }
+    read = Record.from_json(record)
+    assert read.notebooks["01"].cells["test_a"] == CellStatus("graded", "", v)
+    assert read.notebooks["01"].cells["test_b"].verdict is None
+    assert read.to_json() == record
 
 
 @pytest.mark.parametrize("exercise", RECORDED)
@@ -105,8 +171,8 @@ def test_right_answers_get_full_points_and_no_mistake(exercise):
             if model_at is not None:
                 args = (grading.counted(args[0]),) + tuple(args[1:])
             results.append(grading.outcome(_called(exercise, ns[exercise]), args, kwargs, c.watch))
-        outputs, detail = verdict.assess(_cell(results, exercise), EXPECTED[exercise], None, POINTS[exercise])
-        assert detail["outcome"] == "right" and "mistake" not in detail, (impl.id, detail)
+        outputs, v = assess(_cell(results, exercise), EXPECTED[exercise], None, POINTS[exercise])
+        assert v is not None and v.outcome == Outcome.RIGHT and "mistake" not in v.to_json(), (impl.id, v)
         assert [o.output_type for o in outputs] == ["stream"], impl.id  # full points: no partial score
 
 
@@ -144,8 +210,8 @@ def test_partial_credit_splits_points_over_kinds_evenly_or_as_course_toml_says(t
 
 def test_unanswered_is_told_apart_and_feedback_says_not_answered_yet():
     stub = [{"error": "NotImplementedError"}] * len(EXPECTED["make_xy"]["cases"])
-    outputs, detail = verdict.assess(_cell(stub, "make_xy"), EXPECTED["make_xy"], None, 2.0)
-    assert detail["outcome"] == "unanswered" and outputs[0].ename == verdict.NOT_ANSWERED
+    outputs, v = assess(_cell(stub, "make_xy"), EXPECTED["make_xy"], None, 2.0)
+    assert v is not None and v.outcome == Outcome.UNANSWERED and outputs[0].ename == verdict_text.NOT_ANSWERED
     nb = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_code_cell(
@@ -171,8 +237,8 @@ def test_unanswered_is_told_apart_and_feedback_says_not_answered_yet():
 
 def test_a_question_records_the_wrong_answer_and_its_hint():
     q = QUESTIONS["tokens_905"]
-    outputs, detail = verdict.assess(_cell([{"value": 7}], "tokens_905"), EXPECTED["tokens_905"])
-    assert detail["answer"] == "7" and detail["hint"] == q.hints[7]
+    outputs, v = assess(_cell([{"value": 7}], "tokens_905"), EXPECTED["tokens_905"])
+    assert v is not None and v.answer == "7" and v.hint == q.hints[7]
     assert q.hints[7] in outputs[-1].evalue
 
 
@@ -184,10 +250,10 @@ def test_the_instructors_summary_names_input_returned_and_expected_wrapped():
         for c in nbformat.read(SOURCE / NOTEBOOK_OF["greedy_decode"], as_version=4).cells
         if grade_id(c) == "test_greedy_decode"
     )
-    kernel_part, expected = verdict.split_expected(source)
+    kernel_part, expected = split_expected(source)
     cell = _cell(table, "greedy_decode")
     cell.source = kernel_part
-    outputs, _ = verdict.assess(cell, expected, None, 3.0)
+    outputs, _ = assess(cell, expected, None, 3.0)
     tb = outputs[-1].traceback
     assert all(len(line) <= verdict_text.WRAP for line in tb), max(tb, key=len)
     assert any(line.startswith("input    ((M(") for line in tb)
@@ -249,12 +315,12 @@ def test_every_catalogued_mistake_in_the_roster_is_recognised_for_its_student(gr
             v = _verdict(course, name, NOTEBOOK_OF[ex].removesuffix(".ipynb"), f"test_{ex}")
             if "__wrong__" in impl:
                 mid = impl.split("__wrong__")[1]
-                assert v["mistake"] == mid, (name, impl, v)
+                assert v is not None and v.mistake == mid, (name, impl, v)
                 assert f"({mid})" in row["reason"] and row["status"] == "graded", row
                 assert float(row["score"]) < float(row["max_score"]), row
                 seen.add(impl)
             else:
-                assert v["outcome"] == "right" and not v.get("mistake"), (name, impl, v)
+                assert v is not None and v.outcome == Outcome.RIGHT and not v.mistake, (name, impl, v)
                 assert row["score"] == row["max_score"] and row["reason"] == "", row
     in_class = {i.id for ex in NOTEBOOK_OF for i in implementations(ex, "wrong")} - NOT_IN_CLASS
     assert seen == in_class
@@ -288,10 +354,11 @@ def test_partial_credit_sums_match_the_case_counts(graded):
             assert float(row["score"]) == points, row
             continue
         kinds = diagnose.kinds_of(payload["cases"])
-        assert set(v["kinds_passed"]) <= set(kinds) and v["kinds"] == len(kinds)
-        in_passed_kinds = sum(1 for c in payload["cases"] if c["kind"] in v["kinds_passed"])
+        assert v is not None and v.kinds_passed is not None
+        assert set(v.kinds_passed) <= set(kinds) and v.kinds == len(kinds)
+        in_passed_kinds = sum(1 for c in payload["cases"] if c["kind"] in v.kinds_passed)
         assert in_passed_kinds <= passed, (row, v)
-        want = round(points * len(v["kinds_passed"]) / len(kinds), 2)
+        want = round(points * len(v.kinds_passed) / len(kinds), 2)
         assert float(row["score"]) == pytest.approx(min(want, points - 0.01) if want else 0.0), (row, v)
         checked += 1
     assert checked >= 20

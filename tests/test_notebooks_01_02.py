@@ -27,7 +27,8 @@ from whole_transformer import checks, grading, scale_study
 from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN
 from whole_transformer.course.cells import nbgrader_meta as nbg
 from whole_transformer.course.cells import split_region
-from whole_transformer.course.plugins.verdict import failure_message, split_expected
+from whole_transformer.course.core.expected import split_expected
+from whole_transformer.course.plugins.verdict_text import failure_message
 
 
 def execute(nb, **env):

@@ -34,8 +34,9 @@ from whole_transformer import checks, grading
 from whole_transformer.course.cells import HIDDEN_REGION as HIDDEN
 from whole_transformer.course.cells import nbgrader_meta as nbg
 from whole_transformer.course.cells import split_region
+from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.layout import ASSIGNMENT
-from whole_transformer.course.plugins.verdict import failure_message, split_expected
+from whole_transformer.course.plugins.verdict_text import failure_message
 from whole_transformer.course.publish.notebook import kernel_env
 
 

@@ -23,7 +23,7 @@ from whole_transformer.course.answers import reference as ref
 from whole_transformer.course.answers.diagnose import _counted
 from whole_transformer.course.answers.hidden_sampling import ENV, ROW_742, sample_cases
 from whole_transformer.course.answers.mistakes import CATALOGUE
-from whole_transformer.course.plugins.compare import (
+from whole_transformer.course.core.compare import (
     NEVER,
     case_passes,
     chi_square_bound,

@@ -401,8 +401,8 @@ def test_the_page_per_student_spaces_its_score_table(course):
 
 
 def test_an_empty_hand_in_fills_no_line_of_the_next_lecture():
-    from whole_transformer.course.autograder.record import GRADED, MISSING, UNANSWERED
-    from whole_transformer.course.reports.insights import Exercise, _answered_nothing, _next_lecture
+    from whole_transformer.course.core.results import GRADED, MISSING, UNANSWERED
+    from whole_transformer.course.reports.class_insights import Exercise, _answered_nothing, _next_lecture
 
     names = ["next_token", "greedy_decode", "make_xy", "masked_loss"]
     status = {

@@ -1,7 +1,7 @@
 """The hidden tests' verdict on one value, as autograding reaches it: handed out, then judged.
 
 The kernel side (``grading.outcome``) turns what the student's code returned into plain data; it
-crosses to the grader as JSON; the grader (``course/plugins/verdict.py``) compares it with the expected
+crosses to the grader as JSON; the grader compares it (``course/core/compare.py``) with the expected
 value. ``kernel_side`` and ``grader_side`` are the two halves, for tests that tamper in between.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from whole_transformer import grading
-from whole_transformer.course.plugins import verdict
+from whole_transformer.course.core import compare
 
 
 def _json(want):
@@ -24,8 +24,8 @@ def kernel_side(value) -> str:
     return grading._encode(grading.outcome(lambda: value))
 
 
-def grader_side(compare: str, handed: str, want, **case) -> bool:
-    return verdict.case_passes(compare, {"want": _json(want), **case}, json.loads(handed))
+def grader_side(compare_by: str, handed: str, want, **case) -> bool:
+    return compare.case_passes(compare_by, {"want": _json(want), **case}, json.loads(handed))
 
 
 def passes(compare: str, value, want, **case) -> bool:

@@ -114,9 +114,10 @@ def run_test_cell(source: str, ns: dict) -> tuple[bool, str | None]:
     from nbformat import NotebookNode
 
     from whole_transformer import grading
-    from whole_transformer.course.plugins import verdict
+    from whole_transformer.course.core.expected import split_expected
+    from whole_transformer.course.plugins.cell_verdict import verdict_outputs
 
-    kernel_part, expected = verdict.split_expected(source)
+    kernel_part, expected = split_expected(source)
     outputs = []
 
     def publish(name, results):
@@ -135,7 +136,7 @@ def run_test_cell(source: str, ns: dict) -> tuple[bool, str | None]:
         outputs.append(NotebookNode(output_type="error", ename=type(e).__name__, evalue=str(e), traceback=[]))
     finally:
         grading._publish = saved
-    (out,) = verdict.verdict_outputs(NotebookNode(outputs=outputs), expected)
+    (out,) = verdict_outputs(NotebookNode(outputs=outputs), expected)
     if out.output_type == "error":
         return False, f"{out.ename}: {out.evalue}"
     return True, None

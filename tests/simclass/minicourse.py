@@ -48,7 +48,7 @@ def _meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
 
 
 def _expected(name, compare, cases, **more):
-    from whole_transformer.course.plugins.verdict import expected_region
+    from whole_transformer.course.core.expected import expected_region
 
     return expected_region(
         {"name": name, "compare": compare, **more, "cases": [{"kind": k, "want": w} for k, w in cases]}

@@ -22,12 +22,16 @@ import math
 import re
 from pathlib import Path
 
+import nbformat
+
 from whole_transformer import exercise_checks as ec
 from whole_transformer import questions as qs
-from whole_transformer.exercise_sampling import sampled
+from whole_transformer.exercise_sampling import DRAWS, sampled
 
-from ..plugins.compare import floats
+from ..cells import cell_source, grade_id, is_test
+from ..core.compare import floats
 from . import reference as ref
+from .hidden_parts import solution_value
 from .mistakes import MISTAKES
 
 DATA = ec.DATA
@@ -61,8 +65,6 @@ def _assert_stable(ex: ec.Exercise) -> None:
 def _assert_margins(ex: ec.Exercise) -> None:
     """A sampler's case: every right share of the draws lies 0.035 or more from where its rounding to one
     decimal tips, and every id that can be drawn is drawn 30 times or more on average (``exercise_sampling``)."""
-    from whole_transformer.exercise_sampling import DRAWS
-
     for c in ex.cases():
         args, kwargs = c.make()
         kwargs.pop("seed")
@@ -113,11 +115,6 @@ QUESTIONS_DATA = qs.DATA
 
 def question_keys(source: Path) -> dict[str, tuple[str, object]]:
     """qid → (notebook file, the answer in its normal form), read from the source's solution cells."""
-    import nbformat
-
-    from ..cells import cell_source, grade_id, is_test
-    from .hidden_parts import solution_value
-
     out = {}
     for path in sorted(Path(source).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)

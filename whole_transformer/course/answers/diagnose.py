@@ -28,7 +28,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
+import warnings
 from pathlib import Path
+
+import numpy as np
+
+from whole_transformer import grading as g
+from whole_transformer import task
+
+from ..core.compare import case_passes, same_distribution
+from ..term.settings import FILE, load  # the one reader of course.toml (its errors say what to fix)
+from .hidden_parts import BATCH_Y, DRIVERS, SETUP
+from .mistakes import CATALOGUE
 
 TABLE_FILE = Path(__file__).with_name("mistake_results.json")
 NOT_CATALOGUED = "not a catalogued mistake"
@@ -43,15 +55,10 @@ def cases_digest(cases: list[dict]) -> str:
 
 def _environment() -> dict:
     """The names the hidden tests' arguments use (``hidden_parts.SETUP``), for evaluating them here."""
-    import numpy as np
+    from whole_transformer.train import load_model  # lazy: torch, for the table's model only
 
-    from whole_transformer import grading as g
-    from whole_transformer import task
-    from whole_transformer.train import load_model
-
-    from . import hidden_cached
-    from .hidden_parts import BATCH_Y
-    from .hidden_tests import NS
+    from . import hidden_cached  # lazy: the hidden cases' modules are slow to import; naming a mistake needs none
+    from .hidden_tests import NS  # lazy: as hidden_cached
 
     env = {**NS, "read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints}
     env["batch_y"] = eval(BATCH_Y, {"np": np, "task": task})  # noqa: S307 - the course's own expression
@@ -61,24 +68,14 @@ def _environment() -> dict:
 
 def _called(exercise: str, fn):
     """What the hidden test calls on each case: the function, or its driver around it (``hidden_parts.DRIVERS``)."""
-    from whole_transformer import stepwise
-
-    from .hidden_parts import DRIVERS
+    from whole_transformer import stepwise  # lazy: slow to import, and only building the table calls a driver
 
     return getattr(stepwise, DRIVERS[exercise])(fn) if exercise in DRIVERS else fn
 
 
 def build() -> dict:
     """exercise → {"cases": digest, "mistakes": {mistake id: [grading.outcome of every case]}}."""
-    import warnings
-
-    import numpy as np
-
-    from whole_transformer import grading as g
-
-    from .hidden_parts import SETUP
-    from .hidden_tests import CASES
-    from .mistakes import CATALOGUE
+    from .hidden_tests import CASES  # lazy: the hidden cases' modules are slow to import; naming a mistake needs none
 
     env = _environment()
     out = {}
@@ -130,8 +127,6 @@ def is_current() -> bool:
 
 def _same(a, b) -> bool:
     """JSON values equal, floats to ``SAME_REL`` of their size (NaN equals NaN, an infinity itself)."""
-    import math
-
     if isinstance(a, float) or isinstance(b, float):
         return (
             isinstance(a, (int, float))
@@ -165,13 +160,9 @@ def mistake_table() -> dict:
 # ---------------------------------------------------------------- naming a wrong answer
 def _agrees(compare: str, case: dict, mine, theirs) -> bool:
     """The student's result is the mistake's result on this case (same value, or same exception)."""
-    from ..plugins.compare import case_passes
-
     if type(mine) is not dict or type(theirs) is not dict:
         return False
     if "counts" in theirs:  # a sampler: the same distribution as the mistake's draws
-        from ..plugins.compare import same_distribution
-
         return "value" in mine and same_distribution(mine["value"], theirs["counts"])
     if "value" not in theirs:
         return "value" not in mine and mine.get("error") == theirs.get("error")
@@ -196,8 +187,6 @@ def diagnose(expected: dict, results: list) -> dict:
     ``{"mistake": id, "name": …, "says": …}`` when one does; otherwise ``{"mistake": None,
     "name": NOT_CATALOGUED, "closest": id or None, "agree": n, "of": cases}``.
     """
-    from .mistakes import CATALOGUE
-
     exercise, cases = expected["name"], expected["cases"]
     entry = mistake_table().get(exercise)
     if (
@@ -239,8 +228,6 @@ def partial_credit_settings(root: Path) -> dict[str, dict[str, float]]:
 
     Raises ValueError, saying what to fix, for a weight that is not a number of 0 or more.
     """
-    from ..term.settings import FILE, load  # one reader of course.toml (its errors say what to fix)
-
     path = Path(root) / FILE
     section = load(root).raw.get("partial_credit", {})
     if not isinstance(section, dict):

@@ -22,7 +22,7 @@ from .hidden_parts import Case, json_data
 
 def rows_60():
     """``rows_60(ids, block, head)``: one head's rows of the 60-epoch model, as the kernel's SETUP line defines it."""
-    from whole_transformer.train import load_model
+    from whole_transformer.train import load_model  # lazy: torch, only when the cases are worked out
 
     model_60 = load_model("60")
     return lambda ids, block, head: head_rows(model_60, ids, block, head)

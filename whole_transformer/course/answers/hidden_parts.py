@@ -2,7 +2,7 @@
 
 ``exercise_hidden`` writes an exercise's hidden part from its cases (``hidden_tests.py`` makes them):
 the kernel's part calls ``grading.hand_out`` with the student's function and the inputs of every
-case, and the EXPECTED part (``verdict.expected_region``) holds each case's kind and right result.
+case, and the EXPECTED part (``core/expected.expected_region``) holds each case's kind and right result.
 ``question_hidden`` does the same for a question, whose answer is its solution cell's value
 (``solution_value``). A generated cell is ``stamped``: its first hidden line says where it is
 generated from, with a digest of the generated text (``[#…]``); ``is_hand_edited`` finds a cell
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from whole_transformer import grading as g
 from whole_transformer.questions import QUESTIONS
 
-from ..plugins.verdict import expected_region
+from ..core.expected import expected_region
 
 BATCH_Y = "task.make_batch(range(64))[1].numpy().reshape(-1)"  # (320,) the targets of the batch 0…63
 

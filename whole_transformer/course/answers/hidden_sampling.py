@@ -17,7 +17,7 @@ import numpy as np
 from whole_transformer import grading as g
 from whole_transformer import task
 
-from ..plugins.compare import NEVER
+from ..core.compare import NEVER
 from . import reference as ref
 from .hidden_parts import Case, json_data
 

@@ -116,7 +116,7 @@ class _Greedy:
 
 
 def greedy_cases():
-    from whole_transformer.train import load_model
+    from whole_transformer.train import load_model  # lazy: torch, only when the cases are worked out
 
     c = _Greedy({"read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints})
     find, add = c.find, c.add

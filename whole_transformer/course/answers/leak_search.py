@@ -22,6 +22,8 @@ import json
 import re
 from pathlib import Path
 
+import nbformat
+
 from ..cells import cell_source, grade_id, is_test, nbgrader_meta
 from ..plugins.hide_tests import expected_values, hidden_fragments, solution_fragments, split_hidden
 
@@ -33,8 +35,6 @@ _SEED = 1000  # a call whose first argument is a seed this large identifies its 
 
 def notebook_text(raw: str) -> str:
     """A notebook's raw text and its cells' sources (as typed, not JSON-escaped)."""
-    import nbformat
-
     try:
         nb = nbformat.reads(raw, as_version=4)
     except Exception:  # noqa: BLE001 - not a notebook nbformat can read: its raw text is all there is
@@ -100,8 +100,6 @@ def solution_secrets(source: str) -> dict[str, str]:
 def source_secrets(source_dir: Path) -> dict[str, str]:
     """Everything of ``source_dir``'s notebooks a student must not see (hidden tests, expected values,
     reference solutions) → its kind."""
-    import nbformat
-
     found: dict[str, str] = {}
     for path in sorted(Path(source_dir).glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -145,8 +143,6 @@ def _what(cell) -> str:
 
 def release_leaks(release_dir: Path, secrets: dict[str, str]) -> list[str]:
     """One line per released cell (or notebook metadata) that shows any of ``secrets``, naming the cell."""
-    import nbformat
-
     lines = []
     for path in sorted(Path(release_dir).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)

@@ -1,7 +1,7 @@
 """The catalogue of typical mistakes in the four exercises, read from ``mistakes.toml``.
 
 Each mistake is the wrong code a student might write, kept as the text of a solution cell; it is
-the one place a mistake is written. ``checkdata.py`` runs each mistake that has a hint on the
+the one place a mistake is written. ``check_data.py`` runs each mistake that has a hint on the
 visible checks' fixed cases and stores hashes of what it returns, with its hint, in
 ``whole_transformer/data/exercise_checks.json``; the visible check then names the mistake whose
 results the student's function reproduces. The tests grade every mistake as a wrong answer.
@@ -18,6 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from .reference import softmax
 
 CATALOGUE_FILE = Path(__file__).with_name("mistakes.toml")
 HEADER = (
@@ -45,10 +49,6 @@ class Mistake:
     @functools.cached_property
     def code(self) -> Callable:
         """The function, defined as the notebook would define it."""
-        import numpy as np
-
-        from .reference import softmax
-
         namespace: dict[str, Any] = {"np": np, "softmax": softmax}  # exec puts the function in it
         exec(compile(self.code_text, f"<mistake {self.exercise} {self.id}>", "exec"), namespace)  # noqa: S102
         return namespace[self.exercise]

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.results import FAILED, GRADED, MISSING, NotebookResult
 from ..layout import ASSIGNMENT, Course
 from ..sandbox.bubblewrap import SandboxMissing
 from ..term.settings import Settings
@@ -45,7 +46,7 @@ from .locate import Job, make_job, submission_digest, submission_files
 from .merge import merge
 from .pack import Pack
 from .prepare import check_run, chosen_students, fresh_work, prepare_assignment
-from .record import FAILED, GRADED, MISSING, NotebookResult, StudentResult, load_record, write_integrity_report
+from .record import StudentResult, load_record, write_integrity_report
 from .template import Template, changed_notebooks
 
 

@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.results import FAILED, GRADED, MISSING, Record
 from ..layout import ASSIGNMENT, Course
-from .record import FAILED, GRADED, MISSING, Record
 from .template import Template
 
 

@@ -1,8 +1,8 @@
 """What a private course's ``nbgrader autograde`` left behind, read back as data (``student.py`` runs it).
 
-Each test cell's status from the sandboxed run's report (``execute.py`` writes it) with the grader's
-verdict details kept in the graded notebook (``verdict.DETAIL_KEY``), and the scores nbgrader wrote
-into the private gradebook.
+Each test cell's status from the sandboxed run's report (``plugins/execute.py`` writes it) with the grader's
+verdict kept in the graded notebook (``core/verdict.DETAIL_KEY``), and the scores nbgrader wrote into the
+private gradebook.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import nbformat
 
+from ..core.results import FAILED, GRADED, CellStatus, NotebookResult
+from ..core.verdict import DETAIL_KEY, CellVerdict
 from ..layout import ASSIGNMENT, sqlite_url
-from .record import FAILED, GRADED, CellStatus, NotebookResult
 
 
 def cell_statuses(res: NotebookResult, report: Path, graded: Path, cells) -> list[tuple[str, str]]:
@@ -29,12 +30,12 @@ def cell_statuses(res: NotebookResult, report: Path, graded: Path, cells) -> lis
         where = ev.get("grade_id") or f"cell {ev['cell'] + 1}"
         findings.append((where, f"while grading: {ev['detail']}"))
         details.setdefault(ev["cell"], ev["detail"])
-    verdicts = _verdicts(graded)
+    verdicts = _verdicts(graded, {gid for gid, _ in cells})
     for gid, _ in cells:
         info = rep.get("cells", {}).get(gid, {"status": "ok"})
         st = info.get("status", "ok")
         if st in {"ok", "not-code"}:
-            res.cells[gid] = CellStatus(GRADED, "", verdicts.get(gid, {}))
+            res.cells[gid] = CellStatus(GRADED, "", verdicts.get(gid))
         else:
             res.cells[gid] = CellStatus(FAILED, details.get(info.get("index"), st))
     bad = [g for g, c in res.cells.items() if c.status != GRADED]
@@ -43,10 +44,9 @@ def cell_statuses(res: NotebookResult, report: Path, graded: Path, cells) -> lis
     return findings
 
 
-def _verdicts(graded: Path) -> dict[str, dict]:
-    """grade_id → the grader's details of each test cell's verdict, from the graded notebook."""
-    from ..plugins.verdict import DETAIL_KEY
-
+def _verdicts(graded: Path, grade_ids: set[str]) -> dict[str, CellVerdict]:
+    """grade_id → the grader's verdict on each test cell of ``grade_ids`` that has one, from the graded notebook
+    (the grader wrote it there; another cell's metadata, which a student may have written, is not read)."""
     try:
         nb = nbformat.read(graded, as_version=4)
     except Exception:  # noqa: BLE001 - no details is no loss: the scores are in the gradebook
@@ -54,14 +54,15 @@ def _verdicts(graded: Path) -> dict[str, dict]:
     out = {}
     for c in nb.cells:
         gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid and isinstance(c.metadata.get(DETAIL_KEY), dict):
-            out[gid] = dict(c.metadata[DETAIL_KEY])
+        stored = c.get("metadata", {}).get(DETAIL_KEY)
+        if gid in grade_ids and isinstance(stored, dict) and stored:
+            out[gid] = CellVerdict.from_json(dict(stored))
     return out
 
 
 def scores_of(db: Path, student: str) -> dict | None:
     """What nbgrader autograde wrote into the private gradebook for the student, as plain data."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook, MissingEntry  # lazy: nbgrader's gradebook (sqlalchemy) is heavy
 
     if not db.exists():
         return None

@@ -19,8 +19,8 @@ from pathlib import Path
 import nbformat
 
 from ..cells import grade_ids
+from ..core.results import Finding
 from ..layout import ASSIGNMENT, Course, digest_files
-from .record import Finding
 from .template import Template
 
 

@@ -15,10 +15,11 @@ import shutil
 from datetime import UTC
 from pathlib import Path
 
+from ..core.results import GRADED, MISSING
 from ..layout import ASSIGNMENT, Course
 from ..plugins.inert import clean_file
 from .gradebook import open_gradebook
-from .record import GRADED, MISSING, StudentResult, write_record
+from .record import StudentResult, write_record
 from .template import Template
 
 

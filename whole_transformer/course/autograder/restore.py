@@ -26,7 +26,7 @@ import nbformat.v4 as nbf
 from nbformat import NotebookNode
 
 from ..cells import NBGRADER_FLAGS, cell_kind, cell_source, flags, grade_id, is_protected, nbgrader_meta, tracked_id
-from .record import Finding
+from ..core.results import Finding
 
 
 def _describe_flags(want: dict, got: dict) -> str:

@@ -17,8 +17,8 @@ import re
 from nbformat import NotebookNode
 
 from ..cells import cell_source, grade_id, is_protected, nbgrader_meta
+from ..core.results import Finding
 from .code_rules import Scanner
-from .record import Finding
 
 
 def student_code_cells(restored: NotebookNode, release: NotebookNode) -> list[tuple[int, NotebookNode]]:

@@ -2,9 +2,10 @@
 calls ``assess`` for every test cell).
 
 ``assess`` reads the one set of results the cell handed out, judges each case with the expected values
-(``compare.py``), and returns the outputs the cell keeps (a line "Tests passed.", or an error naming the kinds
-of case that failed, after a partial score) and the details for the instructor's records: passed, wrong,
-raised, or not answered (the answer cell still as released, or its stub still raising).
+(``core/compare.py``), and returns the outputs the cell keeps (a line "Tests passed.", or an error naming the
+kinds of case that failed, after a partial score) and the verdict for the instructor's records
+(``core/verdict.CellVerdict``): right, wrong, raised, or not answered (the answer cell still as released, or
+its stub still raising).
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ import json
 from nbformat import NotebookNode
 
 from ...grading import RESULTS_MIME
-from .compare import case_passes, judge
+from ..answers.diagnose import diagnose, kinds_of, partial_score
+from ..core.compare import case_passes, judge
+from ..core.verdict import CellVerdict, Outcome
 from .verdict_text import (
     FAILED,
     GRADER_ERROR,
     NOT_ANSWERED,
+    answer_and_hint,
     error,
     failure_message,
     instructor_summary,
-    question_detail,
 )
 
 MAX_RESULTS_BYTES = 4_000_000
@@ -60,7 +63,7 @@ def verdict_outputs(cell, expected: dict | None, solution=None) -> list[Notebook
 
 def _left_as_released(solution) -> bool:
     """The answer cell is exactly as released (nbgrader's checksum of it is unchanged)."""
-    from nbgrader.utils import compute_checksum
+    from nbgrader.utils import compute_checksum  # lazy: nbgrader is heavy, and only an answer cell needs it
 
     if solution is None:
         return False
@@ -71,23 +74,18 @@ def _left_as_released(solution) -> bool:
         return False
 
 
-def _not_answered(expected: dict, why: str) -> tuple[list[NotebookNode], dict]:
+def _not_answered(expected: dict, why: str) -> tuple[list[NotebookNode], CellVerdict]:
     text = f"{expected['name']} {why}"
-    return [error(NOT_ANSWERED, text)], {
-        "outcome": "unanswered",
-        "passed": 0,
-        "run": len(expected["cases"]),
-        "why": why,
-    }
+    return [error(NOT_ANSWERED, text)], CellVerdict(Outcome.UNANSWERED, passed=0, run=len(expected["cases"]), why=why)
 
 
-def _still_as_released(expected: dict, solution) -> tuple[list[NotebookNode], dict]:
+def _still_as_released(expected: dict, solution) -> tuple[list[NotebookNode], CellVerdict]:
     return _not_answered(
         expected, "is still as released" if _left_as_released(solution) else "still raises NotImplementedError"
     )
 
 
-def _no_single_result(expected: dict, outputs, handed: list, solution) -> tuple[list[NotebookNode], dict]:
+def _no_single_result(expected: dict, outputs, handed: list, solution) -> tuple[list[NotebookNode], CellVerdict]:
     """The verdict when the cell handed out no results, or more than one set."""
     errors = [o for o in outputs if o.get("output_type") == "error"]
     n = len(expected["cases"])
@@ -98,14 +96,11 @@ def _no_single_result(expected: dict, outputs, handed: list, solution) -> tuple[
             return _still_as_released(expected, solution)
         # the kernel cannot speak for the grader
         ename = "Error" if ename in (FAILED, GRADER_ERROR, NOT_ANSWERED) else ename
-        return [error(ename, str(e.get("evalue", "")))], {
-            "outcome": "raised",
-            "passed": 0,
-            "run": n,
-            "errors": {"the whole test cell": ename},
-        }
+        return [error(ename, str(e.get("evalue", "")))], CellVerdict(
+            Outcome.RAISED, passed=0, run=n, errors={"the whole test cell": ename}
+        )
     why = "no results were handed out" if not handed else "more than one set of results was handed out"
-    return [error(FAILED, f"{expected['name']}: {why}")], {"outcome": "wrong", "passed": 0, "run": n, "why": why}
+    return [error(FAILED, f"{expected['name']}: {why}")], CellVerdict(Outcome.WRONG, passed=0, run=n, why=why)
 
 
 def _judged(expected: dict, results) -> tuple[list[str], list[bool]]:
@@ -133,47 +128,45 @@ def _raised(expected: dict, results, passed: list[bool]) -> tuple[dict, list[boo
     return errs, raised
 
 
-def _diagnosed(expected: dict, results, passed: list[bool], points: float, settings, detail: dict) -> str:
+def _diagnosed(expected: dict, results, passed: list[bool], points: float, settings, verdict: CellVerdict) -> str:
     """An exercise's wrong results: the typical mistake they match, the kinds passed and the
-    partial score go into ``detail``; returns what the message adds (the mistake, if named)."""
-    from ..answers.diagnose import diagnose, kinds_of, partial_score
-
+    partial score go into ``verdict``; returns what the message adds (the mistake, if named)."""
     found = diagnose(expected, results)
-    detail.update({"mistake": found["mistake"], "mistake_name": found["name"]})
+    verdict.mistake, verdict.mistake_name = found["mistake"], found["name"]
     said = ""
     if found["mistake"]:
-        detail["says"] = found["says"]
+        verdict.says = found["says"]
         said = f". This looks like a typical mistake, {found['name']!r}: {found['says']}"
     else:
-        detail.update({k: found[k] for k in ("closest", "agree", "of") if k in found})
-        if found.get("stale"):
-            detail["stale"] = True
+        verdict.closest, verdict.agree, verdict.of = found["closest"], found["agree"], found["of"]
+        verdict.stale = bool(found.get("stale"))
     kinds = kinds_of(expected["cases"])
-    detail["kinds_passed"] = [
+    verdict.kinds_passed = [
         k
         for k in kinds
         if all(ok for c, ok in zip(expected["cases"], passed, strict=True) if c.get("kind", "the answer") == k)
     ]
-    detail["kinds"] = len(kinds)
+    verdict.kinds = len(kinds)
     if points:
-        detail["score"] = partial_score(expected, passed, points, settings)
-        detail["points"] = float(points)
+        verdict.score = partial_score(expected, passed, points, settings)
+        verdict.points = float(points)
     return said
 
 
 def assess(
     cell, expected: dict | None, solution=None, points: float = 0.0, settings: dict | None = None
-) -> tuple[list[NotebookNode], dict]:
-    """(the outputs a test cell keeps, the details of the verdict for the instructor's records).
+) -> tuple[list[NotebookNode], CellVerdict | None]:
+    """(the outputs a test cell keeps, the verdict for the instructor's records, or None without expected values).
 
     ``solution``: the answer cell (to tell an answer left as released); ``points``: the cell's
     points, for partial credit by kind of case (``answers/diagnose.partial_score``, weights from
-    ``settings``). The details: ``outcome`` (right, wrong, raised, unanswered), cases passed of
-    cases run, failed kinds, exceptions by kind, the named mistake or the wrong answer and its hint.
+    ``settings``). The verdict (``core/verdict.CellVerdict``): the outcome (right, wrong, raised,
+    unanswered), cases passed of cases run, failed kinds, exceptions by kind, the named mistake or the
+    wrong answer and its hint.
     """
     outputs = cell.get("outputs", [])
     if expected is None:
-        return [error(GRADER_ERROR, NO_EXPECTED)], {}
+        return [error(GRADER_ERROR, NO_EXPECTED)], None
     n = len(expected["cases"])
     handed = _handed(outputs, expected["name"])
     if len(handed) != 1:
@@ -182,48 +175,40 @@ def assess(
     failed, passed = _judged(expected, results)
     if not failed:
         text = f"{PASSED} ({n} case{'s' if n != 1 else ''})\n" if not expected.get("question") else f"{PASSED}\n"
-        return [NotebookNode(output_type="stream", name="stdout", text=text)], {
-            "outcome": "right",
-            "passed": n,
-            "run": n,
-        }
+        out = NotebookNode(output_type="stream", name="stdout", text=text)
+        return [out], CellVerdict(Outcome.RIGHT, passed=n, run=n)
     errs, raised = _raised(expected, results, passed)
     stub = len(raised) == n and all(raised) and set(errs.values()) == {"NotImplementedError"}
     if _left_as_released(solution) or stub:
         return _still_as_released(expected, solution)
-    detail = {
-        "outcome": "raised" if raised and all(raised) else "wrong",
-        "passed": sum(passed),
-        "run": n,
-        "failed": failed,
-        "errors": errs,
-    }
-    return _wrong(cell, expected, results, passed, detail, points, settings)
+    outcome = Outcome.RAISED if raised and all(raised) else Outcome.WRONG
+    verdict = CellVerdict(outcome, passed=sum(passed), run=n, failed=failed, errors=errs)
+    return _wrong(cell, expected, results, passed, verdict, points, settings)
 
 
 def _wrong(
-    cell, expected: dict, results, passed: list[bool], detail: dict, points: float, settings
-) -> tuple[list[NotebookNode], dict]:
+    cell, expected: dict, results, passed: list[bool], verdict: CellVerdict, points: float, settings
+) -> tuple[list[NotebookNode], CellVerdict]:
     """The verdict on results that are wrong (or raised): the error the student sees, after the partial score,
-    and the details (``detail`` so far, then the named mistake or the wrong answer and its hint)."""
-    message = failure_message(expected, detail["failed"])
+    and the verdict (``verdict`` so far, then the named mistake or the wrong answer and its hint)."""
+    message = failure_message(expected, verdict.failed or [])
     if expected.get("question"):
-        detail.update(question_detail(expected, results))
-        if detail.get("hint"):
-            message += f". Hint: {detail['hint']}"
+        verdict.answer, verdict.hint = answer_and_hint(expected, results)
+        if verdict.hint:
+            message += f". Hint: {verdict.hint}"
     else:
-        message += _diagnosed(expected, results, passed, points, settings, detail)
+        message += _diagnosed(expected, results, passed, points, settings, verdict)
     failure = error(FAILED, message)
     failure["traceback"] = instructor_summary(cell, expected, results, passed, message)
     out = [failure]
-    if detail.get("score"):
+    if verdict.score:
         out.insert(
             0,
             NotebookNode(
                 output_type="execute_result",
                 execution_count=None,
                 metadata={},
-                data={"text/plain": f"{detail['score']:g}"},
+                data={"text/plain": f"{verdict.score:g}"},
             ),
         )
-    return out, detail
+    return out, verdict

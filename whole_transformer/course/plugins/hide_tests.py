@@ -26,8 +26,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
 from ..cells import HIDDEN_TESTS, SOLUTION, is_test, split_region
-from .compare import floats
-from .verdict import split_expected
+from ..core.compare import floats
+from ..core.expected import split_expected
 from .verdict_text import FAILED, GRADER_ERROR, NOT_ANSWERED
 
 NOT_SHOWN = "# (hidden tests: not shown)"

@@ -1,15 +1,19 @@
 """The verdict's words: the errors only the grader writes, and what a failed test cell says.
 
 ``failure_message`` is what the student reads (the kinds of case that failed, never an expected
-value); ``question_detail`` the wrong answer given and its hint; ``instructor_summary`` the failed
+value); ``answer_and_hint`` a question's wrong answer given and its hint; ``instructor_summary`` the failed
 cases' inputs, returned and expected values, for the graded notebook and the Formgrader only.
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import textwrap
 
 from nbformat import NotebookNode
+
+from ...questions import QUESTIONS, NoAnswer
 
 #: The names of the errors only the grader writes (feedback shows their messages as they are): a
 #: test cell keeps no output of the kernel's, so student code cannot forge one.
@@ -33,13 +37,11 @@ def failure_message(expected: dict, failed: list[str]) -> str:
     return f"{name} is not right yet for: " + "; ".join(failed)
 
 
-def question_detail(expected: dict, results) -> dict:
-    """The wrong answer given (short) and the hint the course gives for it."""
-    from ...questions import QUESTIONS, NoAnswer
-
+def answer_and_hint(expected: dict, results) -> tuple[str, str]:
+    """(the wrong answer given to a question, short; the hint the course gives for it)."""
     r = results[0] if type(results) is list and results else None
     if type(r) is not dict or "value" not in r:
-        return {"answer": f"(raised {r.get('error')})" if type(r) is dict else "(none)", "hint": ""}
+        return (f"(raised {r.get('error')})" if type(r) is dict else "(none)"), ""
     value = r["value"]
     q = QUESTIONS.get(expected["name"])
     hint = ""
@@ -51,7 +53,7 @@ def question_detail(expected: dict, results) -> dict:
             hint = "Write your answer in the cell above first (replace the None)."
         except (ValueError, TypeError) as e:
             hint = f"Cannot read that answer: {e}."
-    return {"answer": short(value), "hint": hint}
+    return short(value), hint
 
 
 def short(value, width: int = 60) -> str:
@@ -61,8 +63,6 @@ def short(value, width: int = 60) -> str:
 
 def _case_inputs(source: str) -> list[str]:
     """The source of each case's arguments in the kernel's part of a hidden test (``hand_out``'s list)."""
-    import ast
-
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -82,8 +82,6 @@ def instructor_summary(cell, expected: dict, results, passed: list[bool], messag
     """The traceback of a failed verdict, for the graded notebook and the Formgrader (never the
     feedback, which shows the message alone): each failed case's input, returned and expected
     value, short and wrapped to ``WRAP`` columns."""
-    import textwrap
-
     lines = textwrap.wrap(f"{FAILED}: {message}", WRAP, subsequent_indent="    ")
     inputs = _case_inputs(cell.get("source", ""))
     shown = 0

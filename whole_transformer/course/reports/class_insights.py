@@ -66,11 +66,6 @@ def _outcome(row: dict) -> str:
 def _late(course: Course) -> list[tuple[str, str]]:
     """(student, how late) for every late submission: by course.toml's due date, extensions and late policy,
     as make grades and the feedback take them; by the gradebook's due date where course.toml sets none."""
-    from nbgrader.api import Gradebook
-
-    from ..term import settings as term_settings
-    from ..term.late import student_lateness
-
     settings = term_settings.load(course)
     out = []
     with Gradebook(course.db_url) as gb:
@@ -102,7 +97,7 @@ def collect(course: Course) -> Insights:
         rec = records.get(s)
         nb = rec.notebooks.get(r["notebook"]) if rec else None
         info = nb.cells.get(gid) if nb else None
-        verdict = info.verdict if info else {}
+        verdict = info.verdict if info else None
         if r["status"] == FAILED:
             failed.setdefault(s, []).append(f"{gid}: {r['reason'] or 'could not be graded'}")
         if name in exercises:
@@ -126,19 +121,17 @@ def _answered_nothing(rows: list[dict]) -> set[str]:
     return {s for s in students if all(r["status"] in (UNANSWERED, MISSING) for r in rows if r["student_id"] == s)}
 
 
-def _count_exercise(ex: Exercise, r: dict, verdict: dict) -> None:
+def _count_exercise(ex: Exercise, r: dict, verdict: CellVerdict | None) -> None:
     """One student's row of an exercise: its outcome, and the catalogued mistake it matches, if any."""
     s, got = r["student_id"], _outcome(r)
     ex.outcomes[got].append(s)
-    if got in ("partial", "none") and verdict.get("mistake_name"):
-        key = verdict.get("mistake") or ""
-        m = ex.mistakes.setdefault(
-            key, {"name": verdict["mistake_name"], "says": verdict.get("says", ""), "students": []}
-        )
+    if got in ("partial", "none") and verdict is not None and verdict.mistake_name:
+        key = verdict.mistake or ""
+        m = ex.mistakes.setdefault(key, {"name": verdict.mistake_name, "says": verdict.says or "", "students": []})
         m["students"].append(s)
 
 
-def _count_question(q: Question, r: dict, verdict: dict) -> None:
+def _count_question(q: Question, r: dict, verdict: CellVerdict | None) -> None:
     """One student's row of a question: unanswered, right, or the wrong answer given (with its hint)."""
     s = r["student_id"]
     if r["status"] == UNANSWERED:
@@ -146,8 +139,9 @@ def _count_question(q: Question, r: dict, verdict: dict) -> None:
     elif r["status"] == GRADED and float(r["score"]) >= float(r["max_score"]):
         q.right.append(s)
     elif r["status"] == GRADED:
-        answer = verdict.get("answer", "(not recorded)")
-        w = q.wrong.setdefault(answer, {"hint": verdict.get("hint", ""), "students": []})
+        answer = verdict.answer if verdict is not None and verdict.answer is not None else "(not recorded)"
+        hint = verdict.hint if verdict is not None and verdict.hint is not None else ""
+        w = q.wrong.setdefault(answer, {"hint": hint, "students": []})
         w["students"].append(s)
 
 
@@ -174,5 +168,3 @@ def _next_lecture(
             items.append(_item(f"{q.name}: answered {answer}", answer, w["students"], w["hint"]))
     items.sort(key=lambda it: (-it["count"], it["what"]))
     return items[:NEXT_LECTURE]
-
-

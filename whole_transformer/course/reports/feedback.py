@@ -14,11 +14,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import nbformat
+from nbgrader.api import Gradebook
+
 from ..answers.leak_search import EXPECTED, HIDDEN, INPUT, SOLUTION, found_in, notebook_text, test_secrets
 from ..cells import cell_source, nbgrader_meta
 from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
 from ..plugins.hide_tests import solution_fragments, split_hidden
+from .student_page import FOLDER, write_pages
+from .whole_output import replaced_whole
 
 __all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "notebook_text"]  # the kinds, as feedback's users know them
 
@@ -30,9 +35,6 @@ def _notebook_text(path: Path) -> str:
 def secrets(course: Course) -> dict[str, str]:
     """Everything of the assignment a student must not see, as text to search for → what it is
     (``HIDDEN``, ``EXPECTED``, ``INPUT`` or ``SOLUTION``). Text the released notebooks hold is left out."""
-    import nbformat
-    from nbgrader.api import Gradebook
-
     found: dict[str, str] = {}
     with Gradebook(course.db_url) as gb:
         for nb in gb.find_assignment(ASSIGNMENT).notebooks:
@@ -115,9 +117,6 @@ def _check_leaks(course: Course, files: list[Path], what: str, log=print) -> lis
 def feedback(course: Course, log=print) -> list[Path]:
     """Feedback files and pages for every graded student; all or nothing: a run that refuses (a leak) or
     fails leaves the previous run's feedback/ and feedback-pages/ as they were (``whole_output``)."""
-    from .student_page import FOLDER
-    from .whole_output import replaced_whole
-
     if not course.autograde.is_dir():
         raise ValueError("nothing is autograded yet: run make autograde first")
     try:
@@ -145,8 +144,6 @@ def _generate(course: Course, log=print) -> list[Path]:
 
 def write_student_pages(course: Course, log=print) -> list[Path]:
     """One page per student (``student_page.py``), checked for leaks like every feedback file."""
-    from .student_page import FOLDER, write_pages
-
     pages = write_pages(course)
     _check_leaks(course, pages, "page(s) per student", log)
     log(

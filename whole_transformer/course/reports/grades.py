@@ -24,50 +24,56 @@ import os
 from pathlib import Path
 
 import nbformat
+from nbgrader.api import Gradebook, MissingEntry
 
 from ..autograder.gradebook import gradebook_exists
 from ..autograder.locate import submission_digest
-from ..autograder.record import FAILED, GRADED, MISSING, UNANSWERED, load_record
+from ..autograder.record import load_record
 from ..cells import grade_id
+from ..core.results import FAILED, GRADED, MISSING, UNANSWERED
+from ..core.verdict import CellVerdict, Outcome
 from ..layout import ASSIGNMENT, Course, redact, run_nbgrader
+from ..term.names import say_problems
+from .lms import write_lms
+from .totals import totals
 
 DETAIL_COLUMNS = ["student_id", "notebook", "grade_id", "score", "max_score", "status", "reason", "cases"]
 
 
-def verdict_reason(verdict: dict) -> tuple[str | None, str, str]:
-    """(status or None to keep it, reason, "cases passed of cases run") from the grader's details
-    of a graded cell (``verdict.assess``): unanswered, raised (which exception on which kind of
-    case), wrong (the failed kinds and the named mistake; for a question, the answer and its hint)."""
-    if not verdict:
+def verdict_reason(verdict: CellVerdict | None) -> tuple[str | None, str, str]:
+    """(status or None to keep it, reason, "cases passed of cases run") from the grader's verdict
+    on a graded cell (``plugins/cell_verdict.assess``): unanswered, raised (which exception on which
+    kind of case), wrong (the failed kinds and the named mistake; for a question, the answer and its hint)."""
+    if verdict is None:
         return None, "", ""
-    cases = f"{verdict.get('passed', 0)} of {verdict.get('run', 0)}" if "run" in verdict else ""
-    outcome = verdict.get("outcome")
-    if outcome == "unanswered":
-        return UNANSWERED, f"not answered yet: {verdict.get('why', 'still as released')}", cases
-    if outcome == "right":
+    cases = f"{verdict.passed} of {verdict.run}"
+    if verdict.outcome == Outcome.UNANSWERED:
+        why = verdict.why if verdict.why is not None else "still as released"
+        return UNANSWERED, f"not answered yet: {why}", cases
+    if verdict.outcome == Outcome.RIGHT:
         return None, "", cases
     notes = []
+    errors = verdict.errors or {}
     by_error: dict[str, list[str]] = {}
-    for kind, ename in verdict.get("errors", {}).items():
+    for kind, ename in errors.items():
         by_error.setdefault(ename, []).append(kind)
     for ename, kinds in by_error.items():
         notes.append(f"raised {ename} on: {'; '.join(kinds)}")
-    wrong = [k for k in verdict.get("failed", []) if k not in verdict.get("errors", {})]
+    wrong = [k for k in verdict.failed or [] if k not in errors]
     if wrong:
         notes.append(f"wrong on: {'; '.join(wrong)}")
-    elif verdict.get("why"):
-        notes.append(verdict["why"])
-    if "answer" in verdict:
-        notes.append(f"answered {verdict['answer']}" + (f" (hint: {verdict['hint']})" if verdict.get("hint") else ""))
-    if verdict.get("mistake"):
-        notes.append(f"mistake: {verdict['mistake_name']} ({verdict['mistake']})")
-    elif "mistake_name" in verdict:
-        closest = verdict.get("closest")
-        note = verdict["mistake_name"]
-        if verdict.get("stale"):
+    elif verdict.why:
+        notes.append(verdict.why)
+    if verdict.answer is not None:
+        notes.append(f"answered {verdict.answer}" + (f" (hint: {verdict.hint})" if verdict.hint else ""))
+    if verdict.mistake:
+        notes.append(f"mistake: {verdict.mistake_name} ({verdict.mistake})")
+    elif verdict.mistake_name is not None:
+        note = verdict.mistake_name
+        if verdict.stale:
             note += " (the mistake table is out of date: run python -m whole_transformer.course mistake-table --write)"
-        if closest:
-            note += f" (closest: {closest}, the same on {verdict.get('agree', 0)} of {verdict.get('of', 0)} cases)"
+        if verdict.closest:
+            note += f" (closest: {verdict.closest}, the same on {verdict.agree or 0} of {verdict.of or 0} cases)"
         notes.append(note)
     return None, "; ".join(notes), cases
 
@@ -84,8 +90,7 @@ def _cell_order(course: Course, notebook: str, names: list[str]) -> list[str]:
 
 
 def detail_rows(course: Course) -> list[dict]:
-    from nbgrader.api import Gradebook
-
+    """The rows of grades-detail.csv: every student of the gradebook or submitted/, a row per graded cell."""
     rows = []
     with Gradebook(course.db_url) as gb:
         assignment = gb.find_assignment(ASSIGNMENT)
@@ -101,8 +106,6 @@ def detail_rows(course: Course) -> list[dict]:
 
 def _student_rows(course: Course, gb, student: str, layout: list) -> list[dict]:
     """One student's rows of grades-detail.csv: a graded cell each, in the notebooks' order."""
-    from nbgrader.api import MissingEntry
-
     rec = load_record(course, student)
     try:
         sub = gb.find_submission(ASSIGNMENT, student)
@@ -181,8 +184,6 @@ def write_detail(course: Course, path: Path | None = None, rows: list[dict] | No
 
 def _graded_yet(course: Course) -> None:
     """Refuse before anything is written when nothing is graded yet, saying what to run."""
-    from nbgrader.api import Gradebook, MissingEntry
-
     if not gradebook_exists(course):
         where = course.gradebook if course.sqlite else redact(course.db_url)
         raise ValueError(f"no gradebook at {where}: run make release, then make autograde, then make grades")
@@ -198,8 +199,6 @@ def _graded_yet(course: Course) -> None:
 def grades(course: Course, log=print) -> tuple[Path, Path]:
     """grades.csv, grades-detail.csv and the LMS files; all or nothing: grades.csv is replaced only once the
     export and every row are ready."""
-    from ..term.names import say_problems
-
     _graded_yet(course)
     say_problems(course, log, "grades")
     out = course.root / "grades.csv"
@@ -226,9 +225,6 @@ def grades(course: Course, log=print) -> tuple[Path, Path]:
 
 def write_lms_files(course: Course, log=print) -> None:
     """canvas-grades.csv and moodle-grades.csv, the late penalty applied (``lms.py``)."""
-    from .lms import write_lms
-    from .totals import totals
-
     all_totals = totals(course)
     canvas, moodle = write_lms(course, all_totals)
     late = sum(1 for t in all_totals if t.penalty)

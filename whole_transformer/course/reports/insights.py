@@ -1,18 +1,10 @@
 """``make insights``: what the class got wrong, for the next lecture: ``insights.html`` and ``insights.csv``.
 
-Read from the gradebook and the students' grading records (``grades.detail_rows`` and
-``record.load_record``), never from a graded notebook, so it works the same whether the class was
-graded here on SQLite or on a Dask cluster into PostgreSQL. For the class it gives:
-
-- per exercise, how many students got full, partial, no points, or left it unanswered (failed
-  and missing too), and each catalogued mistake (``answers/diagnose.py``) with its count and students;
-- per question, the answers given: right, and each wrong one with its count and the course's hint;
-- late submissions (by course.toml's due date and extensions) and submissions that could not be graded;
-- "what to go over in the next lecture": the mistakes and wrong answers, most students first.
-
-``insights.csv`` has one row per fact (``section, item, detail, count, students, hint``);
-``insights.html`` is one self-contained file (styles and plots inline, opens offline); every plot
-has alt text and the table it was drawn from beside it (``insights_page.py`` draws and writes it).
+The insights themselves (per exercise, question, late and failed submission, and what to go over in the
+next lecture) are collected in ``class_insights.py``. ``insights.csv`` has one row per fact (``section,
+item, detail, count, students, hint``); ``insights.html`` is one self-contained file (styles and plots
+inline, opens offline); every plot has alt text and the table it was drawn from beside it
+(``insights_page.py`` draws and writes it).
 """
 
 from __future__ import annotations
@@ -20,165 +12,16 @@ from __future__ import annotations
 import csv
 import io
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..autograder.gradebook import gradebook_exists
-from ..autograder.record import FAILED, GRADED, MISSING, UNANSWERED, load_record
-from ..layout import ASSIGNMENT, NOTEBOOK_OF, Course, redact
-from .grades import detail_rows
+from ..layout import Course
+from ..term.names import say_problems
+from .class_insights import OUTCOMES, Insights, collect
+from .insights_page import render_html
 
 CSV_COLUMNS = ["section", "item", "detail", "count", "students", "hint"]
-OUTCOMES = ["full", "partial", "none", "unanswered", "failed", "missing"]
-NEXT_LECTURE = 8  # items in the "what to go over" list
 
 
-@dataclass
-class Exercise:
-    name: str
-    outcomes: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in OUTCOMES})
-    mistakes: dict[str, dict] = field(default_factory=dict)  # id (or "") → {"name", "says", "students"}
-
-
-@dataclass
-class Question:
-    name: str
-    right: list[str] = field(default_factory=list)
-    unanswered: list[str] = field(default_factory=list)
-    wrong: dict[str, dict] = field(default_factory=dict)  # answer given → {"hint", "students"}
-
-
-@dataclass
-class Insights:
-    students: list[str]
-    exercises: dict[str, Exercise]
-    questions: dict[str, Question]
-    late: list[tuple[str, str]]  # (student, how late)
-    failed: list[tuple[str, str]]  # (student, what could not be graded and why)
-    next_lecture: list[dict]  # {"what", "detail", "count", "students", "hint"}
-
-
-def _outcome(row: dict) -> str:
-    status, score, top = row["status"], float(row["score"]), float(row["max_score"])
-    if status in (MISSING, FAILED, UNANSWERED):
-        return status
-    return "full" if score >= top else "partial" if score > 0 else "none"
-
-
-def _late(course: Course) -> list[tuple[str, str]]:
-    """(student, how late) for every late submission: by course.toml's due date, extensions and late policy,
-    as make grades and the feedback take them; by the gradebook's due date where course.toml sets none."""
-    from nbgrader.api import Gradebook
-
-    from ..term import settings as term_settings
-    from ..term.late import student_lateness
-
-    settings = term_settings.load(course)
-    out = []
-    with Gradebook(course.db_url) as gb:
-        for sub in gb.find_assignment(ASSIGNMENT).submissions:
-            if settings.due is not None:
-                lateness = student_lateness(course, settings, sub.student.id)
-                if lateness.is_late:
-                    out.append((sub.student.id, lateness.describe()))
-            elif float(sub.total_seconds_late or 0) > 0:
-                hours, minutes = divmod(int(round(float(sub.total_seconds_late) / 60)), 60)
-                out.append((sub.student.id, f"{hours} h {minutes:02d} min late"))
-    return sorted(out)
-
-
-def collect(course: Course) -> Insights:
-    """The class's results, from the gradebook and the records."""
-    if not gradebook_exists(course):
-        where = course.gradebook if course.sqlite else redact(course.db_url)
-        raise ValueError(f"no gradebook at {where}: run make autograde first")
-    rows = detail_rows(course)
-    students = sorted({r["student_id"] for r in rows})
-    records = {s: load_record(course, s) for s in students}
-    exercises = {ex: Exercise(ex) for ex in NOTEBOOK_OF}
-    questions: dict[str, Question] = {}
-    failed: dict[str, list[str]] = {}
-    for r in rows:
-        s, gid = r["student_id"], r["grade_id"]
-        name = gid.removeprefix("test_")
-        rec = records.get(s)
-        nb = rec.notebooks.get(r["notebook"]) if rec else None
-        info = nb.cells.get(gid) if nb else None
-        verdict = info.verdict if info else {}
-        if r["status"] == FAILED:
-            failed.setdefault(s, []).append(f"{gid}: {r['reason'] or 'could not be graded'}")
-        if name in exercises:
-            _count_exercise(exercises[name], r, verdict)
-        else:
-            _count_question(questions.setdefault(name, Question(name)), r, verdict)
-    return Insights(
-        students,
-        exercises,
-        questions,
-        _late(course),
-        sorted((s, "; ".join(v)) for s, v in failed.items()),
-        _next_lecture(exercises, questions, _answered_nothing(rows)),
-    )
-
-
-def _answered_nothing(rows: list[dict]) -> set[str]:
-    """The students who answered nothing (every graded cell unanswered or missing): an empty hand-in says
-    nothing of what the class did not understand, so it fills no line of the next lecture."""
-    students = {r["student_id"] for r in rows}
-    return {s for s in students if all(r["status"] in (UNANSWERED, MISSING) for r in rows if r["student_id"] == s)}
-
-
-def _count_exercise(ex: Exercise, r: dict, verdict: dict) -> None:
-    """One student's row of an exercise: its outcome, and the catalogued mistake it matches, if any."""
-    s, got = r["student_id"], _outcome(r)
-    ex.outcomes[got].append(s)
-    if got in ("partial", "none") and verdict.get("mistake_name"):
-        key = verdict.get("mistake") or ""
-        m = ex.mistakes.setdefault(
-            key, {"name": verdict["mistake_name"], "says": verdict.get("says", ""), "students": []}
-        )
-        m["students"].append(s)
-
-
-def _count_question(q: Question, r: dict, verdict: dict) -> None:
-    """One student's row of a question: unanswered, right, or the wrong answer given (with its hint)."""
-    s = r["student_id"]
-    if r["status"] == UNANSWERED:
-        q.unanswered.append(s)
-    elif r["status"] == GRADED and float(r["score"]) >= float(r["max_score"]):
-        q.right.append(s)
-    elif r["status"] == GRADED:
-        answer = verdict.get("answer", "(not recorded)")
-        w = q.wrong.setdefault(answer, {"hint": verdict.get("hint", ""), "students": []})
-        w["students"].append(s)
-
-
-def _item(what: str, detail: str, students: list[str], hint: str) -> dict:
-    return {"what": what, "detail": detail, "count": len(students), "students": students, "hint": hint}
-
-
-def _next_lecture(
-    exercises: dict[str, Exercise], questions: dict[str, Question], empty: set[str] | frozenset[str] = frozenset()
-) -> list[dict]:
-    """What to go over in the next lecture: the named mistakes, the exercises left unanswered and the wrong
-    answers, most students first; the students of ``empty`` (who answered nothing at all) are left out."""
-    items = []
-    for ex in exercises.values():
-        for key, m in ex.mistakes.items():
-            if key:
-                items.append(_item(f"{ex.name}: {m['name']}", key, m["students"], m["says"]))
-        left = [s for s in ex.outcomes["unanswered"] if s not in empty]
-        if left:
-            hint = "Walk through the exercise once more: these students left it as released."
-            items.append(_item(f"{ex.name}: not answered", "unanswered", left, hint))
-    for q in questions.values():
-        for answer, w in q.wrong.items():
-            items.append(_item(f"{q.name}: answered {answer}", answer, w["students"], w["hint"]))
-    items.sort(key=lambda it: (-it["count"], it["what"]))
-    return items[:NEXT_LECTURE]
-
-
-# ---------------------------------------------------------------------------------- insights.csv
 def csv_rows(ins: Insights) -> list[dict]:
     def row(section, item, detail, students, hint="", count=None):
         return {
@@ -215,9 +58,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def insights(course: Course, log=print) -> tuple[Path, Path]:
-    from ..term.names import say_problems
-    from .insights_page import render_html
-
+    """insights.csv and insights.html, both made before either is written; returns their paths (html, csv)."""
     ins = collect(course)
     say_problems(course, log, "insights")
     out_csv, out_html = course.root / "insights.csv", course.root / "insights.html"

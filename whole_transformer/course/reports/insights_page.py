@@ -1,4 +1,4 @@
-"""``insights.html``: the class's insights (``insights.collect``) as one self-contained page.
+"""``insights.html``: the class's insights (``class_insights.collect``) as one self-contained page.
 
 Styles and plots are inline (the page opens offline); every plot has alt text and the table it was
 drawn from beside it.
@@ -13,7 +13,7 @@ from collections.abc import Container
 
 from ..csp import with_policy
 from ..layout import ASSIGNMENT
-from .insights import OUTCOMES, Insights
+from .class_insights import OUTCOMES, Insights
 
 # ---------------------------------------------------------------------------------- plots
 COLOURS = {
@@ -27,7 +27,7 @@ COLOURS = {
 
 
 def _png(fig) -> str:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib is heavy, and only drawing a plot needs it
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
@@ -37,10 +37,10 @@ def _png(fig) -> str:
 
 def outcome_plot(ins: Insights) -> tuple[str, str]:
     """(PNG as base64, alt text): per exercise, a bar of students by outcome."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib is heavy, and only drawing a plot needs it
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: after the backend is chosen, and only for a plot
 
     names = list(ins.exercises)
     fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.55 * len(names)))
@@ -67,11 +67,11 @@ def outcome_plot(ins: Insights) -> tuple[str, str]:
 
 def mistake_plot(ins: Insights) -> tuple[str, str] | None:
     """(PNG as base64, alt text): students per named mistake, most first; None if there is none."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib is heavy, and only drawing a plot needs it
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
+    import matplotlib.pyplot as plt  # lazy: after the backend is chosen, and only for a plot
+    from matplotlib.ticker import MaxNLocator  # lazy: matplotlib is heavy, and only drawing a plot needs it
 
     bars = sorted(
         (

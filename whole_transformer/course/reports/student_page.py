@@ -13,6 +13,8 @@ import html
 import re
 from pathlib import Path
 
+from nbgrader.api import Gradebook, MissingEntry
+
 from whole_transformer.course.csp import with_policy
 from whole_transformer.course.layout import ASSIGNMENT, Course
 
@@ -32,8 +34,6 @@ _STYLES = re.compile(r"<style[^>]*>.*?</style>|<link[^>]+stylesheet[^>]*>", re.S
 
 def comments(course: Course, student: str) -> list[tuple[str, str, str]]:
     """(notebook, cell, comment) of every comment the instructor wrote in the Formgrader."""
-    from nbgrader.api import Gradebook, MissingEntry
-
     out = []
     with Gradebook(course.db_url) as gb:
         try:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nbgrader.api import Gradebook, MissingEntry
+
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.term.late import Lateness, student_lateness
 from whole_transformer.course.term.settings import Settings, load
@@ -50,8 +52,7 @@ class StudentTotal:
 
 
 def totals(course: Course, settings: Settings | None = None) -> list[StudentTotal]:
-    from nbgrader.api import Gradebook, MissingEntry
-
+    """Every student's total: the tests' score, the late penalty (course.toml) and the final score."""
     settings = settings or load(course)
     out = []
     with Gradebook(course.db_url) as gb:

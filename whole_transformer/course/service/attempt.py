@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..autograder.locate import Job, odd_files, submission_digest
-from ..autograder.record import GRADED, MISSING, Finding
+from ..core.results import GRADED, MISSING, Finding
 from ..layout import Course
 from . import attempt_feedback as fb
 from .policy import Decision, counts, feedback_kind, when_text

@@ -20,6 +20,13 @@ import shutil
 import uuid
 from pathlib import Path
 
+from nbgrader.api import Gradebook
+from nbgrader.utils import notebook_hash
+
+from ..autograder.gradebook import private_course_config
+from ..autograder.merge import merge
+from ..core.results import GRADED, MISSING, CellStatus
+from ..core.verdict import Outcome
 from ..csp import with_policy
 from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
 from ..reports.feedback import leaks, notebook_text
@@ -49,32 +56,29 @@ def page(title: str, lines: list[str], rows: list[tuple[str, str, bool]] | None 
     )
 
 
-def _cell_line(cell) -> tuple[str, bool]:
+def _cell_line(cell: CellStatus | None) -> tuple[str, bool]:
     """What happened to one graded test, in a line a student may read, and whether it passed."""
-    from ..autograder.record import GRADED
-
     if cell is None:
         return "not graded", False
     if cell.status != GRADED:
         return f"could not run to the end: {cell.reason}", False
-    v = cell.verdict or {}
-    outcome = v.get("outcome")
-    if outcome == "right":
+    v = cell.verdict
+    if v is None:  # the grader gave no verdict (the test had no expected values): nbgrader's score stands
         return "passed", True
-    if outcome == "unanswered":
-        return f"not answered yet ({v.get('why', '')})", False
-    if outcome == "raised":
-        errs = v.get("errors") or {}
+    if v.outcome == Outcome.RIGHT:
+        return "passed", True
+    if v.outcome == Outcome.UNANSWERED:
+        return f"not answered yet ({v.why or ''})", False
+    if v.outcome == Outcome.RAISED:
+        errs = v.errors or {}
         return "raised an error: " + "; ".join(f"{e} for {k}" for k, e in errs.items()), False
-    if v.get("failed"):
-        return "not right yet for: " + "; ".join(v["failed"]), False
-    return ("not right yet", False) if outcome else ("passed", True)
+    if v.failed:
+        return "not right yet for: " + "; ".join(v.failed), False
+    return "not right yet", False
 
 
 def pass_fail_pages(result, grade_cells: dict, header: list[str]) -> dict[str, str]:
     """{notebook name: page}: pass or fail per graded test of each notebook handed in."""
-    from ..autograder.record import GRADED, MISSING
-
     pages = {}
     for name, res in result.notebooks.items():
         if res.status == MISSING:
@@ -93,11 +97,6 @@ def full_pages(
 ) -> dict[str, str]:
     """{notebook name: page}: nbgrader's feedback of this attempt alone, made in a private course;
     a page that shows a secret (``reports.feedback.secrets``) is left out, and said."""
-    from nbgrader.api import Gradebook
-
-    from ..autograder.gradebook import private_course_config
-    from ..autograder.merge import merge
-
     private = work / f"feedback-{uuid.uuid4().hex[:8]}"
     private.mkdir(parents=True)
     try:
@@ -160,8 +159,6 @@ def pages_by_id(sub: Submission, result, pages: dict[str, str], header: list[str
 
 def release(exchange: Path, sub: Submission, pages: dict[str, str]) -> list[str]:
     """Put each page where ``nbgrader fetch_feedback`` finds it (see the module doc); the files written."""
-    from nbgrader.utils import notebook_hash
-
     folder = Path(exchange) / COURSE_ID / "feedback"
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     secret = sub.secret
