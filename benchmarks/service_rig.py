@@ -1,4 +1,4 @@
-"""The rig of the service benchmark (bench_service.py): a course with a local nbgrader exchange, students
+"""The rig of the service benchmark (service.py): a course with a local nbgrader exchange, students
 handing in with nbgrader's real ``submit``, the service started and stopped, and a CPU meter.
 
 ``CpuMeter`` counts the CPU of one process tree, every process it starts included (the sandboxed
@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.checkout import class_generator, course_cli
+from benchmarks.machine import machine_busy
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, checkout_env, nbgrader_env
 
 SERVICE_TOML = '[service]\nenabled = true\nattempts = 0\ncooldown = "0m"\n'
@@ -78,8 +80,8 @@ class CpuMeter:
 
     ROOT = Path("/sys/fs/cgroup/cpuacct")
 
-    def __init__(self, name: str, h):
-        self.h, self.path = h, self.ROOT / f"wt-bench-{name}-{os.getpid()}"
+    def __init__(self, name: str):
+        self.path: Path | None = self.ROOT / f"wt-bench-{name}-{os.getpid()}"
         try:
             self.path.mkdir()
             self.how = "its cgroup's CPU (cpuacct: every process it started, the sandboxed kernels included)"
@@ -93,7 +95,7 @@ class CpuMeter:
 
     def seconds(self) -> float:
         if self.path is None:
-            return self.h._machine_busy()
+            return machine_busy()
         return int((self.path / "cpuacct.usage").read_text()) / 1e9
 
     def close(self) -> None:
@@ -107,31 +109,9 @@ class CpuMeter:
 
 
 def today(course: Path, meter: CpuMeter, force: bool) -> float:
-    """``course autograde --jobs 1`` as the instructor runs it (bench.py's _course_cli), in the meter's cgroup."""
-    env = checkout_env()
-    env.pop("NBGRADER_EXECUTION", None)
+    """``course autograde --jobs 1`` as the instructor runs it, in the meter's cgroup; the CPU it took."""
     c0 = meter.seconds()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "whole_transformer.course",
-            "--root",
-            str(course),
-            "autograde",
-            "--jobs",
-            "1",
-            *(["--force"] if force else []),
-        ],
-        cwd=course,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        preexec_fn=meter.join,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"course autograde exited with {done.returncode}: {(done.stdout + done.stderr)[-300:]}")
+    course_cli(course, "autograde", "--jobs", "1", *(["--force"] if force else []), preexec_fn=meter.join)
     return meter.seconds() - c0
 
 
@@ -183,11 +163,11 @@ class Service:
         self.out.close()
 
 
-def new_course(tmp: Path, name: str, h) -> tuple[Path, Path]:
+def new_course(tmp: Path, name: str) -> tuple[Path, Path]:
     """A course (released, [service] on, no attempt limit) and its exchange, the assignment released to it."""
-    make_course = h._class_generator()[0]
+    make_course = class_generator()[0]
     root = make_course(tmp / name, real_source=True)
-    h._course_cli(root, "release")
+    course_cli(root, "release")
     (root / "course.toml").write_text(SERVICE_TOML)
     exchange = tmp / f"exchange-{name}"
     exchange.mkdir(mode=0o777)

@@ -12,7 +12,7 @@ row, and the README's speed table must be the one generated from it.
 
 from __future__ import annotations
 
-import importlib.util
+import datetime
 import re
 import subprocess
 import sys
@@ -20,17 +20,17 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.checkout import NOTEBOOKS
+from benchmarks.cli import GROUPS
+from benchmarks.labs import LAB_CHANGES
+from benchmarks.readme import README_BEGIN, README_END, readme_table
+from benchmarks.results_md import KEPT, RESULTS, RunInfo, keep_rows, read_machine, read_rows, write_results
+from benchmarks.rows import Bench, Row
+from benchmarks.scale_study import scale_study
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks" / "bench.py"
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bench")]
-
-
-def load_bench():
-    spec = importlib.util.spec_from_file_location("wt_bench", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["wt_bench"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def table_rows(text: str) -> list[list[str]]:
@@ -59,13 +59,12 @@ def quick_run(tmp_path_factory):
 
 def test_quick_run_writes_every_row(quick_run):
     done, text = quick_run
-    bench = load_bench()
     rows = table_rows(text)
     assert rows, text
     assert all(len(r) == 8 for r in rows), [r for r in rows if len(r) != 8]
     items = {r[1]: r for r in rows}
     groups = {r[0] for r in rows}
-    assert groups == set(bench.GROUPS), f"groups without a row: {set(bench.GROUPS) - groups}"
+    assert groups == set(GROUPS), f"groups without a row: {set(GROUPS) - groups}"
 
     expected = [
         "training step, batch 64, default model (ours)",
@@ -78,8 +77,8 @@ def test_quick_run_writes_every_row(quick_run):
         "read all 1,000 numbers, batched, re-reading every row (no KV cache)",
         "training_lab: redraw after one epoch (chart, table, status)",
     ]
-    expected += [f"{c.lab}: {c.change}" for c in bench.LAB_CHANGES]
-    expected += [f"{name[:2]} {how}" for name in bench.NOTEBOOKS for how in ("in a fresh kernel", "under autograding")]
+    expected += [f"{c.lab}: {c.change}" for c in LAB_CHANGES]
+    expected += [f"{name[:2]} {how}" for name in NOTEBOOKS for how in ("in a fresh kernel", "under autograding")]
     missing = [e for e in expected if e not in items]
     assert not missing, f"rows missing: {missing}\n{text}"
     assert any(i.startswith("training step, x-transformers") and "(baseline)" in i for i in items)
@@ -195,11 +194,10 @@ def test_bad_arguments_are_refused():
 # ------------------------------------------------------------------------------------ figures shown
 def test_the_readme_speed_table_is_results_md():
     """README.md's "How fast" table is the one bench.py generates from the committed results.md."""
-    bench = load_bench()
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert bench.README_BEGIN in readme and bench.README_END in readme
-    shown = readme.split(bench.README_BEGIN, 1)[1].split(bench.README_END, 1)[0].strip("\n")
-    want = "\n".join(bench.readme_table(bench.read_rows(bench.RESULTS), bench.read_machine(bench.RESULTS)))
+    assert README_BEGIN in readme and README_END in readme
+    shown = readme.split(README_BEGIN, 1)[1].split(README_END, 1)[0].strip("\n")
+    want = "\n".join(readme_table(read_rows(RESULTS), read_machine(RESULTS)))
     assert shown == want, "run `.venv/bin/python benchmarks/bench.py --readme` (or `make bench`)"
     table = [ln for ln in shown.splitlines() if ln.startswith("| ") and not ln.startswith("| what")]
     assert len(table) >= 8 and all(ln.rstrip(" |").rsplit("| ", 1)[1] in ("pass", "**MISS**", "—") for ln in table), (
@@ -208,26 +206,24 @@ def test_the_readme_speed_table_is_results_md():
 
 
 def test_the_committed_results_name_the_run_of_every_row():
-    bench = load_bench()
-    text = bench.RESULTS.read_text(encoding="utf-8")
-    machine = bench.read_machine(bench.RESULTS)
+    text = RESULTS.read_text(encoding="utf-8")
+    machine = read_machine(RESULTS)
     assert re.fullmatch(r"[0-9a-f]{7,}", machine["commit"]), machine  # a committed state, no uncommitted changes
     assert "--quick" not in text.split("\n\n")[1]
-    rows = bench.read_rows(bench.RESULTS)
-    assert {r.group for r in rows} == set(bench.GROUPS)
+    rows = read_rows(RESULTS)
+    assert {r.group for r in rows} == set(GROUPS)
     for r in rows:
-        assert "kept" not in r.note or bench.KEPT.search(r.note), r.item
+        assert "kept" not in r.note or KEPT.search(r.note), r.item
         assert not r.text.startswith(("skipped", "error")), (r.item, r.text)
-    if not any(bench.KEPT.search(r.note) for r in rows):
+    if not any(KEPT.search(r.note) for r in rows):
         assert f"Every row was measured in this run, on commit {machine['commit']}." in text
 
 
 def test_a_kept_row_names_its_run_or_is_dropped(tmp_path):
-    bench = load_bench()
     old = tmp_path / "results.md"
-    b = bench.Bench(False)
+    b = Bench(False)
     b.rows = [
-        bench.Row(
+        Row(
             group="train-60",
             item="full training, 60 epochs (wall)",
             value=5.0,
@@ -237,7 +233,7 @@ def test_a_kept_row_names_its_run_or_is_dropped(tmp_path):
             ok=True,
             note="measured",
         ),
-        bench.Row(
+        Row(
             group="labs",
             item="decode_lab: Next step button",
             value=0.1,
@@ -248,7 +244,7 @@ def test_a_kept_row_names_its_run_or_is_dropped(tmp_path):
             note="p90 0.1 ms; kept from the run of 2026-11-30 10:00 (commit abc1234, load average "
             "before 1.0 / 1.0 / 1.0; after 2.0 / 2.0 / 2.0)",
         ),
-        bench.Row(
+        Row(
             group="startup",
             item="fresh kernel to the first lab on screen",
             value=0.9,
@@ -259,30 +255,21 @@ def test_a_kept_row_names_its_run_or_is_dropped(tmp_path):
             note="kept from the previous run",
         ),
     ]
-    import datetime
-
-    bench.write_results(
-        old,
-        b,
-        [("commit", "def5678")],
-        datetime.datetime(2026, 12, 1, 9, 30),
-        "0.5 / 0.5 / 0.5",
-        "1.5 / 1.5 / 1.5",
-        10.0,
-        {},
+    run = RunInfo(
+        [("commit", "def5678")], datetime.datetime(2026, 12, 1, 9, 30), "0.5 / 0.5 / 0.5", "1.5 / 1.5 / 1.5", 10.0
     )
-    kept = {r.item: r for r in bench.keep_rows(old, ran={"read-1000"})}
+    write_results(old, b, run)
+    kept = {r.item: r for r in keep_rows(old, ran={"read-1000"})}
     assert kept["full training, 60 epochs (wall)"].note == (
         "measured; kept from the run of 2026-12-01 09:30 (commit def5678, load average before 0.5 / 0.5 / 0.5; "
         "after 1.5 / 1.5 / 1.5)"
     )
     assert "commit abc1234" in kept["decode_lab: Next step button"].note  # its own run, not the last one
     assert "fresh kernel to the first lab on screen" not in kept  # kept once before, by no run it can name
-    assert bench.keep_rows(old, ran={"train-60", "labs", "startup"}) == []
+    assert keep_rows(old, ran={"train-60", "labs", "startup"}) == []
 
 
 def test_the_scale_study_prints_what_was_measured():
-    bench = load_bench()
     facts = {
         "submission_s": 9.0,
         "submission_grade_s": 7.0,
@@ -296,11 +283,11 @@ def test_the_scale_study_prints_what_was_measured():
         "result_bytes": 510_000,
         "written_bytes": 1_200_000,
     }
-    text = "\n".join(bench.scale_study(facts, "1.0 / 1.0 / 1.0"))
+    text = "\n".join(scale_study(facts, "1.0 / 1.0 / 1.0"))
     assert "the class of 7 was graded with JOBS=2, ÷ 7" in text and "class of 25" not in text
     assert "the student's files (71 kB" in text and "the assignment (347 kB" in text and "(510 kB)" in text
     assert "writes 1.2 MB per student" in text
     rate = min(128 / 8.02, 1 / 0.06)
     assert f"at 128 cores, {rate:.1f} students a second, {rate * 1.2:.1f} MB/s" in text
-    other = "\n".join(bench.scale_study({**facts, "job_bytes": 12_000, "cpu_of_class": 3}, "1.0 / 1.0 / 1.0"))
+    other = "\n".join(scale_study({**facts, "job_bytes": 12_000, "cpu_of_class": 3}, "1.0 / 1.0 / 1.0"))
     assert "the student's files (12 kB" in other and "÷ 3" in other

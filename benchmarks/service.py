@@ -1,4 +1,4 @@
-"""The ``service`` group of benchmarks/bench.py: grading on submission (``python -m whole_transformer.course serve``).
+"""The ``service`` group: grading on submission (``python -m whole_transformer.course serve``).
 
 Three measures, on a temp copy of the course built from source/, with a local nbgrader exchange:
 
@@ -9,9 +9,6 @@ Three measures, on a temp copy of the course built from source/, with a local nb
   submission; the CPU of each one's process tree (service_rig.CpuMeter: a cgroup of its own);
 - a burst: submissions from distinct students (complete and typical wrong ones) arriving within
   one minute, submit → feedback available, with 2 local workers and with 2 Dask workers.
-
-``run(b, h)`` is called by bench.py with its Bench and the bench module itself (``h``: Row,
-median, _machine_busy, _course_cli, _class_generator).
 """
 
 from __future__ import annotations
@@ -23,8 +20,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from service_rig import CpuMeter, Service, feedback_files, new_course, submit, today, wait_feedback
-
+from benchmarks.checkout import class_generator
+from benchmarks.figures import median
+from benchmarks.machine import machine_busy
+from benchmarks.rows import Bench, Group, Row
+from benchmarks.service_rig import CpuMeter, Service, feedback_files, new_course, submit, today, wait_feedback
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID
 
 IDLE_TARGET_S = 20.0
@@ -32,20 +32,21 @@ BURST, BURST_SECONDS = 30, 60.0
 QUICK_BURST, QUICK_BURST_SECONDS = 3, 6.0
 
 
-def run(b, h) -> None:
+def bench_service(b: Bench) -> None:
+    """--quick: one idle submission (one round against the baseline), a burst of 3 each way."""
     with tempfile.TemporaryDirectory(prefix="wt-bench-service-") as t:
         tmp = Path(t)
-        course, exchange = new_course(tmp, "course", h)
-        _, Notebooks, write_submission, roster = h._class_generator()
+        course, exchange = new_course(tmp, "course")
+        _, Notebooks, write_submission, roster = class_generator()
         nbs = Notebooks(course)
         solved = {n: nbs.solved(n) for n in nbs.names}
-        idle_and_cpu(b, h, tmp, course, exchange, solved, write_submission)
+        idle_and_cpu(b, tmp, course, exchange, solved, write_submission)
         students = burst_students(nbs, roster, course, b.quick)
         for way in ("2 local workers", "2 Dask workers"):
-            burst(b, h, tmp, way, students)
+            burst(b, tmp, way, students)
 
 
-def idle_and_cpu(b, h, tmp: Path, course: Path, exchange: Path, solved: dict, write_submission) -> None:
+def idle_and_cpu(b, tmp: Path, course: Path, exchange: Path, solved: dict, write_submission) -> None:
     """Rounds of: today's way (autograde --jobs 1, one student) then one submission to the running service."""
     one = tmp / "one"
     shutil.copytree(course, one, symlinks=True)
@@ -53,32 +54,31 @@ def idle_and_cpu(b, h, tmp: Path, course: Path, exchange: Path, solved: dict, wr
     homes = tmp / "homes"
     rounds = b.runs(3, 1)
     latency, cpu_now, cpu_service, machine, warm = [], [], [], [], None
-    meters = CpuMeter("today", h), CpuMeter("service", h)
+    meters = CpuMeter("today"), CpuMeter("service")
     svc = Service(course, exchange, meter=meters[1])
     try:
         if not b.quick:  # the service's first grading (its imports): measured, not counted
             t0 = time.monotonic()
             warm = wait_feedback(feedback_files(exchange, submit(homes, "warm-up", solved, exchange)), svc.proc) - t0
         for r in range(rounds):
-            m0 = h._machine_busy()
+            m0 = machine_busy()
             cpu_now.append(today(one, meters[0], force=r > 0))
-            m1 = h._machine_busy()
+            m1 = machine_busy()
             t0 = time.monotonic()
             attempt = submit(homes, f"idle-{r}", solved, exchange)
-            c0, m2 = meters[1].seconds(), h._machine_busy()
+            c0, m2 = meters[1].seconds(), machine_busy()
             done = wait_feedback(feedback_files(exchange, attempt), svc.proc)
             cpu_service.append(meters[1].seconds() - c0)
-            machine.append((m1 - m0, h._machine_busy() - m2))
+            machine.append((m1 - m0, machine_busy() - m2))
             latency.append(done - t0)
     finally:
         svc.close()
         for m in meters:
             m.close()
-    add_idle_rows(b, h, latency, cpu_now, cpu_service, warm, machine, meters[0].how)
+    add_idle_rows(b, latency, cpu_now, cpu_service, warm, machine, meters[0].how)
 
 
-def add_idle_rows(b, h, latency, cpu_now, cpu_service, warm, machine, how) -> None:
-    Row, median = h.Row, h.median
+def add_idle_rows(b: Bench, latency, cpu_now, cpu_service, warm, machine, how) -> None:
     lat = median(latency)
     b.add(
         Row(
@@ -144,12 +144,12 @@ def burst_students(nbs, roster, course: Path, quick: bool) -> list[tuple[str, di
     return [(f"b{i:02d}-{typical[i % len(typical)].name}", typical[i % len(typical)].notebooks) for i in range(n)]
 
 
-def burst(b, h, tmp: Path, way: str, students: list[tuple[str, dict]]) -> None:
+def burst(b: Bench, tmp: Path, way: str, students: list[tuple[str, dict]]) -> None:
     """The students' attempts (made by nbgrader submit beforehand, untimed) arrive in the exchange's inbound
     within the window, evenly spread; submit → feedback available for each."""
     window = QUICK_BURST_SECONDS if b.quick else BURST_SECONDS
     name = "dask" if "Dask" in way else "local"
-    course, exchange = new_course(tmp, f"burst-{name}", h)
+    course, exchange = new_course(tmp, f"burst-{name}")
     staging = tmp / f"staging-{name}"
     (staging / COURSE_ID / "inbound").mkdir(parents=True, mode=0o777)
     shutil.copytree(exchange / COURSE_ID / "outbound", staging / COURSE_ID / "outbound")  # submit checks it
@@ -159,22 +159,22 @@ def burst(b, h, tmp: Path, way: str, students: list[tuple[str, dict]]) -> None:
     cluster = None
     try:
         if name == "dask":
-            from whole_transformer.course.autograder.cluster import local_cluster
+            from whole_transformer.course.autograder.cluster import local_cluster  # lazy: dask
 
             cluster = local_cluster(2)
             svc = Service(course, exchange, "--scheduler", cluster.scheduler_address)
         else:
             svc = Service(course, exchange, "--jobs", "2")
         try:
-            c0 = h._machine_busy()
+            c0 = machine_busy()
             lat = arrive_and_wait(made, inbound, exchange, window, svc)
-            cpu = (h._machine_busy() - c0) / len(made)
+            cpu = (machine_busy() - c0) / len(made)
         finally:
             svc.close()
     finally:
         if cluster is not None:
             cluster.close()
-    add_burst_rows(b, h, way, lat, window, cpu)
+    add_burst_rows(b, way, lat, window, cpu)
 
 
 def arrive_and_wait(made: list[Path], inbound: Path, exchange: Path, window: float, svc: Service) -> list[float]:
@@ -199,7 +199,7 @@ def arrive_and_wait(made: list[Path], inbound: Path, exchange: Path, window: flo
     return [done[d] - arrived[d] for d in arrived]
 
 
-def add_burst_rows(b, h, way: str, lat: list[float], window: float, cpu: float) -> None:
+def add_burst_rows(b: Bench, way: str, lat: list[float], window: float, cpu: float) -> None:
     s = sorted(lat)
 
     def pct(q: float) -> float:
@@ -208,7 +208,7 @@ def add_burst_rows(b, h, way: str, lat: list[float], window: float, cpu: float) 
     what = f"burst of {len(s)} in {window:.0f} s, {way}"
     for label, value in (("p50", pct(0.5)), ("p95", pct(0.95)), ("max", s[-1])):
         b.add(
-            h.Row(
+            Row(
                 group="service",
                 item=f"{what}: submit → feedback available, {label}",
                 value=value,
@@ -220,3 +220,10 @@ def add_burst_rows(b, h, way: str, lat: list[float], window: float, cpu: float) 
                 f"machine CPU {cpu:.1f} s per submission over the burst",
             )
         )
+
+
+GROUP = Group(
+    "service",
+    "grading on submission: idle latency; CPU per submission vs autograde; a burst (local, Dask)",
+    bench_service,
+)

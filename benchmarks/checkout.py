@@ -1,0 +1,56 @@
+"""The checkout the benchmarks measure: its folders, the course's notebooks, the simulated class of its test
+suite (tests/simclass/), and its course command run as an instructor runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from whole_transformer.course.layout import ASSIGNMENT, checkout_env
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "source" / ASSIGNMENT
+NOTEBOOKS = ("01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-time.ipynb", "04-how-it-learned.ipynb")
+TESTS_DIR = ROOT / "tests"  # the simulated class of the course's test suite is tests/simclass/
+
+
+def tests_importable() -> None:
+    """tests/ on sys.path, as pytest has it (``pythonpath`` in pyproject.toml)."""
+    if str(TESTS_DIR) not in sys.path:
+        sys.path.insert(0, str(TESTS_DIR))
+
+
+def class_generator():
+    """(make_course, Notebooks, write_submission, roster) from tests/simclass/."""
+    tests_importable()
+    # lazy: tests/ is importable only now; the simulated class is for the groups that grade
+    from simclass.minicourse import make_course
+    from simclass.notebooks import Notebooks, write_submission
+    from simclass.students import roster
+
+    return make_course, Notebooks, write_submission, roster
+
+
+def course_cli(root: Path, *args: str, timeout: float = 1800, preexec_fn=None) -> tuple[float, str]:
+    """Run `python -m whole_transformer.course --root ROOT ARGS` as an instructor does; (seconds, output).
+    ``preexec_fn`` runs in the child before the command (the service group's CPU meter puts it in its cgroup)."""
+    env = checkout_env()
+    env.pop("NBGRADER_EXECUTION", None)
+    t = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "whole_transformer.course", "--root", str(root), *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=preexec_fn,
+    )
+    seconds = time.perf_counter() - t
+    out = (done.stdout or "") + (done.stderr or "")
+    if done.returncode != 0:
+        tail = " ".join(out.strip().splitlines()[-3:])[-300:]
+        raise RuntimeError(f"`course {' '.join(args)}` exited with {done.returncode}: {tail}")
+    return seconds, out
