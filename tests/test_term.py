@@ -44,9 +44,9 @@ from whole_transformer.course.publish.release import out_of_step, release
 from whole_transformer.course.reports.feedback import feedback
 from whole_transformer.course.reports.grades import grades
 from whole_transformer.course.term.late import lateness
-from whole_transformer.course.term.times import read_timestamp
 from whole_transformer.course.term.roster import import_roster, read_roster
 from whole_transformer.course.term.settings import SettingsError, load, parse
+from whole_transformer.course.term.times import read_timestamp
 from whole_transformer.questions import Question, _load
 
 REPO = Path(__file__).resolve().parents[1]

@@ -28,8 +28,8 @@ from whole_transformer.course.autograder.collect_zip import collect_zip
 from whole_transformer.course.autograder.handin_merge import read_times
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.publish.release import release
-from whole_transformer.course.term.times import read_timestamp
 from whole_transformer.course.term.roster import import_roster
+from whole_transformer.course.term.times import read_timestamp
 
 NBS = ["01-whole-machine", "02-microscope", "03-one-word-at-a-time", "04-how-it-learned"]
 ROSTER = """id,first_name,last_name,email,lms_user_id

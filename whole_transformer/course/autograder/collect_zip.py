@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from whole_transformer.course.layout import Course
+from whole_transformer.course.term.settings import load
 
 from .handin_merge import Merged, downloaded, merge_file, note_kept, set_aside
 
@@ -47,7 +48,7 @@ def _key(name: str) -> str:
 
 def roster_keys(course: Course) -> dict[str, str]:
     """LMS ids, names ("first last" and Canvas's "lastfirst", letters only) and ids → student id."""
-    from nbgrader.api import Gradebook
+    from nbgrader.api import Gradebook  # lazy: nbgrader takes seconds to import; only merging a zip needs it
 
     keys: dict[str, str] = {}
     with Gradebook(course.db_url) as gb:
@@ -160,8 +161,6 @@ def _entries(z: zipfile.ZipFile, out: Collected, keys, notebooks, extracted: Pat
 
 def collect_zip(course: Course, zip_path: Path, log=print, replace: bool = False) -> Collected:
     """Merge the zip into submitted/ (``replace``: each student's whole hand-in replaced); what it did."""
-    from whole_transformer.course.term.settings import load
-
     zip_path = Path(zip_path)
     if not zip_path.is_file():
         raise ValueError(f"no file {zip_path}: give the zip Canvas or Moodle downloaded, make collect-zip FILE=...")

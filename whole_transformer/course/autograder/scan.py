@@ -38,7 +38,7 @@ def student_code_cells(restored: NotebookNode, release: NotebookNode) -> list[tu
 def _python(source: str) -> str:
     """IPython syntax (magics, !shell) turned into Python, as the kernel would run it."""
     try:
-        from IPython.core.inputtransformer2 import TransformerManager
+        from IPython.core.inputtransformer2 import TransformerManager  # in the try: without IPython, the raw text
 
         return TransformerManager().transform_cell(source)
     except Exception:  # noqa: BLE001 - any failure: scan the raw text
