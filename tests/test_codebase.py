@@ -1,21 +1,29 @@
 """The codebase keeps its limits:
 
-- no module of whole_transformer/ over 300 lines, no function (or method) over 60 lines, decorators not counted;
-- no block of six lines stands twice in the Python files of whole_transformer/ and tests/: the lines compared are
-  stripped of their indentation, and blank lines, comments, decorators, imports and lines of brackets alone
-  (``)``, ``],``, a lone ``\"\"\"``) are passed over, so that six lines standing twice are six lines of code or
+- no module of whole_transformer/ or benchmarks/ over 300 lines, no function (or method) over 60 lines, decorators
+  not counted;
+- no block of six lines stands twice in the Python files of whole_transformer/, benchmarks/ and tests/: the lines
+  compared are stripped of their indentation, and blank lines, comments, decorators, imports and lines of brackets
+  alone (``)``, ``],``, a lone ``\"\"\"``) are passed over, so that six lines standing twice are six lines of code or
   text written twice. Code that two places need is written once and shared.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import os
 import re
+import subprocess
+import tokenize
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "whole_transformer"
+BENCHMARKS = REPO / "benchmarks"  # the benchmarks' package keeps the package's limits
 MAX_MODULE_LINES = 300
 MAX_FUNCTION_LINES = 60
 BLOCK = 6  # lines
@@ -80,7 +88,7 @@ def repeated_blocks(files: dict[str, str], n: int = BLOCK) -> list[list[tuple[st
 def test_no_module_of_the_package_is_over_300_lines():
     long = {
         str(p.relative_to(REPO)): n
-        for p in python_files(PACKAGE)
+        for p in python_files(PACKAGE, BENCHMARKS)
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by what their parts do): {long}"
@@ -89,14 +97,17 @@ def test_no_module_of_the_package_is_over_300_lines():
 def test_no_function_of_the_package_is_over_60_lines():
     long = [
         f"{p.relative_to(REPO)}:{line} {name} ({n} lines)"
-        for p in python_files(PACKAGE)
+        for p in python_files(PACKAGE, BENCHMARKS)
         for name, line, n in long_functions(p.read_text(encoding="utf-8"))
     ]
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them into named steps): {long}"
 
 
 def test_no_block_of_six_lines_stands_twice():
-    files = {str(p.relative_to(REPO)): p.read_text(encoding="utf-8") for p in python_files(PACKAGE, REPO / "tests")}
+    files = {
+        str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
+        for p in python_files(PACKAGE, BENCHMARKS, REPO / "tests")
+    }
     runs = repeated_blocks(files)
     said = ["; ".join(f"{name}:{line}" for name, line in where) for where in runs]
     assert not runs, f"{len(runs)} blocks of {BLOCK} or more lines stand twice (share them): " + " | ".join(said)
@@ -133,3 +144,277 @@ def test_the_size_checks_count_a_function_from_its_def_to_its_last_line():
     fits = f"@decorator\ndef f():\n    x = 0\n{body}\n    return x\n"
     assert long_functions(fits) == []
     assert long_functions(fits.replace("return x", "x += 1\n    return x")) == [("f", 2, MAX_FUNCTION_LINES + 1)]
+
+
+# ------------------------------------------------------------------------------ imports
+# The modules of whole_transformer/ import each other in one direction: no circle, counting every import the
+# source holds (at the top, inside a function, under ``if TYPE_CHECKING:``). An import inside a function or under
+# TYPE_CHECKING does not run with its module, so it hides a circle from Python but not from the reader: the
+# modules still need each other both ways. An import of the package's own modules inside a function says why, on
+# its line or on the line before its run of imports (only to keep a heavy library, or a slow part of the package,
+# out of a path that does not need it).
+_PRAGMA = re.compile(r"#\s*(noqa|type:|pragma|fmt:)")
+
+
+def module_name(path: Path) -> str:
+    """whole_transformer/course/layout.py → whole_transformer.course.layout (a package: its folder's name)."""
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_modules() -> dict[str, Path]:
+    """Every module of the package by its dotted name (the handout's templates are files it copies, not modules)."""
+    return {module_name(p): p for p in python_files(PACKAGE) if "templates" not in p.relative_to(PACKAGE).parts}
+
+
+@dataclass(frozen=True)
+class OwnImport:
+    line: int  # the import statement's first line
+    target: str  # the module of the package it imports (a package's __init__ when it names no module)
+    in_function: bool
+    type_checking: bool  # under ``if TYPE_CHECKING:``
+    said_why: bool  # a comment on its lines, or on the line before the run of import statements it stands in
+
+
+def imported_modules(node: ast.Import | ast.ImportFrom, me: str, is_package: bool, modules: Iterable[str]) -> list[str]:
+    """The package's own modules an import statement names (``from a import b``: a.b when b is a module, else a)."""
+    if isinstance(node, ast.Import):
+        named = [alias.name for alias in node.names]
+    else:
+        base = me.split(".")[: None if is_package else -1]
+        base = base[: len(base) - node.level + 1] if node.level else []
+        module = ".".join(base + ([node.module] if node.module else []))
+        named = [f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module for a in node.names]
+    own = []
+    for name in named:
+        while "." in name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name in modules:
+            own.append(name)
+    return own
+
+
+def own_imports(path: Path, modules: Iterable[str]) -> list[OwnImport]:
+    """Every import of the package's own modules in one file, and where it stands."""
+    return imports_in(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py", modules)
+
+
+def imports_in(text: str, me: str, is_package: bool, modules: Iterable[str]) -> list[OwnImport]:
+    """Every import of the package's own modules in the source of module ``me``, and where it stands."""
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    comments = {t.start[0] for t in tokens if t.type == tokenize.COMMENT and not _PRAGMA.match(t.string)}
+    found: list[OwnImport] = []
+
+    def visit(body: list, in_function: bool, type_checking: bool) -> None:
+        run: set[int] = set()  # the lines of the run of import statements the one at hand stands in
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if run:  # the blank lines between two imports of a run belong to it
+                    run |= set(range(max(run) + 1, node.lineno)) - comments
+                above = node.lineno - 1
+                while above in run:  # a comment heading a run of imports speaks for each of them
+                    above -= 1
+                lines = set(range(node.lineno, node.end_lineno + 1))
+                run |= lines
+                said = above in comments or bool(lines & comments)
+                for target in imported_modules(node, me, is_package, modules):
+                    found.append(OwnImport(node.lineno, target, in_function, type_checking, said))
+                continue
+            run = set()
+            inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for field, value in ast.iter_fields(node):
+                if isinstance(value, list) and value and isinstance(value[0], (ast.stmt, ast.excepthandler)):
+                    checking = (
+                        isinstance(node, ast.If) and field == "body" and "TYPE_CHECKING" in ast.unparse(node.test)
+                    )
+                    for part in [value] if isinstance(value[0], ast.stmt) else [h.body for h in value]:
+                        visit(part, inner, type_checking or checking)
+
+    visit(ast.parse(text).body, False, False)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module → the package's modules it imports, wherever the import stands."""
+    modules = package_modules()
+    return {name: {i.target for i in own_imports(path, modules)} - {name} for name, path in modules.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of more than one module (Tarjan's algorithm), each sorted: every circle's
+    modules stand in one of them."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return found
+
+
+def test_no_circle_of_imports_among_the_modules_of_the_package():
+    found = circles(import_graph())
+    said = [" ⇄ ".join(m.removeprefix("whole_transformer.") for m in part) for part in found]
+    assert not found, f"{len(found)} circles of imports (imports inside functions counted): " + " | ".join(said)
+
+
+def test_an_own_import_inside_a_function_says_why():
+    modules = package_modules()
+    silent = sorted(
+        {(p, i.line) for p in modules.values() for i in own_imports(p, modules) if i.in_function and not i.said_why}
+    )
+    silent = [f"{path.relative_to(REPO)}:{line}" for path, line in silent]
+    assert not silent, (
+        f"{len(silent)} imports of the package inside a function with no comment saying why (lift them to the top, "
+        "or say on the line what heavy import they keep out of which path): " + " ".join(silent)
+    )
+
+
+def test_the_import_checks_see_every_import_and_its_comment():
+    text = (
+        "from typing import TYPE_CHECKING\nfrom . import b\nif TYPE_CHECKING:\n    from .c import X\n"
+        "def f():\n    import os\n    # lazy: d and e import torch\n    from .d import y\n\n    from . import e\n"
+        "    from .b import z  # lazy: b is slow\n    if os:\n        from whole_transformer.pkg import c\n"
+    )
+    modules = {f"whole_transformer.pkg{m}" for m in ("", ".a", ".b", ".c", ".d", ".e")}
+    found = [
+        (i.line, i.target.rpartition(".")[2], i.in_function, i.type_checking, i.said_why)
+        for i in imports_in(text, "whole_transformer.pkg.a", False, modules)
+    ]
+    assert found == [
+        (2, "b", False, False, False),
+        (4, "c", False, True, False),
+        (8, "d", True, False, True),
+        (10, "e", True, False, True),
+        (11, "b", True, False, True),
+        (13, "c", True, False, False),
+    ]
+    assert circles({"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": set(), "e": {"e", "a"}}) == [["a", "b", "c"]]
+
+
+# ------------------------------------------------------------------------------ names of files
+# What a docstring, a comment or a page of docs/ names stands: a file named in them is a file of the repository
+# (``course.toml``, a path such as ``answers/diagnose.py``), and a name written as code with an underscore in it
+# (``run_notebook``) is a name the code has. A bare file name matches any file of that name; a path must stand
+# relative to the repository, to the folder of the file that names it or one above it, to whole_transformer/ or
+# to whole_transformer/course/ (how the docstrings name modules). A pattern (``<name>.ipynb``, ``*.py``) and a path
+# leaving the repository (``../shared/...``) name no file of it.
+EXTENSIONS = "py|toml|json|csv|txt|ipynb|md|yml|yaml|html|cfg|ini|sh|js|css|log|zip|pt|pkl|npz"
+#: a file name or a path of them, not a piece of a longer path, a pattern's tail or a URL's
+FILE_NAME = re.compile(rf"(?<![\w./~$*>}}-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:{EXTENSIONS}))(?![\w/])")
+#: a name written as code (between backticks) with an underscore in it
+CODE_NAME = re.compile(r"(?<![\w`])``?([A-Za-z_]\w*_\w*)``?(?![\w`])")
+#: Files that are not in the repository but are fine to name: what the course, its commands and its tests make
+#: at run time, and files of other projects. A name here stands for the file in any folder (``DIR/classroom.json``).
+NOT_IN_THE_REPOSITORY = {
+    # a course folder, as the instructor's commands and nbgrader fill it
+    "timestamp.txt", "submission_secret.txt", "handin-times.json", "course_config.py", "gradebook.db",
+    "grades.csv", "grades-detail.csv", "insights.csv", "insights.html", "integrity-report.csv",
+    "canvas-grades.csv", "moodle-grades.csv", "students.csv", "submissions.zip", "your-model.pt",
+    "serve.log", "status.json",
+    # the classroom on JupyterHub (make classroom): its folder DIR and the hub's own files
+    "classroom.json", "jupyterhub_config.py", "jupyterhub.log", "course.log", "env.log",
+    "jupyter_server_config.json", "page_config.json", "nbgrader_config.py",
+    # what the tests make: their courses, notebooks and payloads, and what they leave in artifacts/
+    "01-mini.ipynb", "pwned.txt", "release/01-whole-machine.ipynb", "times.json", "axe-counts.json",
+    "handout-terminal.txt", "adapter-table.md", "course-class-timing.txt",
+    # other projects' files: nbgrader's exchange and formgrader, axe-core, the npm packages of publish/vendor/;
+    # the course's design notes, beside the repository
+    "fetch_feedback.py", "formgrade.js", "axe.min.js", "dist/embed-amd.js", "es5/tex-svg.js", "DESIGN.md",
+}  # fmt: skip
+#: Where the rule reads: the Python files' comments and docstrings, and the documentation whole (docs/ and every
+#: README.md; benchmarks/results.md is a record of runs, each naming the tree it ran on).
+READ = ("whole_transformer", "tests", "benchmarks", "nbgrader_config.py", "docs", "README.md")
+
+
+def repository_files() -> list[Path]:
+    """The repository's files as they stand (tracked, or new and not ignored), relative to it."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    return [Path(name) for name in listed if (REPO / name).is_file()]
+
+
+def names_a_file(name: str, where: Path, files: set[str], file_names: set[str]) -> bool:
+    """True when the file named in ``where`` stands in the repository (or is one the allow-list names)."""
+    if name in NOT_IN_THE_REPOSITORY or name.rpartition("/")[2] in NOT_IN_THE_REPOSITORY:
+        return True
+    if "/" not in name:
+        return name in file_names
+    for base in (*(p.as_posix() for p in where.parents), "whole_transformer", "whole_transformer/course"):
+        resolved = os.path.normpath(os.path.join(base, name))
+        if resolved.startswith("..") or resolved in files:
+            return True
+    return False
+
+
+def read_python(text: str) -> tuple[list[tuple[int, str]], set[str]]:
+    """What a Python file says in words, (line, text) of its comments and docstrings, and the names its code has:
+    names, attributes, arguments, modules, and the words of its strings other than docstrings."""
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    said = [(t.start[0], t.string) for t in tokens if t.type == tokenize.COMMENT]
+    names: set[str] = set()
+    docs: set[int] = set()
+    for node in ast.walk(ast.parse(text)):  # breadth first: a docstring's owner is met before the docstring
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+        for field in ("id", "attr", "name", "arg", "module", "asname"):
+            if isinstance(value := getattr(node, field, None), str):
+                names.update(value.split("."))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) in docs:
+                said.append((node.lineno, node.value))
+            else:
+                names.update(re.findall(r"\w+", node.value))
+    return said, names
+
+
+def stale_names() -> list[str]:
+    """``file:line name`` of each name of a file, or name as code, that a docstring, comment or page says and the
+    repository does not have."""
+    files = repository_files()
+    paths, file_names = {p.as_posix() for p in files}, {p.name for p in files}
+    known = {p.stem for p in files}  # the code's names: its own, and the Makefile's and the settings files' words
+    said: dict[Path, list[tuple[int, str]]] = {}
+    for path in files:
+        page = path.name == "README.md" or (path.parts[0] == "docs" and path.suffix == ".md")
+        if path.suffix == ".py":
+            said[path], names = read_python((REPO / path).read_text(encoding="utf-8"))
+            known |= names
+        elif path.name == "Makefile" or path.suffix in (".toml", ".yml"):
+            known.update(re.findall(r"\w+", (REPO / path).read_text(encoding="utf-8")))
+        elif page:
+            said[path] = list(enumerate((REPO / path).read_text(encoding="utf-8").splitlines(), 1))
+    found = []
+    for path, words in said.items():
+        for line, text in words if path.parts[0] in READ else ():
+            for m in FILE_NAME.finditer(text):
+                found += [] if names_a_file(m[1], path, paths, file_names) else [f"{path}:{line} {m[1]}"]
+            found += [f"{path}:{line} {m[1]}" for m in CODE_NAME.finditer(text) if m[1] not in known]
+    return found
+
+
+def test_what_the_docs_and_comments_name_stands():
+    stale = stale_names()
+    said = " | ".join(stale)
+    assert not stale, f"{len(stale)} names of files or of code that do not stand (say what stands now): {said}"

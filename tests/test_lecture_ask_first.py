@@ -3,7 +3,7 @@
 In the lecture notebooks each question's answer cell has its input folded away, with a "Show answer" control
 (a closed ``<details>``) right above it holding the answer; the offline HTML page leaves the answer cell's input
 out, so the answer appears only inside that control; the worked page, for reading, shows every answer in place.
-The browser test (tests/e2e/test_e2e_ask_first.py) opens them and checks the answers are hidden until shown.
+The browser test (tests/e2e/test_e2e_maps.py) opens them and checks the answers are hidden until shown.
 """
 
 from __future__ import annotations

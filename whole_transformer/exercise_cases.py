@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import grading as _grading
+from .task import copy_sequence, sequence
 
 _counting = _grading.counted  # a greedy loop that never stops fails its case
 
@@ -116,8 +117,6 @@ def gd_cases() -> list[Case]:
 
 
 def xy_cases() -> list[Case]:
-    from .task import copy_sequence, sequence
-
     def c(label, seq, **kw):
         return Case(label, lambda: ((list(seq),), dict(kw)), watch=0)
 

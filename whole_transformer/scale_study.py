@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .task import split
+
 DATA_FILE = Path(__file__).parent / "data" / "scale_runs.json"
 D_MODEL = 64
 LONGEST_INPUT = 8  # the longest x of the task: positions 0…7 are the ones that are ever used
@@ -84,7 +86,7 @@ def expected_token_length(std: float, factor: bool, d_model: int = D_MODEL) -> f
 
 def position_length(d_model: int = D_MODEL, length: int = LONGEST_INPUT) -> float:
     """Mean length of the position rows 0…length-1 (every one is √(d_model / 2) for even d_model)."""
-    from .model import sinusoidal_positions
+    from .model import sinusoidal_positions  # lazy: torch, which reading the stored runs does not need
 
     pe = sinusoidal_positions(length, d_model).double().numpy()
     return float(np.linalg.norm(pe, axis=1).mean())
@@ -110,7 +112,7 @@ def start_lengths(std: float, factor: bool, seed: int) -> tuple[np.ndarray, floa
     their means; the scale lab draws them: one computation for both. The caller's torch RNG is left as it was."""
     import torch
 
-    from .model import ModelConfig, Transformer
+    from .model import ModelConfig, Transformer  # lazy: torch, which reading the stored runs does not need
 
     mc = ModelConfig(emb_std=std, scale_embedding=factor)
     with torch.random.fork_rng(devices=[]), torch.no_grad():
@@ -121,9 +123,9 @@ def start_lengths(std: float, factor: bool, seed: int) -> tuple[np.ndarray, floa
 
 
 def _run_one(setting: Setting, seed: int, epochs: int) -> dict:
+    # lazy: torch (decode, model, train), which reading the stored runs does not need
     from .decode import evaluate
     from .model import ModelConfig
-    from .task import split
     from .train import TrainConfig, train
 
     mc = ModelConfig(emb_std=setting.std, scale_embedding=setting.factor)

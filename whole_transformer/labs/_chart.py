@@ -9,14 +9,9 @@ from dataclasses import dataclass
 
 from ..train import EpochLog
 from ._html import esc
+from ._runs import RUNS
 
 ACC_INSET = 6  # px between the frame and the 0 % and 100 % of the accuracy axis
-
-
-def _runs():
-    from .training import RUNS  # the runs' labels, colours and markers live with the lab
-
-    return RUNS
 
 
 def marker_svg(shape: str, cx: float, cy: float, colour: str, r: float = 3.5) -> str:
@@ -40,8 +35,8 @@ def chart_text(histories: dict[str, list[EpochLog]]) -> str:
     for key, hist in histories.items():
         if hist:
             last = hist[-1]
-            label = _runs()[key].label if key in _runs() else key
-            marker = _runs()[key].marker if key in _runs() else "line"
+            label = RUNS[key].label if key in RUNS else key
+            marker = RUNS[key].marker if key in RUNS else "line"
             held = f", held-out loss {last.held_out_loss:.4f}" if math.isfinite(last.held_out_loss) else ""
             runs.append(
                 f"{label} ({marker}): after epoch {last.epoch}, training loss "
@@ -128,7 +123,7 @@ def _scales_svg(f: _Frame) -> list[str]:
 
 def _run_svg(f: _Frame, key: str, hist: list[EpochLog]) -> list[str]:
     """One run: its training loss (solid), held-out loss (dotted) and accuracy (dashed), marked by the run's shape."""
-    colour = _runs()[key].colour if key in _runs() else "#333"
+    colour = RUNS[key].colour if key in RUNS else "#333"
     pts = " ".join(f"{f.x(lg.epoch):.1f},{f.y_loss(lg.loss):.1f}" for lg in hist)
     acc = [lg for lg in hist if not math.isnan(lg.held_out)]
     apts = " ".join(f"{f.x(lg.epoch):.1f},{f.y_acc(lg.held_out):.1f}" for lg in acc)
@@ -142,7 +137,7 @@ def _run_svg(f: _Frame, key: str, hist: list[EpochLog]) -> list[str]:
         f'<polyline class="wt-acc-line" data-run="{key}" data-points="{len(acc)}" points="{apts}" '
         f'fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="5,3"/>',
     ]
-    shape = _runs()[key].marker if key in _runs() else "circle"
+    shape = RUNS[key].marker if key in RUNS else "circle"
     every = max(1, len(hist) // 10)  # at most about ten markers a line
     for lg in hist[::every]:
         out.append(marker_svg(shape, f.x(lg.epoch), f.y_loss(lg.loss), colour))
@@ -159,11 +154,11 @@ def legend_html(histories: dict[str, list[EpochLog]], borrowed: frozenset = froz
     """One entry per run: its line with its marker, its label and the marker's name."""
     legend = " ".join(
         f'<span style="margin-right: 12px;"><svg width="22" height="12" aria-hidden="true">'
-        f'<line x1="0" x2="22" y1="6" y2="6" stroke="{_runs()[k].colour}" stroke-width="2"/>'
-        f"{marker_svg(_runs()[k].marker, 11, 6, _runs()[k].colour)}</svg> {esc(_runs()[k].label)} ({_runs()[k].marker})"
+        f'<line x1="0" x2="22" y1="6" y2="6" stroke="{RUNS[k].colour}" stroke-width="2"/>'
+        f"{marker_svg(RUNS[k].marker, 11, 6, RUNS[k].colour)}</svg> {esc(RUNS[k].label)} ({RUNS[k].marker})"
         f"{' (trained in the lab above)' if k in borrowed else ''}</span>"
         for k in histories
-        if k in _runs()
+        if k in RUNS
     )
     return f'<div style="font-size: 12px;">{legend}</div>'
 

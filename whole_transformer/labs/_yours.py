@@ -11,15 +11,15 @@ file has changed); ``note`` tells a student who has no model yet how to get one.
 
 from __future__ import annotations
 
-import os
 import pickle
 from pathlib import Path
 
+from ..envflags import your_model_dir
 from ..model import Transformer
+from ..train import load_checkpoint
 
 KEY = "yours"  # its key among the checkpoints
 FILE = "your-model.pt"
-DIR_VARIABLE = "WT_YOUR_MODEL_DIR"
 HOW = (
     "No model of your own yet: train one in notebook 04, section 5 (the training lab, run "
     "“the course's model”). It is saved as your-model.pt beside the notebooks; run this cell again and "
@@ -31,7 +31,7 @@ _CACHE: dict[str, tuple[float, Transformer, dict]] = {}
 
 def path() -> Path:
     """Where the student's model is saved and looked for: the kernel's folder, the notebook's own."""
-    return Path(os.environ.get(DIR_VARIABLE) or Path.cwd()) / FILE
+    return Path(your_model_dir() or Path.cwd()) / FILE
 
 
 def exists() -> bool:
@@ -40,8 +40,6 @@ def exists() -> bool:
 
 def load() -> tuple[Transformer, dict]:
     """(the student's model, its metadata), read again only when the file has changed; a clear error if absent."""
-    from ..train import load_checkpoint
-
     p = path()
     if not p.is_file():
         raise ValueError(HOW)

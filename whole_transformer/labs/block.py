@@ -28,6 +28,7 @@ import numpy as np
 from ..model import parameter_table
 from ..numpy_model import find, trace
 from ..task import decode, parse_prompt
+from ..train import load_model
 from . import _html
 from ._widgets import LabBox
 from .microscope import DEFAULT_PROMPT
@@ -201,8 +202,6 @@ class BlockPicture(LabBox):
 
     def __init__(self, text: str = DEFAULT_PROMPT, model=None):
         if model is None:
-            from ..train import load_model
-
             model = load_model("microscope")
         ids = parse_prompt(text)
         self.figure, self.shapes, self.rows = draw_block(model, ids)

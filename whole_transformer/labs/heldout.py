@@ -16,6 +16,7 @@ import torch
 from ..decode import read_numbers
 from ..task import expected_answer
 from . import _yours
+from ._decode import CHECKPOINTS, model_for
 from ._html import esc, styled
 
 
@@ -28,8 +29,6 @@ class HeldOutTable:
             raise ValueError("give at least one number to read")
         self.note = ""
         if models is None:  # every model the labs offer, "your model" too once there is one
-            from ._decode import CHECKPOINTS, model_for
-
             models = {label: model_for(key) for key, label in CHECKPOINTS.items()}
             self.note = _yours.note()
         self.said = {label: read_numbers(m, self.numbers) for label, m in models.items()}

@@ -61,7 +61,7 @@ class MicroscopeLab(LabBox):
 
     def __init__(self, text: str = DEFAULT_PROMPT, model=None, step: int = 0):
         if model is None:
-            from ..train import load_model
+            from ..train import load_model  # lazy: the lab runs on NumPy; torch loads only to read the shipped model
 
             model = load_model("microscope")
         self.model = model

@@ -36,18 +36,16 @@ after the run, each row ``wt-read`` with ``data-right`` "1" or "0".
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
-
 import ipywidgets as widgets
 
 from ..decode import read_numbers
-from ..model import ModelConfig
+from ..envflags import nbgrader_execution
 from ..task import expected_answer, split
 from ..train import EpochLog, Run, TrainConfig, save_checkpoint, train
 from . import _yours
 from ._chart import ACC_INSET, chart_svg, chart_text, marker_svg  # noqa: F401  (the chart's names)
 from ._html import esc
+from ._runs import RUNS
 from ._widgets import LIVE, LabBox
 
 QUICK_EPOCHS = 2  # per run, under autograding
@@ -56,51 +54,9 @@ SAMPLE = 8  # held-out numbers read aloud after a run
 YOURS_RUN = "main"  # the run saved as the student's own model (see _yours)
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    label: str
-    model_config: ModelConfig
-    task: str
-    colour: str
-    about: str
-    marker: str = "circle"  # the shape drawn at each epoch's point: runs differ by more than colour
-
-
-RUNS: dict[str, RunSpec] = {
-    # Okabe and Ito's colours (blue, vermillion, reddish purple, bluish green), each with its own marker
-    "main": RunSpec(
-        "the course's model",
-        ModelConfig(),
-        "read",
-        "rgb(0,114,178)",
-        "d_model 64, 4 heads, 2 blocks, causal mask, token table std 1/√64",
-        "circle",
-    ),
-    "no_mask": RunSpec(
-        "no causal mask",
-        ModelConfig(causal=False),
-        "read",
-        "rgb(213,94,0)",
-        "every position may look at every other, the next token included",
-        "square",
-    ),
-    "std1": RunSpec(
-        "token table std 1",
-        ModelConfig(emb_std=1.0),
-        "read",
-        "rgb(204,121,167)",
-        "token rows start 8 times larger, so they drown the positions",
-        "triangle",
-    ),
-    "copy": RunSpec(
-        "copy task", ModelConfig(), "copy", "rgb(0,158,115)", "1 2 3 = 1 2 3: the debugging habit", "diamond"
-    ),
-}
-
-
 def autograding() -> bool:
     """True while nbgrader executes the notebook (it sets NBGRADER_EXECUTION)."""
-    return bool(os.environ.get("NBGRADER_EXECUTION"))
+    return bool(nbgrader_execution())
 
 
 class TrainingLab(LabBox):

@@ -1,7 +1,7 @@
 """Reference solutions of the graded exercises. Instructor-only: never in the students' handout.
 
-They work out the expected values of the hidden tests (``hidden.py``, read only by the grader)
-and the hashes the visible checks compare with (``checkdata.py``). Neither the student's kernel
+They work out the expected values of the hidden tests (``hidden_tests.py``, read only by the grader)
+and the hashes the visible checks compare with (``check_data.py``). Neither the student's kernel
 nor the package students receive holds this module or its results.
 
     >>> next_token(np.array([1.0, -1.0]), np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 1.0]]), np.zeros(3))

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..core.results import GRADED, MISSING
 from ..layout import ASSIGNMENT, Course
 from ..plugins.inert import clean_file
+from ..term.handin_time import student_handin
 from .gradebook import open_gradebook
 from .record import StudentResult, write_record
 from .template import Template
@@ -64,8 +65,6 @@ def merge(course: Course, result: StudentResult, template: Template, gb=None, st
 def _trusted_time(course: Course, student: str):
     """The hand-in time the course can trust (``term/handin_time.py``), for the gradebook; None where the course
     has no hand-in of the student (a private course of the service's feedback): nbgrader's own then."""
-    from ..term.handin_time import student_handin
-
     if not (course.submitted / student / ASSIGNMENT).is_dir():
         return None
     used = student_handin(course, student).used

@@ -27,6 +27,8 @@ import shutil
 import tomllib
 from pathlib import Path
 
+import whole_transformer
+
 from ..layout import ASSIGNMENT, Course
 
 MARK = ".whole-transformer-handout"
@@ -91,8 +93,6 @@ def _clear(dest: Path) -> None:
 
 def handout(course: Course, dest: Path | None = None, log=print) -> Path:
     """Build the students' repository in ``dest`` (default ``handout/`` in the course folder)."""
-    import whole_transformer
-
     dest = (dest or course.root / "handout").resolve()
     release = course.release
     names = sorted(p.name for p in release.glob("*.ipynb"))
