@@ -42,6 +42,7 @@ from nbgrader.preprocessors import (  # noqa: E402
 from whole_transformer.course.plugins.execute import SandboxExecute  # noqa: E402
 from whole_transformer.course.plugins.hide_tests import HideHiddenTests  # noqa: E402
 from whole_transformer.course.plugins.inert import MakeInert  # noqa: E402
+from whole_transformer.course.env_vars import db_url  # noqa: E402
 from whole_transformer.course.layout import COURSE_ID  # noqa: E402
 from whole_transformer.course.plugins.verdict import HoldExpected, Verdict  # noqa: E402
 
@@ -55,8 +56,8 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograde"
 c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".wt", "your-model.pt"]
-if os.environ.get("DB_URL"):  # e.g. postgresql://grader@dbhost/course (see the docstring)
-    c.CourseDirectory.db_url = os.environ["DB_URL"]
+if db_url():  # e.g. postgresql://grader@dbhost/course (see the docstring)
+    c.CourseDirectory.db_url = db_url()
 
 # ---------------------------------------------------------------- what students get
 # An answer cell becomes this stub; its `raises-exception` tag lets "Run All" go on past it.

@@ -1,7 +1,10 @@
-"""Each instructor command is declared once (``whole_transformer/course/commands/``: its function, its arguments
+"""Settings declared once, and the files that repeat them checked against the declaration.
+
+Each instructor command is declared once (``whole_transformer/course/commands/``: its function, its arguments
 and its help line together); ``python -m whole_transformer.course --help`` is built from those declarations, and
 the Makefile, which cannot read them without starting Python, is checked against them here: ``make help`` says
 of each command what its declaration says, and a command's target runs that command with the variables it names.
+Each environment variable is read in one helper and listed in docs/code.md's table.
 """
 
 from __future__ import annotations
@@ -77,3 +80,40 @@ def test_the_command_line_lists_each_declared_command_with_its_help_line():
     listed = {c.dest: c.help for c in commands._choices_actions}
     assert listed == {name: c.help for name, c in COMMANDS.items()}
     assert all(name == c.name for name, c in COMMANDS.items())
+
+
+# ------------------------------------------------------------------------------ environment variables
+# Each variable the package reads is read in one helper (course/env_vars.py, envflags.py, and for the sandboxed
+# programs sandbox/limits.py) and listed in docs/code.md's table; elsewhere the environment is only copied or
+# passed on (PATH, a child's whole environment).
+PACKAGE = MAKEFILE.parent / "whole_transformer"
+HELPERS = {"course/env_vars.py", "envflags.py", "course/sandbox/limits.py"}
+ENV_READ = re.compile(r"os\.environ(?:\.get|\.pop|\[)\(?\s*(\"?[A-Za-z_][\w.]*\"?)|os\.getenv\(")
+NAMED = re.compile(r"\"((?:WT_|NBGRADER_|DB_)[A-Z_]+)\"")
+
+
+def module_texts() -> dict[str, str]:
+    return {
+        str(p.relative_to(PACKAGE)): p.read_text(encoding="utf-8")
+        for p in PACKAGE.rglob("*.py")
+        if "templates" not in p.parts
+    }
+
+
+def test_the_environment_is_read_in_the_helpers_only():
+    reads = {
+        f"{name}: {m.group(0)}"
+        for name, text in module_texts().items()
+        if name not in HELPERS
+        for m in ENV_READ.finditer(text)
+        if m.group(1) != '"PATH"'  # passed on with this environment's programs first
+    }
+    assert not reads, f"environment variables read outside {sorted(HELPERS)}: {sorted(reads)}"
+
+
+def test_docs_list_every_variable_the_helpers_name():
+    section = (MAKEFILE.parent / "docs" / "code.md").read_text().split("## Environment variables", 1)[1]
+    texts = module_texts()
+    named = {v for helper in HELPERS for v in NAMED.findall(texts[helper]) if not v.endswith("_")} - {"WT_EXAMPLE"}
+    assert named >= {"WT_BWRAP", "DB_URL", "WT_LABS_HEADLESS", "WT_LIMIT_AS", "WT_KERNEL_ZYGOTE"}
+    assert not {v for v in named if f"`{v}`" not in section}, "docs/code.md's table lacks some"

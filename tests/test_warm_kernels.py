@@ -12,6 +12,7 @@ import nbformat.v4 as nbf
 import pytest
 from simclass.minicourse import require_sandbox
 
+from whole_transformer.course.env_vars import KERNEL_ZYGOTE
 from whole_transformer.course.plugins.execute import SandboxExecute
 from whole_transformer.course.sandbox import warm_kernels, zygote
 
@@ -68,7 +69,7 @@ def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
 def test_nothing_a_kernel_started_outlives_it(tmp_path, monkeypatch, forked_by):
     require_sandbox()
     if "zygote" in forked_by:
-        monkeypatch.setenv(zygote.ENV, zygote.running({"threads": 1, "headless": True}).socket)
+        monkeypatch.setenv(KERNEL_ZYGOTE, zygote.running({"threads": 1, "headless": True}).socket)
     leave = (
         "import os, time\n"
         "if os.fork() == 0:\n"

@@ -13,6 +13,7 @@ import torch
 
 from whole_transformer import task
 from whole_transformer.decode import greedy_trace
+from whole_transformer.envflags import YOUR_MODEL_DIR
 from whole_transformer.labs import _decode, _yours, attention_maps_lab, decode_lab, training_lab
 from whole_transformer.labs.heldout import held_out_table
 
@@ -20,7 +21,7 @@ from whole_transformer.labs.heldout import held_out_table
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     """An empty folder where the student's model is saved and looked for; not under autograding."""
-    monkeypatch.setenv(_yours.DIR_VARIABLE, str(tmp_path))
+    monkeypatch.setenv(YOUR_MODEL_DIR, str(tmp_path))
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     return tmp_path
 

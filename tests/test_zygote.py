@@ -17,6 +17,7 @@ import pytest
 from simclass.minicourse import require_sandbox
 from test_warm_kernels import errors, run, text
 
+from whole_transformer.course.env_vars import KERNEL_ZYGOTE
 from whole_transformer.course.sandbox import warm_kernels, zygote
 from whole_transformer.course.sandbox.bubblewrap import grading_env, sandbox_status
 from whole_transformer.course.sandbox.spec import SandboxSpec
@@ -63,7 +64,7 @@ def with_zygote(monkeypatch):
     warm_kernels.close_servers()
     zygote.close_all()
     z = zygote.running({"threads": 1, "headless": True})
-    monkeypatch.setenv(zygote.ENV, z.socket)
+    monkeypatch.setenv(KERNEL_ZYGOTE, z.socket)
     forks = []
     real = zygote.fork
     monkeypatch.setattr(zygote, "fork", lambda *a, **kw: forks.append(a[1][0]) or real(*a, **kw))
@@ -76,9 +77,9 @@ def test_a_kernel_from_the_zygote_is_as_locked_in_as_one_from_the_students_fork_
     z, forks = with_zygote
     (tmp_path / "alone").mkdir()
     warm_kernels.close_servers()
-    os.environ.pop(zygote.ENV)
+    os.environ.pop(KERNEL_ZYGOTE)
     before = probe(tmp_path / "alone", "before", [], z.folder.as_posix())  # today's way: the student's fork server
-    os.environ[zygote.ENV] = z.socket
+    os.environ[KERNEL_ZYGOTE] = z.socket
     (tmp_path / "ada").mkdir()
     ada = probe(tmp_path / "ada", "ada", [str(tmp_path / "alone"), "/tmp/before.txt"], z.folder.as_posix())
     assert len(forks) == 1  # ada's one kernel, from the zygote
@@ -158,7 +159,7 @@ def test_the_zygote_never_holds_the_grading_side(tmp_path, monkeypatch, capfd):
     env = SandboxSpec(scratch=Path("/"), runtime=Path("/"), env=grading_env(True)).kernel_env()
     z = zygote.KernelZygote(env, ("numpy", "whole_transformer.course.answers.hidden_tests"))
     try:
-        monkeypatch.setenv(zygote.ENV, z.socket)
+        monkeypatch.setenv(KERNEL_ZYGOTE, z.socket)
         warm_kernels.close_servers()
         nb = run([HELD], tmp_path)
     finally:

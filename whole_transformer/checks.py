@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import sys
 import textwrap
 
+from .envflags import nbgrader_execution
 from .exercise_checks import EXERCISES, check_exercise
 from .questions import QUESTIONS
 
@@ -155,7 +155,7 @@ VALIDATE_NOTE = (
 
 def _validating() -> bool:
     """True while nbgrader's Validate runs the notebook (it sets NBGRADER_EXECUTION=validate)."""
-    return os.environ.get("NBGRADER_EXECUTION") == "validate"
+    return nbgrader_execution() == "validate"
 
 
 def _check_for_validate(qid: str, answer, caller: dict) -> bool:

@@ -14,7 +14,7 @@ seconds faster (no ipywidgets, matplotlib or training runs).
 
 import importlib
 
-from ..envflags import flag
+from ..envflags import labs_headless
 
 _LABS = {
     "machine_lab": "machine",  # notebook 01
@@ -35,7 +35,7 @@ __all__ = sorted(_LABS)
 
 def headless() -> bool:
     """True when nothing will display the labs (WT_LABS_HEADLESS set, as while autograding)."""
-    return flag("WT_LABS_HEADLESS")
+    return labs_headless()
 
 
 class Headless:

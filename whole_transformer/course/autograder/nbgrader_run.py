@@ -6,7 +6,6 @@ gives their kernels the service's kernel zygote."""
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import signal
 import subprocess
@@ -15,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..env_vars import KERNEL_ZYGOTE, prestart_sandbox, with_prestart_sandbox
 from ..layout import ASSIGNMENT, nbgrader_env
 from ..sandbox import zygote
 
@@ -77,7 +77,7 @@ def nbgrader_autograde(
 ) -> tuple[int, str]:
     """``nbgrader autograde`` of one student in the private course ``private``: (exit code, why it
     failed). ``prestart``: the sandbox's scratch folder, threads and the kernels' settings
-    (``Pack.kernels``), for the kernels' fork server to start at once (``nbgrader_app``)."""
+    (``Pack.kernels``), for the kernels' fork server to start at once (``plugins/app.py``)."""
     cmd = [
         sys.executable,
         "-m",
@@ -91,7 +91,7 @@ def nbgrader_autograde(
     ]
     env = nbgrader_env()
     if prestart:
-        env["WT_PRESTART_SANDBOX"] = json.dumps(prestart)
+        env = with_prestart_sandbox(env, prestart)
     if stop():
         raise Stopped()
     deadline = time.monotonic() + timeout
@@ -124,11 +124,11 @@ def nbgrader_autograde(
 def with_kernel_zygote(env: dict) -> dict:
     """``env`` naming the service's kernel zygote for the run's kernels (``sandbox/zygote.py``), for the
     kernel settings the run will use; unchanged if the zygote does not start (the run's log says why)."""
-    settings = env.get("WT_PRESTART_SANDBOX")
+    settings = prestart_sandbox(env)
     if not settings:
         return env
     try:
-        return {**env, zygote.ENV: zygote.running(json.loads(settings)).socket}
+        return {**env, KERNEL_ZYGOTE: zygote.running(settings).socket}
     except zygote.ZygoteError as e:
         print(f"[service] kernels start in each student's sandbox instead: {e}", file=sys.stderr, flush=True)
         return env

@@ -23,6 +23,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
+from ..env_vars import classroom_python
 from .commands import ClassroomError, run
 from .seed import seed_from_here
 
@@ -51,7 +52,7 @@ def pick_python() -> Path:
     tried = [
         c
         for c in [
-            os.environ.get("WT_CLASSROOM_PYTHON"),
+            classroom_python(),
             getattr(sys, "_base_executable", sys.executable),
             "/usr/bin/python3",
         ]

@@ -139,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         choices=["up", "down"],
         help="up: make the classroom and start JupyterHub; down: stop it and remove the accounts and folders it made",
     )
-    p.add_argument("--dir", default=os.environ.get("CLASSROOM_DIR") or DEFAULT_DIR, type=Path)
-    p.add_argument("--students", type=int, default=int(os.environ.get("STUDENTS") or 3))
+    p.add_argument("--dir", default=DEFAULT_DIR, type=Path)
+    p.add_argument("--students", type=int, default=3)
     p.add_argument(
         "--package",
         type=Path,
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the package folder the students' environment "
         "is installed from (default: the course's handout, built into the classroom folder)",
     )
-    p.add_argument("--port", type=int, default=int(os.environ.get("CLASSROOM_PORT") or 8000))
+    p.add_argument("--port", type=int, default=8000)
     p.add_argument("--prefix", default="wt", help="account names: PREFIX-instructor, PREFIX-student1 ...")
     p.add_argument("--proxy", type=Path, default=DEFAULT_PROXY, help="configurable-http-proxy to run")
     args = p.parse_args(argv)

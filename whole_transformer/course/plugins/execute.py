@@ -39,6 +39,7 @@ from nbgrader import utils as nbutils
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
+from ...envflags import LABS_HEADLESS
 from ..cells import grade_id, is_test
 from ..sandbox.bubblewrap import (
     FILE_SIZE_LIMIT,
@@ -122,7 +123,7 @@ class SandboxExecute(Execute):
         kwargs["cwd"] = str(self._scratch)  # never the folder holding the graded notebooks
         if not isinstance(self.km, SandboxedKernelManager):  # the sandbox builds its own environment
             env = dict(kwargs.get("env") or os.environ)
-            env["WT_LABS_HEADLESS"] = "1" if self.headless_labs else ""
+            env[LABS_HEADLESS] = "1" if self.headless_labs else ""
             kwargs["env"] = env
         await super().async_start_new_kernel(**kwargs)
 

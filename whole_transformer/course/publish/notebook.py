@@ -8,6 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ...envflags import NBGRADER_EXECUTION, YOUR_MODEL_DIR
 from ..layout import checkout_env
 
 
@@ -16,13 +17,12 @@ def kernel_env(**extra: str) -> dict[str, str]:
     environment's programs on PATH), not under nbgrader (``NBGRADER_EXECUTION`` unset) unless
     ``extra`` sets it."""
     env = checkout_env()
-    env.pop("NBGRADER_EXECUTION", None)
-    env.setdefault(YOURS_DIR, _yours_dir())  # 04 saves the student's model there, not in the notebooks' folder
+    env.pop(NBGRADER_EXECUTION, None)
+    env.setdefault(YOUR_MODEL_DIR, _yours_dir())  # 04 saves the student's model there, not in the notebooks' folder
     env.update(extra)
     return env
 
 
-YOURS_DIR = "WT_YOUR_MODEL_DIR"  # labs/_yours.py's DIR_VARIABLE
 _YOURS: list[str] = []
 
 

@@ -43,6 +43,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, Integer, List, Unicode
 
+from ...envflags import LABS_HEADLESS, NBGRADER_EXECUTION, nbgrader_execution
+from .. import env_vars
 from . import programs
 from .spec import FILE_SIZE_LIMIT, MEMORY_LIMIT, SandboxSpec, namespace_args
 
@@ -72,7 +74,7 @@ class SandboxStatus:
 
 def bwrap_path() -> str | None:
     """The bwrap to use: $WT_BWRAP if set (a path), else bwrap on PATH, else /usr/bin/bwrap."""
-    forced = os.environ.get("WT_BWRAP")
+    forced = env_vars.bwrap()
     if forced:
         return forced if os.access(forced, os.X_OK) else None
     return shutil.which("bwrap") or ("/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
@@ -86,7 +88,7 @@ def sandbox_status() -> SandboxStatus:
 @functools.lru_cache(maxsize=8)
 def _probe(bwrap: str | None, euid: int) -> SandboxStatus:
     if bwrap is None:
-        where = os.environ.get("WT_BWRAP")
+        where = env_vars.bwrap()
         return SandboxStatus(False, None, f"bwrap (bubblewrap) is not installed{f' at {where}' if where else ''}.")
     probe = [
         bwrap,
@@ -130,8 +132,8 @@ def check_sandbox(no_sandbox: bool) -> bool:
 def grading_env(headless_labs: bool = True) -> dict[str, str]:
     """What a kernel under autograding is told: that it is graded, and whether the labs stay headless."""
     return {
-        "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "autograde"),
-        "WT_LABS_HEADLESS": "1" if headless_labs else "",
+        NBGRADER_EXECUTION: nbgrader_execution() or "autograde",
+        LABS_HEADLESS: "1" if headless_labs else "",
     }
 
 

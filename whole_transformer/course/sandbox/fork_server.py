@@ -13,7 +13,16 @@ import resource
 import sys
 import time
 
-from whole_transformer.course.sandbox.limits import env_limit, limit, no_core_dumps, run_kernel  # sandbox: inlined
+from whole_transformer.course.sandbox.limits import (  # sandbox: inlined
+    LIMIT_AS,
+    LIMIT_FSIZE,
+    LIMIT_NPROC,
+    env_limit,
+    env_warm_modules,
+    limit,
+    no_core_dumps,
+    run_kernel,
+)
 
 PR_SET_DUMPABLE = 4
 
@@ -22,11 +31,11 @@ class Server:
     def __init__(self) -> None:
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # no kernel may trace this process or read its memory
-        self.limit_as = env_limit("WT_LIMIT_AS")
-        self.limit_fsize = env_limit("WT_LIMIT_FSIZE")
-        limit(resource.RLIMIT_NPROC, env_limit("WT_LIMIT_NPROC"))  # not enforced for root
+        self.limit_as = env_limit(LIMIT_AS)
+        self.limit_fsize = env_limit(LIMIT_FSIZE)
+        limit(resource.RLIMIT_NPROC, env_limit(LIMIT_NPROC))  # not enforced for root
         no_core_dumps()
-        self.warm = [m for m in os.environ.pop("WT_WARM_MODULES", "").split(",") if m]
+        self.warm = env_warm_modules()
         self.requests, self.answers = os.fdopen(os.dup(0), "r"), os.fdopen(os.dup(1), "w")
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)

@@ -28,7 +28,14 @@ import signal
 import socket
 import sys
 
-from whole_transformer.course.sandbox.limits import env_limit, limit, no_core_dumps, run_kernel  # sandbox: inlined
+from whole_transformer.course.sandbox.limits import (  # sandbox: inlined
+    LIMITS,
+    WARM_MODULES_VAR,
+    env_limits,
+    env_warm_modules,
+    no_core_dumps,
+    run_kernel,
+)
 
 #: the namespaces a sandbox has of its own, besides its user namespace (``--unshare-all``)
 CLONE = {"mnt": 0x20000, "pid": 0x20000000, "net": 0x40000000, "ipc": 0x8000000, "uts": 0x4000000}
@@ -171,9 +178,7 @@ def kernel(req: dict, want: dict[str, int], err_fd: int, pid_w: int) -> None:
         os.closerange(3, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 20))
         os.environ.clear()
         os.environ.update(req["env"])
-        limit(resource.RLIMIT_AS, env_limit("WT_LIMIT_AS"))
-        limit(resource.RLIMIT_FSIZE, env_limit("WT_LIMIT_FSIZE"))
-        limit(resource.RLIMIT_NPROC, env_limit("WT_LIMIT_NPROC"))  # not enforced for root
+        env_limits()
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # the kernel itself is an ordinary process
         os.chdir(req["cwd"])
 
@@ -199,7 +204,7 @@ def joiner(conn: socket.socket, startup_env: dict[str, str]) -> None:
         differs = sorted(
             k
             for k in set(req["env"]) | set(startup_env)
-            if not k.startswith("WT_LIMIT_") and req["env"].get(k) != startup_env.get(k)
+            if not k.startswith(LIMITS) and req["env"].get(k) != startup_env.get(k)
         )
         if differs or len(fds) != 2:
             raise ZygoteError(
@@ -237,7 +242,7 @@ def main() -> None:
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing may trace this process or read its memory
     no_core_dumps()
     startup_env, path = dict(os.environ), sys.argv[1]
-    warm_up([m for m in os.environ.pop("WT_WARM_MODULES", "").split(",") if m])
+    warm_up(env_warm_modules())
     os.chdir("/")
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
@@ -252,7 +257,7 @@ def main() -> None:
             conn, _ = server.accept()
             if os.fork() == 0:
                 server.close()
-                joiner(conn, {k: v for k, v in startup_env.items() if k != "WT_WARM_MODULES"})
+                joiner(conn, {k: v for k, v in startup_env.items() if k != WARM_MODULES_VAR})
             conn.close()
 
 

@@ -1,6 +1,10 @@
 """What the sandboxed programs (``kernel_launcher``, ``fork_server``, ``kernel_zygote``) do to themselves:
 their resource limits, and a forked child's becoming an ipykernel (``run_kernel``).
 
+Their settings come in environment variables (``spec.SandboxSpec.kernel_env`` and the fork servers set
+them), read here only: ``WT_LIMIT_AS``, ``WT_LIMIT_FSIZE``, ``WT_LIMIT_NPROC`` (the limits, bytes or a
+count) and ``WT_WARM_MODULES`` (the modules a fork server imports before its first kernel).
+
 This file's text is put in front of those programs' text when they run in the sandbox, where no file
 of the grading package is visible (``programs.source``); elsewhere it is an ordinary module.
 """
@@ -9,6 +13,12 @@ import os
 import resource
 import sys
 import traceback
+
+#: the limits' variables: address space and file size in bytes, processes a count; all start with LIMITS
+LIMIT_AS, LIMIT_FSIZE, LIMIT_NPROC = "WT_LIMIT_AS", "WT_LIMIT_FSIZE", "WT_LIMIT_NPROC"
+LIMITS = "WT_LIMIT_"
+#: the modules a fork server or zygote imports once for all its kernels, comma-separated
+WARM_MODULES_VAR = "WT_WARM_MODULES"
 
 
 def limit(kind: int, value: int) -> None:
@@ -22,6 +32,18 @@ def limit(kind: int, value: int) -> None:
 def env_limit(name: str) -> int:
     """The limit the environment variable ``name`` holds (removed from the environment), or 0."""
     return int(os.environ.pop(name, "0"))
+
+
+def env_limits() -> None:
+    """Lower this process's limits to what the limits' variables hold (each removed from the environment)."""
+    limit(resource.RLIMIT_AS, env_limit(LIMIT_AS))
+    limit(resource.RLIMIT_FSIZE, env_limit(LIMIT_FSIZE))
+    limit(resource.RLIMIT_NPROC, env_limit(LIMIT_NPROC))  # not enforced for root
+
+
+def env_warm_modules() -> list[str]:
+    """The modules ``WT_WARM_MODULES`` names (removed from the environment)."""
+    return [m for m in os.environ.pop(WARM_MODULES_VAR, "").split(",") if m]
 
 
 def no_core_dumps() -> None:

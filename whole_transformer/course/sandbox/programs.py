@@ -1,7 +1,8 @@
 """The programs that run inside the sandbox, as the text ``python -c`` is given.
 
 No file of the grading package is visible in the sandbox, so a program cannot import ``limits``
-there: its import line (marked ``# sandbox: inlined``) is replaced by ``limits.py``'s own text. The
+there: its import (marked ``# sandbox: inlined`` on its first line; in brackets it may go on over
+several lines) is replaced by ``limits.py``'s own text. The
 programs are ordinary modules otherwise, read by the linters and the type checker.
 """
 
@@ -22,5 +23,8 @@ def source(name: str) -> str:
     marked = [i for i, line in enumerate(lines) if line.rstrip().endswith(INLINED)]
     if len(marked) != 1:
         raise RuntimeError(f"{name}.py must import limits on exactly one line marked {INLINED!r}")
-    lines[marked[0]] = limits
+    first = last = marked[0]
+    if lines[first].rstrip().removesuffix(INLINED).rstrip().endswith("("):  # the import goes on to its closing bracket
+        last = next(i for i in range(first, len(lines)) if lines[i].strip().startswith(")"))
+    lines[first : last + 1] = [limits]
     return "\n".join(lines) + "\n"

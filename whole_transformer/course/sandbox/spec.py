@@ -13,6 +13,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .limits import LIMIT_AS, LIMIT_FSIZE, LIMIT_NPROC
+
 #: where the kernel's one writable folder (its working directory) appears inside the sandbox
 WORKDIR = "/submission"
 
@@ -183,9 +185,9 @@ class SandboxSpec:
             "MKL_NUM_THREADS": threads,
             "OPENBLAS_NUM_THREADS": threads,
             "TORCH_NUM_THREADS": threads,
-            "WT_LIMIT_AS": str(self.memory_bytes),
-            "WT_LIMIT_FSIZE": str(self.file_bytes),
-            "WT_LIMIT_NPROC": "4096",
+            LIMIT_AS: str(self.memory_bytes),
+            LIMIT_FSIZE: str(self.file_bytes),
+            LIMIT_NPROC: "4096",
             "WT_SANDBOXED": "1",
             "JPY_PARENT_PID": "1",  # no parent poller (our parent is the sandbox's init)
         }

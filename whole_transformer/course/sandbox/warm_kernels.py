@@ -50,9 +50,11 @@ from pathlib import Path
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import default
 
+from ..env_vars import kernel_zygote
 from . import programs, zygote
 from .bubblewrap import SandboxedKernelManager, SandboxSpec, grading_env, sandbox_status
 from .kernel_process import ForkedKernel, ForkedKernelClient, ForkServerError
+from .limits import WARM_MODULES_VAR
 from .spec import WARM_MODULES
 
 #: seconds to wait for the fork server to answer (its first answer waits for the imports)
@@ -66,7 +68,7 @@ class ForkServer:
         self.runtime = spec.runtime
         spec.write_identity_files()
         self.warm, self.kernel_env = warm, spec.kernel_env()  # what each kernel of this sandbox is given
-        spec.env = {**spec.env, "WT_WARM_MODULES": ",".join(warm)}
+        spec.env = {**spec.env, WARM_MODULES_VAR: ",".join(warm)}
         info_r, info_w = os.pipe()  # bwrap writes the host pid of the sandbox's first process there
         cmd = spec.bwrap_args(bwrap) + ["--info-fd", str(info_w)]
         cmd += ["--", sys.executable, "-c", programs.source("fork_server")]
@@ -143,7 +145,7 @@ class ForkServer:
     def fork(self, connection: str) -> ForkedKernel:
         """A kernel in this sandbox: forked by the service's kernel zygote when there is one (this server
         then imported nothing), else by this server."""
-        path = os.environ.get(zygote.ENV)
+        path = kernel_zygote()
         if path and not self.warm:
             try:
                 return zygote.fork(path, self.program(), connection, self.kernel_env, self)
@@ -172,7 +174,7 @@ class ForkServer:
 
 def warm_modules() -> tuple[str, ...]:
     """What a student's fork server imports: nothing when the service's kernel zygote forks the kernels."""
-    return () if os.environ.get(zygote.ENV) else WARM_MODULES
+    return () if kernel_zygote() else WARM_MODULES
 
 
 _servers: dict[tuple, ForkServer] = {}
@@ -212,7 +214,7 @@ def server_for(spec: SandboxSpec, bwrap: str, warm: tuple[str, ...]) -> ForkServ
 
 def prestart(scratch: str, threads: int, memory: int, file_size: int, headless: bool) -> None:
     """Start the fork server the autograding of this process will ask for, without waiting for it,
-    so that its imports run while nbgrader still starts (``nbgrader_app``, ``run.py``). The
+    so that its imports run while nbgrader still starts (``plugins/app.py``, ``autograder/nbgrader_run.py``). The
     settings are what the course's config gives ``SandboxExecute`` (``pack.kernel_settings``);
     with others, the first kernel starts a server of its own and this one stays unused. A failure
     here is left for that first kernel to meet and report."""

@@ -26,10 +26,9 @@ from pathlib import Path
 from . import programs
 from .bubblewrap import grading_env
 from .kernel_process import ZygoteKernel
+from .limits import LIMITS, WARM_MODULES_VAR
 from .spec import WARM_MODULES, WORKDIR, SandboxSpec
 
-#: names the zygote's socket in the environment of the nbgrader runs that may use it
-ENV = "WT_KERNEL_ZYGOTE"
 READY_TIMEOUT = 120
 #: what a grading run's log says when a kernel could not come from the zygote (the service reports it)
 FALLBACK = "[sandbox] the kernel zygote could not start this kernel"
@@ -46,10 +45,10 @@ class KernelZygote:
         self.folder = Path(tempfile.mkdtemp(prefix="wt-zygote-"))
         os.chmod(self.folder, 0o700)  # only this user (the grader) reaches the socket
         self.socket = str(self.folder / "zygote.sock")
-        self.env = env = {k: v for k, v in env.items() if not k.startswith("WT_LIMIT_")}
+        self.env = env = {k: v for k, v in env.items() if not k.startswith(LIMITS)}
         cmd = [sys.executable, "-c", programs.source("kernel_zygote"), self.socket]
         self.proc = subprocess.Popen(
-            cmd, env={**env, "WT_WARM_MODULES": ",".join(warm)}, cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            cmd, env={**env, WARM_MODULES_VAR: ",".join(warm)}, cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
