@@ -89,6 +89,7 @@ class Hostile:
     may_find: tuple[Finding, ...] = ()
 
     def hand_in(self, m: Materials) -> Student:
+        """The student: the row's notebook solved (a spare correct implementation in it), then edited."""
         nb = m.solved(self.notebook)
         for edit in self.edits:
             edit(nb, m)
@@ -109,10 +110,12 @@ def hostile(name: str, notebook: str, *edits: Edit, note: str, **expected) -> Ho
 
 # ------------------------------------------------------------------ the ordinary students
 def full_solutions(nbs: Notebooks) -> Student:
+    """Every notebook, every answer as in the source: full points, nothing to report."""
     return Student("full", {n: nbs.solved(n) for n in nbs.names}, {}, no_findings=True, note="every answer right")
 
 
 def untouched_release(nbs: Notebooks) -> Student:
+    """Every notebook as released: no points, and nothing to report."""
     return Student(
         "release",
         {n: nbs.blank(n) for n in nbs.names},
@@ -173,6 +176,7 @@ def half_a_notebook(m: Materials) -> Student:
 
 
 def empty_folder() -> Student:
+    """A hand-in folder with nothing in it: every notebook missing."""
     return Student("empty-folder", {}, {}, note="an empty folder: everything missing")
 
 
