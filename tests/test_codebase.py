@@ -418,3 +418,54 @@ def test_what_the_docs_and_comments_name_stands():
     stale = stale_names()
     said = " | ".join(stale)
     assert not stale, f"{len(stale)} names of files or of code that do not stand (say what stands now): {said}"
+
+
+# ------------------------------------------------------------------------------ the map
+# docs/code.md maps every module of the package: under a heading that names a folder (`course/answers/`, written
+# from whole_transformer/; `whole_transformer/` itself), a table whose rows start with the modules they are about.
+MAP = REPO / "docs" / "code.md"
+_TICKED = re.compile(r"`([^`]+)`")
+
+
+def mapped_modules(text: str) -> tuple[set[str], set[str]]:
+    """(the modules the map's tables name, the folders its headings name), as paths from whole_transformer/."""
+    modules: set[str] = set()
+    folders: set[str] = set()
+    folder = None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            named = [t for t in _TICKED.findall(line) if t.endswith("/")]
+            folder = None if not named else "" if named[0] == "whole_transformer/" else named[0]
+            if folder is not None:
+                folders.add(folder)
+        elif folder is not None and line.startswith("|"):
+            first = line.split("|")[1]
+            modules |= {folder + name for name in _TICKED.findall(first) if name.endswith(".py")}
+    return modules, folders
+
+
+def test_the_map_names_every_module_and_no_other():
+    modules, folders = mapped_modules(MAP.read_text(encoding="utf-8"))
+    present = {p.relative_to(PACKAGE).as_posix() for p in python_files(PACKAGE) if p.name != "__init__.py"}
+    packages = {p.parent.relative_to(PACKAGE).as_posix() + "/" for p in PACKAGE.rglob("__init__.py")} - {"./"}
+    assert not present - modules, f"modules of whole_transformer/ not in docs/code.md: {sorted(present - modules)}"
+    assert not modules - present, f"docs/code.md names modules that are not there: {sorted(modules - present)}"
+    assert not packages - folders, f"subpackages without their section in docs/code.md: {sorted(packages - folders)}"
+
+
+def test_the_course_package_lists_its_subpackages():
+    doc = ast.get_docstring(ast.parse((PACKAGE / "course" / "__init__.py").read_text(encoding="utf-8"))) or ""
+    listed = set(re.findall(r"``(\w+)/``", doc))
+    packages = {p.parent.name for p in (PACKAGE / "course").glob("*/__init__.py")}
+    gone = listed - {p.name for p in (PACKAGE / "course").rglob("*") if p.is_dir()}
+    assert not packages - listed, f"course/__init__.py's map leaves out {sorted(packages - listed)}"
+    assert not gone, f"course/__init__.py's map names folders that are not there: {sorted(gone)}"
+
+
+def test_the_map_reads_modules_under_the_folder_its_heading_names():
+    text = (
+        "# Map\n| `x.py` | no folder yet |\n## The side: `whole_transformer/`\n| module | job |\n|---|---|\n"
+        "| `a.py`, `b.py` | two |\n| `labs/` | below |\n### `course/core/`: the core\n| `c.py` | see `d.py` |\n"
+        "## Environment variables\n| `e.py` | none |\n"
+    )
+    assert mapped_modules(text) == ({"a.py", "b.py", "course/core/c.py"}, {"", "course/core/"})
