@@ -5,12 +5,18 @@
 - no block of six lines stands twice in the Python files of whole_transformer/, benchmarks/ and tests/: the lines
   compared are stripped of their indentation, and blank lines, comments, decorators, imports and lines of brackets
   alone (``)``, ``],``, a lone ``\"\"\"``) are passed over, so that six lines standing twice are six lines of code or
-  text written twice. Code that two places need is written once and shared.
+  text written twice. Code that two places need is written once and shared;
+- no circle of imports among the modules of whole_transformer/, imports inside functions and under TYPE_CHECKING
+  counted; an import of the package's own modules inside a function says why, in a comment;
+- what a docstring, a comment or a page of the docs names stands: files and paths of the repository (or of one
+  allow-list, for what runs make), names written as code, dotted names of the package;
+- docs/code.md maps every module of the package, and names none that is gone.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import os
 import re
@@ -319,6 +325,8 @@ def test_the_import_checks_see_every_import_and_its_comment():
 EXTENSIONS = "py|toml|json|csv|txt|ipynb|md|yml|yaml|html|cfg|ini|sh|js|css|log|zip|pt|pkl|npz"
 #: a file name or a path of them, not a piece of a longer path, a pattern's tail or a URL's
 FILE_NAME = re.compile(rf"(?<![\w./~$*>}}-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:{EXTENSIONS}))(?![\w/])")
+#: a dotted name of the package: a module, or a name in one (``whole_transformer.course.layout.Course``)
+DOTTED = re.compile(r"(?<![\w.])whole_transformer(?:\.\w+)+")
 #: a name written as code (between backticks) with an underscore in it
 CODE_NAME = re.compile(r"(?<![\w`])``?([A-Za-z_]\w*_\w*)``?(?![\w`])")
 #: Files that are not in the repository but are fine to name: what the course, its commands and its tests make
@@ -389,6 +397,32 @@ def read_python(text: str) -> tuple[list[tuple[int, str]], set[str]]:
     return said, names
 
 
+def names_a_module(dotted: str, modules: dict[str, Path]) -> bool:
+    """True when a dotted name is a module of the package, or a module and a name it defines."""
+    parts = dotted.split(".")
+    for n in range(len(parts), 0, -1):
+        module = ".".join(parts[:n])
+        if module in modules:
+            return n == len(parts) or parts[n] in top_names(modules[module])
+    return False
+
+
+@functools.cache
+def top_names(path: Path) -> set[str]:
+    """The names a module defines or imports, anywhere in it (a package's: its modules and subpackages too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {p.stem for p in path.parent.glob("*.py")} | {p.parent.name for p in path.parent.glob("*/__init__.py")}
+    names = names if path.name == "__init__.py" else set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).partition(".")[0])
+    return names
+
+
 def stale_names() -> list[str]:
     """``file:line name`` of each name of a file, or name as code, that a docstring, comment or page says and the
     repository does not have."""
@@ -396,6 +430,7 @@ def stale_names() -> list[str]:
     paths, file_names = {p.as_posix() for p in files}, {p.name for p in files}
     known = {p.stem for p in files}  # the code's names: its own, and the Makefile's and the settings files' words
     said: dict[Path, list[tuple[int, str]]] = {}
+    modules = package_modules()
     for path in files:
         page = path.name == "README.md" or (path.parts[0] == "docs" and path.suffix == ".md")
         if path.suffix == ".py":
@@ -411,6 +446,7 @@ def stale_names() -> list[str]:
             for m in FILE_NAME.finditer(text):
                 found += [] if names_a_file(m[1], path, paths, file_names) else [f"{path}:{line} {m[1]}"]
             found += [f"{path}:{line} {m[1]}" for m in CODE_NAME.finditer(text) if m[1] not in known]
+            found += [f"{path}:{line} {m[0]}" for m in DOTTED.finditer(text) if not names_a_module(m[0], modules)]
     return found
 
 
@@ -469,3 +505,24 @@ def test_the_map_reads_modules_under_the_folder_its_heading_names():
         "## Environment variables\n| `e.py` | none |\n"
     )
     assert mapped_modules(text) == ({"a.py", "b.py", "course/core/c.py"}, {"", "course/core/"})
+
+
+def test_the_name_check_reads_files_paths_and_names_and_passes_over_patterns():
+    text = (
+        "see ``run.py``, answers/diagnose.py, <name>-worked.html, *.py, ../shared/DESIGN.md, https://x.org/a.py, "
+        "``nbgrader_app``, `WT_LABS_HEADLESS`, ``plain`` and ``x = a_b``"
+    )
+    assert [m[1] for m in FILE_NAME.finditer(text)] == ["run.py", "answers/diagnose.py", "../shared/DESIGN.md"]
+    assert [m[1] for m in CODE_NAME.finditer(text)] == ["nbgrader_app", "WT_LABS_HEADLESS"]
+    modules = package_modules()
+    assert names_a_module("whole_transformer.course.layout.Course", modules)
+    assert names_a_module("whole_transformer.course.plugins", modules)
+    assert not names_a_module("whole_transformer.course.nbgrader.app", modules)
+    assert not names_a_module("whole_transformer.course.layout.Nowhere", modules)
+    files, names = {"whole_transformer/course/answers/diagnose.py"}, {"diagnose.py"}
+    layout, page = Path("whole_transformer/course/layout.py"), Path("docs/code.md")
+    assert names_a_file("answers/diagnose.py", layout, files, names)
+    assert names_a_file("diagnose.py", page, files, names) and not names_a_file("run.py", page, files, names)
+    assert not names_a_file("grading/record.py", page, files, names)
+    assert names_a_file("../shared/DESIGN.md", page, files, names)  # beside the repository: not its file
+    assert names_a_file("DIR/classroom.json", page, files, names)  # made at run time, in any folder
