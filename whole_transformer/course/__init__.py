@@ -1,7 +1,8 @@
 """The course as an instructor runs it: release, lecture edition, autograding, feedback, grades.
 
-``python -m whole_transformer.course <command>`` (``__main__.py``: one function per command, the
-Makefile's targets call them; ``cli_args``: what each command takes). One subpackage per subsystem:
+``python -m whole_transformer.course <command>`` (``__main__.py`` runs it; ``commands/`` declares each
+command once: its function, arguments and help line; the Makefile's targets call them). One subpackage
+per subsystem:
 
 - ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
   ``csp`` the Content-Security-Policy of every page the course writes or serves;
