@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import env_vars
+
 #: the nbgrader assignment: source/<ASSIGNMENT>/, release/<ASSIGNMENT>/, submitted/<student>/<ASSIGNMENT>/
 ASSIGNMENT = "whole-transformer"
 COURSE_ID = ASSIGNMENT  # the course is named after its one assignment
@@ -38,7 +40,7 @@ class Course:
 
     @classmethod
     def here(cls, root: str | os.PathLike | None = None) -> Course:
-        root = Path(root or os.environ.get("WT_COURSE_ROOT") or Path.cwd()).resolve()
+        root = Path(root or env_vars.course_root() or Path.cwd()).resolve()
         if not (root / "nbgrader_config.py").is_file():
             raise ValueError(
                 f"{root} is not the course folder (no nbgrader_config.py there): run the command from the top "
@@ -60,7 +62,7 @@ class Course:
     def db_url(self) -> str:
         """The gradebook's URL as nbgrader sees it: ``c.CourseDirectory.db_url`` of the course's
         nbgrader_config.py (which reads ``DB_URL``), else nbgrader's default, gradebook.db here."""
-        return configured_db_url(self.root, os.environ.get("DB_URL", ""))
+        return configured_db_url(self.root, env_vars.db_url())
 
     @property
     def sqlite(self) -> bool:

@@ -36,6 +36,7 @@ import threading
 import time
 
 from ..autograder.nbgrader_run import ZygoteRuns, with_kernel_zygote
+from ..env_vars import take_prestart_sandbox
 from ..sandbox import zygote
 
 #: what the zygote imports: what ``nbgrader autograde`` with the course's config imports (no torch)
@@ -148,11 +149,11 @@ def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
             stream.reconfigure(line_buffering=True)
     code = 1
     try:
-        prestart = os.environ.pop("WT_PRESTART_SANDBOX", "")
+        prestart = take_prestart_sandbox()
         if prestart:
             from ..sandbox.warm_kernels import prestart as start_fork_server
 
-            start_fork_server(**json.loads(prestart))
+            start_fork_server(**prestart)
         from nbgrader.apps.nbgraderapp import main
         from nbgrader.nbgraderformat import common
 
