@@ -26,10 +26,10 @@ from simclass.minicourse import NAME, require_sandbox
 from simclass.notebooks import set_answer
 
 from whole_transformer.course.autograder.autograde import autograde
-from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env
+from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env, inbound
 from whole_transformer.course.service.policy import counts, decide, feedback_kind
 from whole_transformer.course.service.serve import serve
-from whole_transformer.course.service.watch import Store, inbound, read_submission, scan
+from whole_transformer.course.service.watch import Store, read_submission, scan
 from whole_transformer.course.term.settings import SettingsError, parse
 
 SERVICE = '[service]\nenabled = true\nattempts = 2\ncounts = "last"\n'
@@ -182,7 +182,7 @@ def test_stopped_between_its_merge_and_the_record_the_attempt_is_graded_again_no
     require_sandbox()
     course, exchange = course_with_exchange(tmp_path, '[service]\nenabled = true\nfeedback_before_due = "full"\n')
     bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered(course))}, datetime.now(UTC))
-    from whole_transformer.course.service import feedback
+    from whole_transformer.course.service import attempt_feedback as feedback
 
     real = feedback.release
 

@@ -90,6 +90,23 @@ def configured_db_url(root: Path, db_url_env: str = "") -> str:
     return str(url) if url else default
 
 
+def exchange_root(course: Course, given: str | None) -> Path:
+    """nbgrader's exchange: as given, else ``c.Exchange.root`` of the course's nbgrader config, else nbgrader's
+    default."""
+    if given:
+        return Path(given).resolve()
+    from traitlets.config.loader import PyFileConfigLoader  # lazy: traitlets only where the exchange is looked up
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course.root)).load_config()
+    root = config.Exchange.get("root") if "Exchange" in config else None
+    return Path(str(root or "/srv/nbgrader/exchange"))
+
+
+def inbound(exchange: Path) -> Path:
+    """The exchange's folder of the course's hand-ins (nbgrader submit writes one folder per attempt there)."""
+    return Path(exchange) / COURSE_ID / "inbound"
+
+
 def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
@@ -127,7 +144,7 @@ def nbgrader_env() -> dict[str, str]:
 def run_nbgrader(
     args: list[str], cwd: Path, log: Path | None = None, timeout: float | None = None, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """``nbgrader <args>`` (through ``nbgrader_app``) in ``cwd``; output to ``log`` (appended) or captured."""
+    """``nbgrader <args>`` (through ``plugins/app.py``) in ``cwd``; output to ``log`` (appended) or captured."""
     cmd = [sys.executable, "-m", "whole_transformer.course.plugins.app", *args]
     env = env or nbgrader_env()
     if log is None:

@@ -2,7 +2,7 @@
 
 Each student goes through the grading pipeline, one module a stage:
 
-    locate → restore → scan → run → verdict      (run.py: grade_job, in a grader)
+    locate → restore → scan → run → verdict      (student.py: grade_job, in a grader)
     → merge → record                              (merge.py, record.py: here, one student at a time)
 
 A grader gets the student's files as a ``Job`` (``locate.make_job``: bytes, never paths) and the
@@ -13,6 +13,8 @@ workers of a Dask cluster (``--scheduler tcp://host:8786``), see ``graders.py``.
 student's grading writes is always its private SQLite file: none can touch the course gradebook. What a
 run checks and prepares before anyone is graded: ``prepare.py``.
 
+The loop that hands students to the graders and takes their results is the course's one scheduling
+loop (``core/scheduler.py``, which the grading service runs too); ``_Batch`` is this run's policy for it.
 Results are merged here as they come back: grades into the course gradebook (``gradebook.db`` or
 the database ``DB_URL`` names), the graded notebooks into ``autograde/<student>/whole-transformer/``,
 and last the record ``autograde/.wt/students/<student>.json``. A student whose record matches the
@@ -29,12 +31,14 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from nbgrader.api import Gradebook
 
 from ..core.results import FAILED, GRADED, MISSING, NotebookResult
+from ..core.scheduler import Scheduler
 from ..layout import ASSIGNMENT, Course
 from ..sandbox.bubblewrap import SandboxMissing
 from ..term.settings import Settings
@@ -89,39 +93,32 @@ def _failed_result(job: Job, template: Template, e: BaseException) -> StudentRes
 
 
 @dataclass
-class _BatchLoop:
-    """The scheduling loop of one run: students handed to the graders as they have room, results merged
-    into the course as they come back, one student at a time."""
+class _Batch:
+    """``make autograde``'s policy for the scheduling loop (``core/scheduler.py``): the class in ``queue``,
+    biggest submissions first, each student claimed and merged into the course as their result comes back,
+    one at a time; a grader's failure is the student's failed result, a failure of the grading
+    infrastructure leaves the student for the next run."""
 
     course: Course
     template: Template
     pack: Pack
-    graders: LocalGraders | DaskGraders
     claims: Claims
     settings: Settings
     force: bool
     tally: Tally
     bar: Progress
     log: Callable[[str], None]
+    gb: Gradebook
+    staging: Path
+    queue: list[str]  # the biggest submissions first, so that the last ones to finish are short
 
-    def run(self, todo: list[str], gb, staging: Path) -> None:
-        queue = list(todo)  # the biggest submissions first, so that the last ones to finish are short
-        running: dict[Any, Job] = {}  # a future (concurrent.futures or Dask's) → its student's job
-        while queue or running:
-            self.fill(queue, running)
-            finished = [f for f in running if f.done()]
-            if not finished:
-                self.bar.update(len(self.tally.graded), len(running))
-                time.sleep(0.2)
-                continue
-            for fut in finished:
-                self.take(fut, running.pop(fut), gb, staging)
-            self.bar.update(len(self.tally.graded), len(running), force=not running)
+    def more(self) -> bool:
+        return bool(self.queue)
 
-    def fill(self, queue: list[str], running: dict) -> None:
-        """Hand students to the graders while they have room: each claimed, and not graded meanwhile."""
-        while queue and len(running) < self.graders.capacity():
-            s = queue.pop(0)
+    def ready(self, loop: Scheduler[str, Job, Pack, StudentResult]) -> Iterator[tuple[str, Job]]:
+        """Students for the graders while they have room: each claimed, and not graded meanwhile."""
+        while self.queue and loop.room():
+            s = self.queue.pop(0)
             if not self.claims.claim(s):
                 self.tally.elsewhere.append(s)  # another run is grading this student now
                 continue
@@ -129,33 +126,44 @@ class _BatchLoop:
                 self.claims.release(s)  # graded by another run since this one started
                 self.tally.skipped.append(s)
                 continue
-            job = make_job(self.course, s, self.template)
-            running[self.graders.submit(job, self.pack)] = job
+            yield s, make_job(self.course, s, self.template)
 
-    def take(self, fut, job: Job, gb, staging: Path) -> None:
-        """Merge one finished student: a grader's failure is the student's failed result; a failure of the
-        grading infrastructure leaves the student for the next run."""
-        try:
-            result = self.graders.result(fut)
-        except SandboxMissing:
-            raise
-        except BaseException as e:  # sorted below
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            if self.graders.infrastructure_error(e):
-                self.log(f"{job.student}: not graded ({type(e).__name__}: {e}); left for the next run")
-                self.tally.left.append(job.student)
-                self.claims.release(job.student)
-                return
-            result = _failed_result(job, self.template, e)  # a grader bug must not stop the class
-        merge(self.course, result, self.template, gb, staging)
-        self.claims.release(job.student)
-        self.tally.graded.append(job.student)
+    def started(self, loop: Scheduler[str, Job, Pack, StudentResult], student: str) -> None:
+        pass  # the progress bar counts the gradings under way at each pause
+
+    def not_started(self, student: str, error: Exception) -> None:
+        raise error  # the graders cannot take a job: the run stops (students merged so far stay graded)
+
+    def failed(self, student: str, job: Job, error: BaseException, infrastructure: bool) -> None:
+        """A failure of the grading infrastructure leaves the student for the next run; a grader's failure
+        is the student's failed result; a missing sandbox stops the run."""
+        if isinstance(error, SandboxMissing):
+            raise error
+        if infrastructure:
+            self.log(f"{student}: not graded ({type(error).__name__}: {error}); left for the next run")
+            self.tally.left.append(student)
+            self.claims.release(student)
+            return
+        self.graded(student, job, _failed_result(job, self.template, error))  # a grader bug must not stop the class
+
+    def graded(self, student: str, job: Job, result: StudentResult) -> None:
+        """Merge one finished student into the course, and say so."""
+        merge(self.course, result, self.template, self.gb, self.staging)
+        self.claims.release(student)
+        self.tally.graded.append(student)
         self.tally.where.append(result.worker)
         self.bar.clear()
         self.log(
-            summary_line(job.student, result, gb, self.template, lateness_note(self.course, job.student, self.settings))
+            summary_line(student, result, self.gb, self.template, lateness_note(self.course, student, self.settings))
         )
+
+    def pause(self, finished: bool, running: int) -> None:
+        """Between two passes: the progress bar, and a short wait when nothing finished."""
+        if finished:
+            self.bar.update(len(self.tally.graded), running, force=not running)
+        else:
+            self.bar.update(len(self.tally.graded), running)
+            time.sleep(0.2)
 
 
 def autograde(
@@ -196,9 +204,10 @@ def autograde(
         bar = Progress(len(todo), enabled=progress if progress is not None else True)
         gb = open_gradebook(course)
         try:
-            _BatchLoop(course, template, pack, graders, claims, settings, force, tally, bar, log).run(
-                todo, gb, work / "staging"
+            batch = _Batch(
+                course, template, pack, claims, settings, force, tally, bar, log, gb, work / "staging", list(todo)
             )
+            Scheduler(graders, batch).run(batch.more, batch.pause)
         except BaseException:
             _stopping(tally, todo, bar, log)  # Ctrl-C or an error: students merged so far stay graded
             graders.stop()

@@ -27,8 +27,8 @@ class Claims:
         self._lock_files: dict[str, TextIO] = {}  # lock(name) → its file (SQLite)
         self._con = None
         if not course.sqlite:
-            from sqlalchemy import create_engine
-            from sqlalchemy.pool import NullPool
+            from sqlalchemy import create_engine  # lazy: sqlalchemy only for a PostgreSQL gradebook
+            from sqlalchemy.pool import NullPool  # lazy: as above
 
             self._engine = create_engine(course.db_url, poolclass=NullPool)
             self._con = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
@@ -36,7 +36,7 @@ class Claims:
             (course.state / "claims").mkdir(parents=True, exist_ok=True)
 
     def _sql(self, query: str, key: int):
-        from sqlalchemy import text
+        from sqlalchemy import text  # lazy: sqlalchemy only for a PostgreSQL gradebook
 
         assert self._con is not None, "only a PostgreSQL gradebook's claims run SQL"
         return self._con.execute(text(query), {"k": key}).scalar()

@@ -12,8 +12,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nbgrader.api import MissingEntry
+from tqdm import tqdm
+
 from ..core.results import FAILED, GRADED, MISSING, Record
 from ..layout import ASSIGNMENT, Course
+from ..term.late import student_lateness
+from ..term.settings import load
 from .template import Template
 
 
@@ -34,8 +39,6 @@ class Progress:
     on stderr every 15 s."""
 
     def __init__(self, total: int, enabled: bool = True):
-        from tqdm import tqdm
-
         self.t0 = time.monotonic()
         self.tty = sys.stderr.isatty()
         self.enabled = enabled and total > 0
@@ -76,9 +79,6 @@ class Progress:
 
 def lateness_note(course: Course, student: str, settings=None) -> str:
     """On time, late by how much (and the penalty), or an extension, as course.toml has it."""
-    from whole_transformer.course.term.late import student_lateness
-    from whole_transformer.course.term.settings import load
-
     try:
         return student_lateness(course, settings or load(course), student).describe()
     except ValueError as e:  # an unreadable timestamp.txt: said on the student's line, grading goes on
@@ -88,8 +88,6 @@ def lateness_note(course: Course, student: str, settings=None) -> str:
 def summary_line(student: str, rec: Record, gb, template: Template, when: str = "") -> str:
     """One line for the log: the student's score, notebooks graded, failed and missing, findings,
     and when it was handed in (``when``: ``lateness_note``)."""
-    from nbgrader.api import MissingEntry
-
     score = 0.0
     try:
         sub = gb.find_submission(ASSIGNMENT, student)

@@ -16,7 +16,7 @@ import time
 
 def local_cluster(workers: int = 2, *, port: int = 0, host: str = "127.0.0.1", dashboard: str | None = ":0"):
     """A LocalCluster of ``workers`` processes with one task slot each (close it when done)."""
-    from distributed import LocalCluster
+    from distributed import LocalCluster  # lazy: dask's distributed only when a cluster is started
 
     return LocalCluster(
         n_workers=workers,

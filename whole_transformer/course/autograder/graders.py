@@ -69,7 +69,7 @@ class DaskGraders:
 
     def __init__(self, address: str, sandbox: bool, cell_timeout: int | None, log=print, zygote: bool = False):
         """``zygote``: each worker forks the kernels from a kernel zygote of its own (the grading service)."""
-        from distributed import Client, Event
+        from distributed import Client, Event  # lazy: dask's distributed only with --scheduler
 
         self.client = Client(address, timeout="30s")
         self.sandbox, self.cell_timeout, self.zygote = sandbox, cell_timeout, zygote
@@ -104,7 +104,7 @@ class DaskGraders:
         return fut.result()
 
     def infrastructure_error(self, e: BaseException) -> bool:
-        import distributed
+        import distributed  # lazy: dask's distributed only with --scheduler
 
         return isinstance(
             e,
@@ -150,7 +150,7 @@ def grade_on_dask_worker(
     """The task a Dask worker runs: one student, graded on this worker (threads: the worker's cores
     shared by its task slots); returns the StudentResult. Stops when the run's Event is set. With
     ``zygote``, the kernels come from the worker's kernel zygote (started at its first such task)."""
-    from distributed import Event, get_worker
+    from distributed import Event, get_worker  # lazy: on a Dask worker only, not in a --jobs run
 
     if sandbox:
         status = sandbox_status()

@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 
 from ..layout import Course, redact
+from ..publish.release import out_of_step
 from ..sandbox.bubblewrap import check_sandbox
-from ..term.settings import Settings
+from ..term.names import say_problems
+from ..term.settings import Settings, load
 from .claims import Claims
 from .pack import Pack, make_pack
 from .template import Template, build_template
@@ -54,11 +56,7 @@ def check_run(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, S
         )
     if not course.source.is_dir():
         raise ValueError(f"no source notebooks in {course.source}")
-    from whole_transformer.course.term.settings import load
-
     settings = load(course)  # a bad course.toml stops the run before anything is graded
-    from whole_transformer.course.publish.release import out_of_step
-
     stale = out_of_step(course, grading=True)  # what in-step reports that decides a grade: points, hidden tests…
     if stale:
         raise ValueError(
@@ -66,8 +64,6 @@ def check_run(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, S
             "source/ and course.toml say:\n  " + "\n  ".join(stale) + "\nrun make release first (it brings "
             "them in step; python -m whole_transformer.course in-step lists them), then make autograde"
         )
-    from whole_transformer.course.term.names import say_problems
-
     say_problems(course, log, "autograde", settings)  # names of course.toml, the roster, submitted/ that match nothing
     return sandbox, settings
 

@@ -34,6 +34,8 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
+from multiprocessing import forkserver
 
 from ..autograder.nbgrader_run import ZygoteRuns, with_kernel_zygote
 from ..env_vars import take_prestart_sandbox
@@ -86,8 +88,6 @@ def context():
 def prestart(kernels: dict | None) -> str:
     """Start the zygote now (its imports take seconds), rather than at the first submission, and the kernel
     zygote for these kernel settings (``threads`` and ``Pack.kernels``), if any; say how the kernels start."""
-    from multiprocessing import forkserver
-
     context()
     forkserver.ensure_running()
     if kernels is None:
@@ -109,7 +109,7 @@ class _SchemaCheckedOnce:
     than once per cell (a seventh of a run's CPU); the same validation, the same errors."""
 
     def __init__(self):
-        import jsonschema
+        import jsonschema  # lazy: in the forked nbgrader run only (the zygote preloaded it)
 
         self.jsonschema, self.validators = jsonschema, {}
 
@@ -151,9 +151,11 @@ def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
     try:
         prestart = take_prestart_sandbox()
         if prestart:
+            # lazy: in the forked nbgrader run only (the zygote preloaded it), not in the service's own process
             from ..sandbox.warm_kernels import prestart as start_fork_server
 
             start_fork_server(**prestart)
+        # lazy: nbgrader's app in the forked run only (the zygote preloaded it), not in the service's own process
         from nbgrader.apps.nbgraderapp import main
         from nbgrader.nbgraderformat import common
 
@@ -163,8 +165,6 @@ def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException:  # noqa: BLE001 - reported in the log, as a crashed nbgrader would
-        import traceback
-
         traceback.print_exc()
     finally:
         atexit._run_exitfuncs()  # the run's own fork server and kernels end with it, as at a normal exit

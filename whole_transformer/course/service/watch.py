@@ -14,12 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pwd
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..layout import ASSIGNMENT, COURSE_ID, Course, write_json
+from ..autograder.locate import MAX_NOTEBOOK_BYTES, submission_files
+from ..layout import ASSIGNMENT, Course, inbound, write_json
 from ..term.handin_time import EXCHANGE, HandinTime, changed_at, earliest_claim, judge
 from ..term.times import parse_time
 
@@ -54,10 +56,6 @@ class Submission:
             return (self.folder / "submission_secret.txt").read_text()  # as nbgrader reads it
         except OSError:
             return ""
-
-
-def inbound(exchange: Path) -> Path:
-    return Path(exchange) / COURSE_ID / "inbound"
 
 
 def read_submission(folder: Path) -> Submission | None:
@@ -112,8 +110,6 @@ def _handed_in_by_another(folder: Path, student: str) -> bool:
     """On a hub whose students are accounts of this machine (``make classroom``), nbgrader submit runs as
     the student, so the folder is theirs; anyone else's folder under their name is not their attempt.
     Where the student has no account here (containers, tests), the name is all there is."""
-    import pwd
-
     try:
         return folder.stat().st_uid != pwd.getpwnam(student).pw_uid
     except (KeyError, OSError):
@@ -134,8 +130,6 @@ def scan(exchange: Path) -> list[Submission]:
 
 def attempt_files(sub: Submission) -> dict[str, bytes]:
     """The attempt's regular files, as the course's submitted/<student>/ holds them (path → bytes)."""
-    from ..autograder.locate import MAX_NOTEBOOK_BYTES, submission_files
-
     files = {}
     for p in submission_files(sub.folder):
         if p.suffix == ".ipynb" and p.stat().st_size > MAX_NOTEBOOK_BYTES:
