@@ -6,6 +6,9 @@ per subsystem:
 
 - ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
   ``csp`` the Content-Security-Policy of every page the course writes or serves;
+- ``core/``       the typed grading core, which imports no other subpackage: a cell's ``verdict`` and a
+  submission's ``results`` as dataclasses, the ``expected`` values' format, ``compare`` (a result with
+  them) and the one ``scheduler`` loop;
 - ``answers/``    everything that knows the answers: ``reference`` solutions, the ``mistakes`` catalogue
   (``mistakes.toml``), ``hidden_tests`` (the exercises' hidden cases, worked out with the reference;
   ``hidden_cached`` those of ``cached_attention``, ``hidden_sampling`` ``sample_next``'s (its draws);
@@ -16,7 +19,7 @@ per subsystem:
   their ``templates/`` and ``vendor/``;
 - ``plugins/``    what nbgrader runs (its plug-ins): ``app`` (nbgrader started light), ``execute`` (the sandboxed,
   crash-proof Execute step), ``verdict`` (expected values held outside the kernel; ``cell_verdict`` one
-  cell's verdict, ``compare`` a result with them, ``verdict_text`` what a verdict says), ``hide_tests``
+  cell's verdict, ``verdict_text`` what a verdict says), ``hide_tests``
   (the feedback filter), ``inert`` (what a student wrote, sanitized before a page someone else opens shows it),
   ``collect`` (nbgrader collect merging each submission into the hand-in, file by file);
 - ``sandbox/``    ``bubblewrap`` (the student's kernel locked in; ``spec`` what it may see, as bwrap
@@ -29,8 +32,10 @@ per subsystem:
   ``nbgrader_run`` its nbgrader process; ``graded`` what that run left, read back), ``merge``, ``record``;
   a class: ``autograde`` (what it checks first: ``prepare``; what it tells as it goes: ``class_log``),
   ``graders`` (local or Dask), ``claims``, ``gradebook``, ``template``, ``pack``, ``cluster``;
-- ``reports/``    ``feedback``, ``grades`` and ``insights`` (its page: ``insights_page``);
-- ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback released (``attempt_feedback``);
+- ``reports/``    ``feedback``, ``grades`` and ``insights`` (what it counts: ``class_insights``; its page:
+  ``insights_page``);
+- ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback
+  released (``attempt_feedback``);
 - ``term/``       the term's ``settings`` (course.toml; its sections ``late_policy`` and ``service_policy``,
   one value read: ``toml_values``), ``late`` (lateness and penalty), ``handin_time`` (the time a hand-in
   counts: the claim against the evidence), ``roster``, ``names``;
