@@ -44,6 +44,8 @@ per subsystem:
   (seeded from this one: ``seed``), ``commands`` (run as an account).
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.
+Module by module, a line on each: docs/code.md (``tests/test_codebase.py`` checks that both list every
+subpackage).
 """
 
 import sys as _sys
