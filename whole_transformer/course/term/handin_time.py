@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from whole_transformer.course.layout import ASSIGNMENT
+from whole_transformer.course.layout import ASSIGNMENT, Course, exchange_root, inbound
 
 from ..autograder.handin_merge import read_times
 from .times import parse_time, read_timestamp, span
@@ -115,8 +115,6 @@ def earliest_claim(*texts: str | None) -> datetime | None:
 def inbound_folder(exchange: Path, student: str, claim_text: str) -> Path | None:
     """The exchange's inbound folder a hand-in came from: the student's, whose name holds the claimed time, or
     whose own timestamp.txt says it (the name and the file are both the student's to write)."""
-    from ..service.watch import inbound
-
     try:
         folders = sorted(inbound(exchange).glob(f"{student}+{ASSIGNMENT}+*"))
     except OSError:
@@ -132,9 +130,6 @@ def inbound_folder(exchange: Path, student: str, claim_text: str) -> Path | None
 @functools.lru_cache(maxsize=8)
 def _exchange(root: str) -> Path:
     """The course's exchange (``c.Exchange.root`` of its nbgrader config), read once per course folder."""
-    from ..layout import Course
-    from ..service.serve import exchange_root
-
     return exchange_root(Course(Path(root)), None)
 
 
