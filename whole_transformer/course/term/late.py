@@ -7,6 +7,7 @@ says so.
 Penalties are applied to the totals by ``make grades`` and ``make feedback``; the gradebook keeps
 the scores the tests gave.
 
+    >>> from datetime import UTC
     >>> from whole_transformer.course.term.settings import parse
     >>> s = parse('[assignment]\\ndue = "2026-10-16 23:59"\\ntimezone = "UTC"\\n'
     ...           '[late]\\npolicy = "per_day"\\npenalty = 10\\n[extensions]\\nbo = "+2d"')
