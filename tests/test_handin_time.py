@@ -52,8 +52,7 @@ def handed_in(tmp_path_factory):
     from whole_transformer.course.autograder.autograde import autograde
     from whole_transformer.course.service.serve import serve
 
-    now = datetime.now(UTC)
-    due = now - timedelta(days=1)
+    due = datetime.now(UTC) - timedelta(days=1)
     toml = (
         f'[assignment]\ndue = "{due:%Y-%m-%d %H:%M}"\ntimezone = "UTC"\n[late]\npolicy = "per_day"\npenalty = 10\n'
         '[service]\nenabled = true\ncooldown = "1h"\nfeedback_before_due = "full"\n'
@@ -63,7 +62,7 @@ def handed_in(tmp_path_factory):
     with open(course.root / "nbgrader_config.py", "a") as f:  # the exchange, as the instructor's config names it
         f.write(f"c.Exchange.root = {str(exchange)!r}\n")
     notebook = {f"{NAME}.ipynb": nbformat.writes(answered(course))}
-    now = datetime.now(UTC)  # again: building the course can take minutes on a busy machine, the claims are made now
+    now = datetime.now(UTC)  # after the course is built (minutes on a busy machine): the claims are made now
     claims = {"hal": now, "bo": due - timedelta(hours=2), "fu": now + timedelta(days=2), "co": now}
     for student, when in claims.items():
         hand_in(exchange, student, notebook, when)
