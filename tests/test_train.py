@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import tqdm.std
 
 from whole_transformer import train as tr
 from whole_transformer.decode import evaluate
@@ -141,7 +142,10 @@ def test_callback_snapshots_and_evaluate_every():
     assert all(h.seconds > 0 and h.loss > 0 for h in run.history)
 
 
-def test_progress_bar_shows_loss_and_held_out(capsys):
+def test_progress_bar_shows_loss_and_held_out(capsys, monkeypatch):
+    # the console's bar, as `python -m whole_transformer.train` shows it: tqdm.auto picks the notebook's widget
+    # instead once any earlier test of this pytest worker has imported ipykernel
+    monkeypatch.setitem(sys.modules, "tqdm.auto", tqdm.std)
     train(MICROSCOPE_CONFIG, TrainConfig(epochs=2), progress=True)
     err = capsys.readouterr().err
     assert "training (read)" in err and "loss=" in err and "held_out=" in err
