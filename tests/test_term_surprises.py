@@ -276,8 +276,12 @@ def test_an_extension_for_nobody_and_a_student_off_the_roster_are_said_by_make_t
     assert main(["--root", str(course.root), "term"]) == 0
     out = capsys.readouterr().out
     assert "term (course.toml): due 2026-10-16 00:00 UTC; 10 % per started day late; 1 extension(s)" in out
-    bo = "  bo                       handed in 2026-10-17 09:00 UTC: late by 1 d 9 h (-20 %)"
-    assert bo in out  # as course.toml says: its extension is boo's
+    bo = (
+        "  bo                       handed in 2026-10-17 09:00 UTC (time not checked: copied into submitted/ by hand, "
+        "its timestamp.txt alone): late by 1 d 9 h (-20 %)"
+    )
+    assert bo in out  # as course.toml says: its extension is boo's; a copy by hand has only its claim
+    assert "term: time not checked (copied into submitted/ by hand, its timestamp.txt alone): bo, zed" in out
     lines = [ln for ln in out.splitlines() if ln.startswith("term: check: ")]
     assert lines == [
         "term: check: course.toml, [assignment] due: '2026-10-16' has no time, so it is taken as 00:00, the very "
@@ -293,9 +297,29 @@ def test_an_extension_for_nobody_and_a_student_off_the_roster_are_said_by_make_t
     assert main(["--root", str(course.root), "roster"]) == 0  # make roster, no FILE: the roster and who handed in
     out = capsys.readouterr().out
     print(out)
-    assert out.startswith("roster: 2 student(s) in the gradebook, 1 of them handed in; 1 more handed in without")
-    assert "handed in 1 notebook(s), 2026-10-17 09:00 UTC" in out and "(not on the roster)" in out
+    assert out.startswith("roster: 2 student(s) on the class list, 1 of them handed in; 1 more handed in without")
+    assert "handed in 1 notebook(s), 2026-10-17 09:00 UTC (time not checked" in out and "(not on the roster)" in out
     assert "nothing handed in" in out.split("\n  ada")[1].split("\n")[0]
+
+    # graded, zed is in the gradebook (autograde adds every student it grades): still not on the roster
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url) as gb:
+        gb.update_or_create_student("zed")
+    off = "zed: handed in (submitted/zed/) but not on the roster"
+    assert main(["--root", str(course.root), "term"]) == 0
+    assert off in capsys.readouterr().out
+    assert main(["--root", str(course.root), "roster"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("roster: 2 student(s) on the class list, 1 of them handed in; 1 more handed in without")
+    assert "(not on the roster)" in out.split("\n  zed")[1].split("\n")[0] and off in out
+    roster = course.root.parent / "with-zed.csv"  # once the roster has them, they are on it
+    roster.write_text(ROSTER + "zed,Zed,Late,zed@example.org,1009\n")
+    assert main(["--root", str(course.root), "roster", str(roster)]) == 0
+    out = capsys.readouterr().out
+    assert "roster: 0 students added, 3 updated" in out and off not in out  # zed was in the gradebook
+    assert main(["--root", str(course.root), "term"]) == 0
+    assert off not in capsys.readouterr().out
 
 
 def test_a_roster_without_email_or_with_semicolons_is_read_and_said(course, tmp_path):
