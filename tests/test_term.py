@@ -386,8 +386,9 @@ def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_
     placed, unplaced = got.placed, got.unplaced
     assert placed == {"ada": [f"{NAME}.ipynb"], "cy": [f"{NAME}.ipynb"]}
     assert [n for n, _ in unplaced] == ["Zed Unknown_88125_assignsubmission_file_/01-mini.ipynb"]
-    assert "Moodle participant 88125 (its participant id for this assignment, not an LMS id of the roster): no " in (
-        unplaced[0][1]
+    assert (
+        "Moodle participant 88125 (its participant id for this assignment, not an LMS id of the roster): no "
+        in (unplaced[0][1])
     )
     assert "no student in the roster has the name 'Zed Unknown'" in unplaced[0][1]
     assert lines[0] == (
