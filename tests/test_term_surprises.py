@@ -318,6 +318,7 @@ def test_an_extension_for_nobody_and_a_student_off_the_roster_are_said_by_make_t
     assert main(["--root", str(course.root), "roster", str(roster)]) == 0
     out = capsys.readouterr().out
     assert "roster: 0 students added, 3 updated" in out and off not in out  # zed was in the gradebook
+    assert "roster: check: ada: on the roster, nothing handed in (no submitted/ada/)" in out  # as the guide says
     assert main(["--root", str(course.root), "term"]) == 0
     assert off not in capsys.readouterr().out
 
@@ -481,8 +482,11 @@ def test_a_moodle_zip_whose_participant_ids_are_roster_lms_ids_files_each_under_
     }
     (tmp_path / "dl").mkdir()
     (tmp_path / "dl" / "Grades-course-assignment-12.csv").write_text(WORKSHEET)  # Moodle's worksheet beside it
+    with zipfile.ZipFile(tmp_path / "dl" / "moodle.zip", "w") as z:  # Moodle's zip: each file its own time
+        for minute, (name, text) in enumerate(entries.items()):
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 10, 16, 21, minute, 0)), text)
     lines: list[str] = []
-    out = collect_zip(course, _zip(tmp_path / "dl" / "moodle.zip", entries), lines.append)
+    out = collect_zip(course, tmp_path / "dl" / "moodle.zip", lines.append)
     print("\n".join(lines))  # for the closing note
     assert out.placed == {s: [f"{NBS[0]}.ipynb"] for s in ("bo", "cy", "dee")}
     for student, mark in (("cy", "cy's"), ("dee", "dee's"), ("bo", "bo's")):

@@ -202,7 +202,7 @@ def collect_zip(
     supplied = read_supplied(Path(times), roster, zone) if times else {}
     placing = Placing(roster, participants)
     kept = _keep_download(course, zip_path)
-    out = Collected()
+    out = Collected(merged=Merged(zone=settings.timezone))
     with zipfile.ZipFile(zip_path) as z:
         extracted = downloaded(course) / "extracted" / kept.stem
         chosen = _entries(z, out, placing, notebooks, extracted, kept.name)

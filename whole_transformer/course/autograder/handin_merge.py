@@ -26,6 +26,7 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.term.times import parse_time, read_timestamp
@@ -38,8 +39,12 @@ def downloaded(course: Course) -> Path:
     return course.root / "downloaded" / ASSIGNMENT
 
 
-def show(when: datetime | None) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if when else "an unknown time"
+def show(when: datetime | None, zone: str = "UTC") -> str:
+    """A time as a collect's lines say it: in the course's zone (of the moment), to the minute."""
+    if when is None:
+        return "an unknown time"
+    local = when.astimezone(ZoneInfo(zone))
+    return f"{local:%Y-%m-%d %H:%M} {'UTC' if zone == 'UTC' else local.tzname()}"
 
 
 @dataclass
@@ -47,6 +52,7 @@ class Merged:
     """What one collect did to each student's hand-in: file → what happened (one line each)."""
 
     said: dict[str, list[str]] = field(default_factory=dict)
+    zone: str = "UTC"  # the course's time zone, which the lines show times in
 
     def note(self, student: str, line: str) -> None:
         self.said.setdefault(student, []).append(line)
@@ -146,10 +152,13 @@ def merge_file(
     if dest.is_file() and dest.read_bytes() == data:
         if not known:  # the same file, never recorded (copied in before the course kept its record): now it is
             record_files(course, student, {fname: rec})
-        merged.note(student, f"kept {fname} (the same file as handed in {show(had)})")
+        merged.note(student, f"kept {fname} (the same file as handed in {show(had, merged.zone)})")
         return True
     if dest.is_file() and had is not None and when <= had:
-        merged.note(student, f"kept {fname} handed in {show(had)} (this one, {show(when)}, is not newer)")
+        merged.note(
+            student,
+            f"kept {fname} handed in {show(had, merged.zone)} (this one, {show(when, merged.zone)}, is not newer)",
+        )
         return False
     existed = dest.is_file()
     folder.mkdir(parents=True, exist_ok=True)
@@ -157,12 +166,17 @@ def merge_file(
     tmp.write_bytes(data)
     os.replace(tmp, dest)
     record_files(course, student, {fname: rec})
-    if stamp:
+    if stamp and rec.get("time"):
         _stamp(folder, when)
+    new = (
+        show(when, merged.zone)
+        if rec.get("time")
+        else "no time from the LMS" + (", flagged late" if rec.get("late") else "")
+    )
     if existed:
-        merged.note(student, f"replaced {fname}: {show(had)} → {show(when)}")
+        merged.note(student, f"replaced {fname}: {show(had, merged.zone)} → {new}")
     else:
-        merged.note(student, f"added {fname} (handed in {show(when)})")
+        merged.note(student, f"added {fname} (handed in {new})" if rec.get("time") else f"added {fname} ({new})")
     return True
 
 

@@ -26,6 +26,7 @@ import fnmatch
 import json
 import os
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from traitlets import Bool
 from ..autograder.handin_merge import Merged, downloaded, entry, merge_file, note_kept, record_files, set_aside
 from ..layout import Course
 from ..term.handin_time import HandinTime, entry_fields, inbound_time, student_handin
+from ..term.settings import load
 
 #: the files of a submission that describe it rather than being handed in (they follow the newest file)
 STAMPS = ("timestamp.txt", "submission_secret.txt")
@@ -68,7 +70,8 @@ class MergeCollect(ExchangeCollect):
     def copy_files(self):
         if not self.src_records:
             return super().copy_files()  # nbgrader's own "No submissions ... to collect"
-        course, merged = Course(Path(self.coursedir.root).resolve()), Merged()
+        course = Course(Path(self.coursedir.root).resolve())
+        merged = Merged(zone=load(course).timezone)
         done = taken_in(course)
         first, later = [], []
         for rec in self.src_records:
@@ -117,7 +120,7 @@ class MergeCollect(ExchangeCollect):
     def _record_first(self, course: Course, rec: dict, merged: Merged) -> None:
         """A student seen for the first time, copied by nbgrader: each file's time recorded, said."""
         student, src = rec["username"], Path(self.inbound_path) / rec["filename"]
-        h = inbound_time(src, [f for f, _ in self._attempts(student)])
+        h = replace(inbound_time(src, [f for f, _ in self._attempts(student)]), zone=merged.zone)
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, self.assign))
         origin = f"the exchange: {src.name}"
         files = sorted(p.name for p in dest.iterdir() if p.is_file() and p.name not in STAMPS) if dest.is_dir() else []

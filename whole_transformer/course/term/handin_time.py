@@ -55,10 +55,10 @@ KIND = {v: k for k, v in SOURCES.items()}
 UNCHECKED = "time not checked"
 
 
-def show(when: datetime, zone: str = "UTC") -> str:
-    """A time as the course shows it: in its zone (of the moment), to the minute."""
+def show(when: datetime, zone: str = "UTC", seconds: bool = False) -> str:
+    """A time as the course shows it: in its zone (of the moment), to the minute (or the second)."""
     local = when.astimezone(ZoneInfo(zone))
-    return f"{local:%Y-%m-%d %H:%M} {local.tzname() if zone != 'UTC' else 'UTC'}"
+    return f"{local:%Y-%m-%d %H:%M{':%S' if seconds else ''}} {local.tzname() if zone != 'UTC' else 'UTC'}"
 
 
 @dataclass(frozen=True)
@@ -179,10 +179,10 @@ def twin_of(folder: Path, h: HandinTime, siblings: list[Path]) -> str:
         if then is None or h.evidence is None or h.evidence - then <= timedelta(seconds=1):
             continue
         return (
-            f"claims the time of an earlier attempt ({other.name}, written at {show(then, h.zone)}): its folder's "
-            f"name and timestamp.txt copy that attempt's, but its own files were written at "
-            f"{show(h.evidence, h.zone)} (a time a student cannot change): graded as handed in at "
-            f"{show(h.used or h.evidence, h.zone)}"
+            f"claims the time of an earlier attempt ({other.name}, written at {show(then, h.zone, True)}): its "
+            f"folder's name and timestamp.txt copy that attempt's, but its own files were written at "
+            f"{show(h.evidence, h.zone, True)} (a time a student cannot change): graded as handed in at "
+            f"{show(h.used or h.evidence, h.zone, True)}"
         )
     return ""
 
