@@ -330,9 +330,11 @@ def mini_released(tmp_path_factory):
 
 
 def _zip(path: Path, files: dict[str, str], when=(2026, 10, 16, 23, 30, 0)) -> Path:
+    """A download whose entries carry their own times, a minute apart from ``when`` on (entries that all share
+    one time are a download without times: collect-zip takes no time from it)."""
     with zipfile.ZipFile(path, "w") as z:
-        for name, text in files.items():
-            z.writestr(zipfile.ZipInfo(name, date_time=when), text)
+        for minute, (name, text) in enumerate(files.items()):
+            z.writestr(zipfile.ZipInfo(name, date_time=(*when[:4], when[4] + minute, when[5])), text)
     return path
 
 
