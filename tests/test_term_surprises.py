@@ -525,6 +525,7 @@ def test_a_canvas_entry_whose_user_id_is_another_students_is_refused_and_named(c
     }
     lines: list[str] = []
     out = collect_zip(course, _zip(tmp_path / "canvas.zip", entries, when=(2026, 10, 16, 20, 0, 0)), lines.append)
+    print("\n".join(lines))  # for the closing note (pytest -s)
     assert out.placed == {"ada": [f"{NBS[0]}.ipynb"]}
     ((name, why),) = out.refused
     assert (
@@ -548,7 +549,8 @@ def test_a_canvas_download_without_times_invents_no_lateness(course, tmp_path, c
     )
     assert main(["--root", str(course.root), "collect-zip", str(_canvas_download(course, tmp_path))]) == 0
     out = capsys.readouterr().out
-    print(out)  # for the closing note
+    with capsys.disabled():
+        print(out)  # for the closing note (pytest -s)
     assert "the download gives no hand-in times: every entry carries 2026-10-19 08:00" in out
     assert "by the flag only: ada, bo" in out
     from whole_transformer.course.term.late import student_lateness
@@ -560,6 +562,8 @@ def test_a_canvas_download_without_times_invents_no_lateness(course, tmp_path, c
     assert bo.is_late and bo.penalty == 10.0 and "late by the LMS's flag, how late it does not say" in bo.describe()
     assert main(["--root", str(course.root), "term"]) == 0
     term = capsys.readouterr().out
+    with capsys.disabled():
+        print(term)  # for the closing note (pytest -s)
     assert "term: the LMS's late flag only, no hand-in time (its download gave none): ada, bo" in term
     assert "late by 2 d" not in term
 
