@@ -48,6 +48,40 @@ def test_the_time_used_is_the_claim_only_as_far_as_the_evidence_allows():
     assert alone.used == NOW - timedelta(days=3) and alone.finding == ""
 
 
+def test_a_claim_copied_from_an_earlier_attempt_is_a_finding_and_counts_when_written(tmp_path):
+    from whole_transformer.course.term.handin_time import inbound_time
+
+    claim = datetime.now(UTC)
+    first = hand_in(tmp_path, "tw", {f"{NAME}.ipynb": "{}"}, claim)
+    time.sleep(1.5)
+    second = hand_in(tmp_path, "tw", {f"{NAME}.ipynb": "{ }"}, claim)  # the same name time and timestamp.txt
+    both = [first, second]
+    early, late = inbound_time(first, both), inbound_time(second, both)
+    assert early.finding == "" and early.used == changed_at(first)
+    assert late.used == changed_at(second) > early.used
+    assert late.finding.startswith(f"claims the time of an earlier attempt ({first.name}, written at ")
+
+
+def test_every_later_command_reads_the_recorded_time_and_a_copy_by_hand_is_not_checked(tmp_path):
+    from whole_transformer.course.autograder.handin_merge import entry, record_files
+    from whole_transformer.course.layout import Course
+    from whole_transformer.course.term.handin_time import student_handin
+
+    course = Course(tmp_path)
+    folder = course.submitted / "ada" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text(_stamp(NOW - timedelta(days=3)))  # a claim nobody checks again
+    (folder / "01-whole-machine.ipynb").write_text("{}")
+    assert (
+        student_handin(course, "ada").source == CLAIM and "time not checked" in student_handin(course, "ada").describe()
+    )
+    record_files(course, "ada", {"01-whole-machine.ipynb": entry(NOW, "the exchange: ada+…", "exchange", claimed=NOW)})
+    h = student_handin(course, "ada", "Europe/Berlin")
+    assert h.used == NOW and h.source == EXCHANGE and h.describe() == "handed in 2026-12-02 13:00 CET"
+    (folder / "02-microscope.ipynb").write_text("{}")  # copied in by hand later: named as such
+    assert "(time not checked for 02-microscope.ipynb: copied in by hand)" in student_handin(course, "ada").describe()
+
+
 def _stamp(when: datetime) -> str:
     return when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 

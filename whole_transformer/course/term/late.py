@@ -50,7 +50,13 @@ class Lateness:
         ext = f" (extension to {self.due:%Y-%m-%d %H:%M} {self.due.tzname()})" if self.extension else ""
         if self.flagged and self.late <= timedelta(0):
             pen = f" (-{self.penalty:g} %, the first step of the late policy)" if self.penalty else " (no penalty)"
-            return f"late by the LMS's flag, how late it does not say{pen}"
+            mine = ""
+            if self.extension:  # the flag is the LMS's judgement, by its own due date
+                mine = (
+                    f"; the LMS judged it by its own due date, not the extension to {self.due:%Y-%m-%d %H:%M}: "
+                    "give the time with TIMES=..."
+                )
+            return f"late by the LMS's flag, how late it does not say{pen}{mine}"
         if self.submitted is None and self.handin is not None and self.handin.flag_only:
             return f"on time by the LMS (no late flag; its download gives no time){ext}"
         if self.submitted is None:
