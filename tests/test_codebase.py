@@ -337,6 +337,7 @@ NOT_IN_THE_REPOSITORY = {
     "grades.csv", "grades-detail.csv", "insights.csv", "insights.html", "integrity-report.csv",
     "canvas-grades.csv", "moodle-grades.csv", "students.csv", "submissions.zip", "your-model.pt",
     "serve.log", "status.json",
+    "lti-tool-jwks.json", "lti-passback.json", "lti-launches.json", "lti-nonces.json",  # lti/: the course in an LMS
     # the classroom on JupyterHub (make classroom): its folder DIR and the hub's own files
     "classroom.json", "jupyterhub_config.py", "jupyterhub.log", "course.log", "env.log",
     "jupyter_server_config.json", "page_config.json", "nbgrader_config.py",
