@@ -78,7 +78,7 @@ class _Launch(LTIAdvantageMessageLaunchAbstract):
         u = self.user
         self.set_user_data(u["id"], u["roles"], u.get("name"), u.get("email"))
         self.set_resource_link_claim("whole-transformer-link", title="The whole Transformer")
-        self.set_launch_context_claim("course-1", context_title="Transformers, autumn term")
+        self.set_launch_context_claim("course-1", context_title="Transformers, autumn term", context_label="TRF")
 
     def render_launch_form(self, launch_data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         return launch_data  # a real LMS renders a form that posts it to the tool; the tests take it as it is

@@ -132,7 +132,7 @@ def test_a_wrong_or_missing_lti_value_stops_with_its_key_and_the_fix(course, cap
     path = course.root / "course.toml"
     path.write_text(change(path.read_text()))
     capsys.readouterr()
-    assert main(["--root", str(course.root), "lti-config"]) == 1
+    assert main(["--root", str(course.root), "lti-post", "--dry-run"]) == 1
     assert said in capsys.readouterr().err
 
 
@@ -336,3 +336,66 @@ def test_each_score_reaches_the_lms_once_as_canvas_grades_has_it_and_what_did_no
     code, out = _post(course, capsys)
     assert [s["scoreGiven"] for s in platform.scores["lms-bo"]] == [6.4, 9.6]
     print("platform's scores at the end:", {u: [s["scoreGiven"] for s in h] for u, h in platform.scores.items()})
+
+
+# ------------------------------------------------------------------------------ the hub's sign-in (no hub started)
+def test_the_hubs_lti_authenticator_signs_students_in_and_refuses_what_the_course_does_not_accept(course, platform):
+    import asyncio
+
+    from ltiauthenticator.lti13.validator import LTI13LaunchValidator
+    from tornado import web
+
+    from whole_transformer.course.classroom.lti_hub import CourseLTI13Authenticator, hub_config
+
+    _users(platform)
+    lti = _lti(course)
+    auth = CourseLTI13Authenticator(
+        course_root=str(course.root), issuer=lti.issuer, client_id={CLIENT_ID}, jwks_endpoint=lti.jwks_url
+    )
+    checks = LTI13LaunchValidator()  # what the authenticator's callback handler checks before authenticate
+
+    def signed_in(token: str) -> dict:
+        claims = checks.verify_and_decode_jwt(token, lti.issuer, auth.client_id, lti.jwks_url, ["RS256"])
+        checks.validate_id_token(claims)
+        return asyncio.run(auth.authenticate(None, claims))
+
+    ada = signed_in(platform.launch("lms-ada")["id_token"])
+    assert ada == {
+        "name": "ada",
+        "admin": False,
+        "auth_state": {"lms_user_id": "lms-ada", "role": "student", "lineitem": platform.lineitem},
+    }
+    assert roster(course)["ada"]["lms_user_id"] == "lms-ada"
+    prof = signed_in(platform.launch("lms-prof")["id_token"])
+    assert prof["admin"] is True and prof["name"] == "prof@example.org" and "prof@example.org" not in roster(course)
+    forger, _ = rsa_pem()
+    with pytest.raises(Exception, match="Signature verification failed"):  # the package's own check
+        signed_in(_resign(platform, platform.launch("lms-ada")["id_token"], forger))
+    claim = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
+    for token, why in (
+        (_resign(platform, platform.launch("lms-ada")["id_token"], **{claim: "deployment-9"}), "unknown deployment: "),
+        (platform.launch("lms-norole")["id_token"], "no role: "),
+    ):
+        with pytest.raises(web.HTTPError) as e:  # the course's checks, after the package's
+            signed_in(token)
+        assert e.value.status_code == 403 and e.value.jupyterhub_message == STUDENT_TEXT  # type: ignore[attr-defined]
+        assert (e.value.log_message % e.value.args).startswith("LTI 1.3 launch refused: " + why)
+    config = hub_config(course)
+    assert f'c.CourseLTI13Authenticator.client_id = ["{CLIENT_ID}"]'.replace('"', "'") in config
+    assert (
+        'c.JupyterHub.authenticator_class = "whole_transformer.course.classroom.lti_hub.CourseLTI13Authenticator"'
+        in config
+    )
+
+
+def test_lti_key_needs_no_lms_value_and_lti_config_only_where_the_hub_is(course, capsys):
+    path = course.root / "course.toml"
+    path.write_text(TERM)  # before the LMS has given anything
+    (course.root / "lti-tool-key.pem").unlink()
+    assert main(["--root", str(course.root), "lti-key"]) == 0
+    capsys.readouterr()
+    assert main(["--root", str(course.root), "lti-config"]) == 1
+    assert "has no [lti] table: add one with tool_url" in capsys.readouterr().err
+    path.write_text(TERM + '[lti]\ntool_url = "https://hub.example.edu/"\n')
+    assert main(["--root", str(course.root), "lti-config"]) == 0
+    assert "Tool URL:                 https://hub.example.edu/hub/lti13/oauth_callback" in capsys.readouterr().out

@@ -44,7 +44,8 @@ per subsystem:
   ``roster_link`` (the launched student on the roster), ``passback`` (the scores to the LMS's gradebook);
 - ``classroom/``  JupyterHub on this machine: ``up`` (the command; the hub: ``hub``; what it made: ``room``;
   its accounts and the instructor's course: ``instructor``; ``down``: ``teardown``), the students' ``env``
-  (seeded from this one: ``seed``), ``commands`` (run as an account).
+  (seeded from this one: ``seed``), ``commands`` (run as an account), ``lti_hub`` (the hub's sign-in
+  from the LMS).
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.
 Module by module, a line on each: docs/code.md (``tests/test_codebase.py`` checks that both list every

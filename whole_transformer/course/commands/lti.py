@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..layout import Course
 from ..lti.keys import load_key, make_key
-from ..lti.settings import read_lti
+from ..lti.settings import read_key_file, read_lti, read_tool_url
 from ..lti.tool_config import describe
 from ..term.settings import load
 from .declare import arg, command
@@ -22,8 +22,7 @@ from .declare import arg, command
     make="REPLACE=1 makes a new one (then paste its public key into the LMS again)",
 )
 def cmd_lti_key(course: Course, args) -> int:
-    lti = read_lti(load(course))
-    private, jwks = make_key(course.root, lti.key_file, replace=args.replace)
+    private, jwks = make_key(course.root, read_key_file(load(course)), replace=args.replace)
     print(f"lti-key: wrote {private.name} (the private key: never commit or share it) and {jwks.name} (public)")
     print(jwks.read_text(encoding="utf-8").rstrip())
     print("lti-key: make lti-config prints what the LMS admin pastes")
@@ -32,8 +31,8 @@ def cmd_lti_key(course: Course, args) -> int:
 
 @command("lti-config", "print the tool configuration an LMS admin pastes (Canvas developer key, Moodle tool)", make="")
 def cmd_lti_config(course: Course, args) -> int:
-    lti = read_lti(load(course))
-    print(describe(lti, load_key(course.root, lti.key_file)))
+    settings = load(course)
+    print(describe(read_tool_url(settings), load_key(course.root, read_key_file(settings))))
     return 0
 
 
@@ -83,3 +82,11 @@ def term_lines(course: Course, log=print) -> None:
 
     for line in outbox_lines(course):
         log(f"term: LMS: {line}")
+
+
+@command("lti-hub", "print the jupyterhub_config.py lines that sign students in from the LMS (LTI 1.3)", make="")
+def cmd_lti_hub(course: Course, args) -> int:
+    from ..classroom.lti_hub import hub_config  # lazy: jupyterhub and its LTI authenticator (a second to import)
+
+    print(hub_config(course))
+    return 0

@@ -105,14 +105,16 @@ def _deployments(value, path) -> tuple[str, ...]:
     return tuple(_text(v, path, "deployment_id") for v in values)
 
 
-def read_lti(settings: Settings) -> LtiSettings:
-    """[lti] of course.toml, checked; a ``SettingsError`` naming the key and the fix if anything is off."""
+def _table(settings: Settings, need: tuple[str, ...]) -> dict:
+    """[lti] as read, its keys known and those in ``need`` present."""
     path = settings.path
     table = settings.raw.get("lti")
     if table is None:
+        if not need:
+            return {}
         raise SettingsError(
             f"{path or 'course.toml'} has no [lti] table: add one with "
-            f"{', '.join(REQUIRED)} (see the comment at the top of course.toml and docs/lms.md)"
+            f"{', '.join(need)} (see the comment at the top of course.toml and docs/lms.md)"
         )
     if not isinstance(table, dict):
         raise SettingsError(f"{where(path, 'lti')}: expected a table [lti] with its keys, got {table!r}")
@@ -121,17 +123,34 @@ def read_lti(settings: Settings) -> LtiSettings:
         raise SettingsError(
             f"{where(path, '[lti]')}: unknown key(s) {', '.join(extra)}; the keys are {', '.join(KEYS)}"
         )
-    for key in REQUIRED:
+    for key in need:
         if key not in table:
             raise SettingsError(f"{where(path, f'[lti] {key}')}: missing; set it to {_FIND[key]}")
-    urls = {k: _url(table[k], path, k) for k in _URLS if k in table}
-    key_file = table.get("key_file", "lti-tool-key.pem")
+    return table
+
+
+def read_key_file(settings: Settings) -> str:
+    """[lti] key_file: the tool's private key's file name (``make lti-key`` needs nothing else of [lti])."""
+    key_file = _table(settings, ()).get("key_file", "lti-tool-key.pem")
     if not isinstance(key_file, str) or "/" in key_file or not key_file.strip().endswith(".pem"):
         raise SettingsError(
-            f"{where(path, '[lti] key_file')}: expected a file name ending in .pem in the course folder (git "
+            f"{where(settings.path, '[lti] key_file')}: expected a file name ending in .pem in the course folder (git "
             f'ignores *.pem: the private key never reaches the repository), such as "lti-tool-key.pem", '
             f"got {key_file!r}"
         )
+    return key_file.strip()
+
+
+def read_tool_url(settings: Settings) -> str:
+    """[lti] tool_url: where the hub is (``make lti-config`` needs it before the LMS has given any value)."""
+    return _url(_table(settings, ("tool_url",))["tool_url"], settings.path, "tool_url").rstrip("/")
+
+
+def read_lti(settings: Settings) -> LtiSettings:
+    """[lti] of course.toml, checked; a ``SettingsError`` naming the key and the fix if anything is off."""
+    path = settings.path
+    table = _table(settings, REQUIRED)
+    urls = {k: _url(table[k], path, k) for k in _URLS if k in table}
     post = table.get("post_with_grades", False)
     if not isinstance(post, bool):
         raise SettingsError(f"{where(path, '[lti] post_with_grades')}: expected true or false, got {post!r}")
@@ -144,7 +163,7 @@ def read_lti(settings: Settings) -> LtiSettings:
         token_url=urls["token_url"],
         tool_url=urls["tool_url"].rstrip("/"),
         lineitem=urls.get("lineitem", ""),
-        key_file=key_file.strip(),
+        key_file=read_key_file(settings),
         post_with_grades=post,
         path=path,
     )

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 
 from .keys import public_jwk, public_pem
-from .settings import LtiSettings
 
 TITLE = "The whole Transformer"
 DESCRIPTION = "A course of four notebooks: one complete decoder-only Transformer that reads numbers aloud"
@@ -30,15 +29,15 @@ SCOPES = (
 )
 
 
-def tool_urls(lti: LtiSettings) -> dict[str, str]:
+def tool_urls(tool_url: str) -> dict[str, str]:
     """The tool's URLs, as JupyterHub's LTI 1.3 authenticator serves them under ``tool_url``."""
-    hub = f"{lti.tool_url}/hub/lti13"
+    hub = f"{tool_url}/hub/lti13"
     return {"login": f"{hub}/oauth_login", "redirect": f"{hub}/oauth_callback", "launch": f"{hub}/oauth_callback"}
 
 
-def canvas_json(lti: LtiSettings, key) -> dict:
+def canvas_json(tool_url: str, key) -> dict:
     """Canvas's developer key configuration (the "Paste JSON" method)."""
-    urls = tool_urls(lti)
+    urls = tool_urls(tool_url)
     placement = {
         "placement": "assignment_selection",
         "message_type": "LtiResourceLinkRequest",
@@ -63,16 +62,17 @@ def canvas_json(lti: LtiSettings, key) -> dict:
     }
 
 
-def describe(lti: LtiSettings, key) -> str:
-    """The whole text ``make lti-config`` prints."""
-    urls = tool_urls(lti)
+def describe(tool_url: str, key) -> str:
+    """The whole text ``make lti-config`` prints (it needs only [lti] tool_url and the key: the LMS's own values
+    come once the admin has pasted these)."""
+    urls = tool_urls(tool_url)
     return "\n".join(
         [
-            f"The course as an LTI 1.3 tool (course.toml [lti]: client id {lti.client_id}, issuer {lti.issuer})",
+            f"The course as an LTI 1.3 tool at {tool_url} (course.toml [lti] tool_url)",
             "",
             "Canvas: Admin > Developer Keys > + LTI Key > Method: Paste JSON, then this JSON;",
             f"  Redirect URIs: {urls['redirect']}",
-            json.dumps(canvas_json(lti, key), indent=2),
+            json.dumps(canvas_json(tool_url, key), indent=2),
             "",
             "Moodle: Site administration > Plugins > External tool > Manage tools > configure a tool manually:",
             f"  Tool URL:                 {urls['launch']}",
