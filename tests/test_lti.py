@@ -399,3 +399,22 @@ def test_lti_key_needs_no_lms_value_and_lti_config_only_where_the_hub_is(course,
     path.write_text(TERM + '[lti]\ntool_url = "https://hub.example.edu/"\n')
     assert main(["--root", str(course.root), "lti-config"]) == 0
     assert "Tool URL:                 https://hub.example.edu/hub/lti13/oauth_callback" in capsys.readouterr().out
+
+
+def test_the_line_item_is_asked_for_until_known_and_again_sends_the_same_score_once_more(course, platform, capsys):
+    _users(platform)
+    _hand_in(course, "bo", datetime(2026, 10, 16, 20, 0, tzinfo=UTC))
+    _grade(course, "bo", {"test_answer_q": 1.0})
+    capsys.readouterr()
+    assert main(["--root", str(course.root), "lti-post"]) == 1  # no launch yet, and [lti] names no line item
+    assert "course.toml, [lti] lineitem: not set, and no launch has named the assignment's line item yet" in (
+        capsys.readouterr().err
+    )
+    assert platform.scores == {}
+    path = course.root / "course.toml"
+    path.write_text(path.read_text() + f'lineitem = "{platform.lineitem}"\n')
+    code, out = _post(course, capsys)
+    assert code == 0 and "bo: 4/12 sent to the LMS (user lms-bo; first post)" in out
+    code, out = _post(course, capsys, "--again")
+    assert "bo: 4/12 sent to the LMS (user lms-bo; sent again)" in out
+    assert [s["scoreGiven"] for s in platform.scores["lms-bo"]] == [4.0, 4.0]
