@@ -26,7 +26,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from lti_platform import CLIENT_ID, INSTRUCTOR, LEARNER, Platform, rsa_pem
-from simclass.minicourse import make_course, mini_notebook
+from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
 
 from whole_transformer.course.__main__ import main
 from whole_transformer.course.answers import check_data
@@ -47,6 +47,7 @@ bo,Bo,Diddley,bo@example.org,lms-bo
 cy,Cy,Twombly,cy@example.org,lms-cy
 dan,Dan,Flavin,dan@example.org,lms-dan-typo
 """
+pytestmark = pytest.mark.slow  # each test builds and releases a course first (seconds): not in make quick
 TERM = '[assignment]\ndue = "2026-10-16 23:59"\n[late]\npolicy = "per_day"\npenalty = 10\n'
 
 
@@ -119,7 +120,7 @@ def test_make_lti_key_keeps_the_private_key_private_and_lti_config_prints_what_t
         ),
         (lambda t: t + 'secret = "x"\n', "[lti]: unknown key(s) secret; the keys are issuer, client_id"),
         (lambda t: t + 'key_file = "tool.key"\n', "[lti] key_file: expected a file name ending in .pem"),
-        (lambda t: t + 'post_with_grades = "yes"\n', "[lti] post_with_grades: expected true or false, got 'yes'"),
+        (lambda t: t + 'post_after_grading = "yes"\n', "[lti] post_after_grading: expected true or false, got 'yes'"),
         (
             lambda t: t.replace('deployment_id = "deployment-1"', "deployment_id = []"),
             "[lti] deployment_id: an empty list; give at least one deployment id",
@@ -299,8 +300,8 @@ def test_each_score_reaches_the_lms_once_as_canvas_grades_has_it_and_what_did_no
     assert code == 0 and platform.scores == {} and platform.tokens_issued == 0
     assert "4 of 4 student(s) would be sent a score" in out
     assert "  bo               lms-bo                       6.4/12  post: first post" in out
-    # make grades, with [lti] post_with_grades, sends the class
-    (course.root / "course.toml").write_text((course.root / "course.toml").read_text() + "post_with_grades = true\n")
+    # make grades, with [lti] post_after_grading, sends the class
+    (course.root / "course.toml").write_text((course.root / "course.toml").read_text() + "post_after_grading = true\n")
     assert main(["--root", str(course.root), "grades"]) == 0
     canvas, raw = _canvas_totals(course), _grades_csv(course)
     with capsys.disabled():  # the table the closing note shows: the platform's scores beside the grade files
@@ -426,3 +427,47 @@ def test_the_line_item_is_asked_for_until_known_and_again_sends_the_same_score_o
     code, out = _post(course, capsys, "--again")
     assert "bo: 4/12 sent to the LMS (user lms-bo; sent again)" in out
     assert [s["scoreGiven"] for s in platform.scores["lms-bo"]] == [4.0, 4.0]
+
+
+# ------------------------------------------------------------------------------ after a real grading
+def test_make_autograde_sends_each_graded_score_and_make_grades_then_has_nothing_new(tmp_path, platform, capsys):
+    """Two students graded for real (nbgrader, the sandbox), bo late: make autograde sends both scores as it ends."""
+    import nbformat
+
+    require_sandbox()
+    root = make_course(tmp_path / "course")
+    course = Course(root)
+    release(course, log=lambda *a: None)
+    (tmp_path / "students.csv").write_text(ROSTER)
+    import_roster(course, tmp_path / "students.csv", log=lambda *a: None)
+    (root / "course.toml").write_text(
+        TERM + platform.lti_table() + f'lineitem = "{platform.lineitem}"\npost_after_grading = true\n'
+    )
+    assert main(["--root", str(root), "lti-key"]) == 0
+    platform.registration.set_tool_key_set(json.loads((root / "lti-tool-jwks.json").read_text()))
+    _users(platform)
+    released_nb = nbformat.read(root / "release" / ASSIGNMENT / f"{NAME}.ipynb", as_version=4)
+    answers = {"answer_q": "answer_q = 8", "double": "def double(x):\n    return 2 * x"}
+    for student, when, answer_q in (
+        ("bo", datetime(2026, 10, 18, 9, 0, tzinfo=UTC), "answer_q = 7"),
+        ("cy", datetime(2026, 10, 16, 20, 0, tzinfo=UTC), "answer_q = 8"),
+    ):
+        nb = nbformat.from_dict(json.loads(nbformat.writes(released_nb)))
+        for c in nb.cells:
+            grade_id = c.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in answers:
+                c.source = answer_q if grade_id == "answer_q" else answers[grade_id]
+        folder = course.submitted / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{NAME}.ipynb")
+        (folder / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    assert main(["--root", str(root), "autograde"]) == 0
+    out = capsys.readouterr().out
+    assert "lti-post: 2 score(s) sent, 0 kept in the outbox" in out, out[-3000:]
+    assert _last(platform) == {"lms-bo": (1.6, 3.0), "lms-cy": (3.0, 3.0)}  # bo: 2 of 3, less 20 % for 2 days late
+    assert main(["--root", str(root), "grades"]) == 0
+    assert "lti-post: nothing to send: the LMS has every score as it is" in capsys.readouterr().out
+    assert {u: s for u, (s, _) in _last(platform).items()} == {
+        u: _canvas_totals(course)[u] for u in ("lms-bo", "lms-cy")
+    }
+    assert {u: len(h) for u, h in platform.scores.items()} == {"lms-bo": 1, "lms-cy": 1}

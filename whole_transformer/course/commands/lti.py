@@ -2,10 +2,13 @@
 LMS admin pastes, and the scores posted to the LMS's gradebook (a preview first with ``--dry-run``).
 
 Each reads course.toml's ``[lti]`` (``lti/settings.py``) and stops with the key and the fix if a value is
-missing or wrong. ``post_after_grades`` is what ``make grades`` calls when ``[lti] post_with_grades`` is set.
+missing or wrong. ``post_after_grades`` is what ``make autograde`` and ``make grades`` call last: with
+``[lti] post_after_grading`` set, the scores are sent to the LMS.
 """
 
 from __future__ import annotations
+
+import sys
 
 from ..layout import Course
 from ..lti.keys import load_key, make_key
@@ -65,15 +68,17 @@ def cmd_lti_post(course: Course, args) -> int:
 
 
 def post_after_grades(course: Course, log=print) -> None:
-    """``make grades``'s last step when course.toml's ``[lti] post_with_grades`` is true: the whole class sent."""
+    """``make autograde``'s and ``make grades``' last step when course.toml's ``[lti] post_after_grading`` is
+    true: every changed score sent (what is done is done: a wrong [lti] or a missing key is said, not raised)."""
     from ..lti.passback import post  # lazy: nbgrader (the scores are in the gradebook)
 
     settings = load(course)
-    if "lti" not in settings.raw:
+    if not isinstance(settings.raw.get("lti"), dict) or settings.raw["lti"].get("post_after_grading") is not True:
         return
-    lti = read_lti(settings)
-    if lti.post_with_grades:
-        post(course, lti, log=log)
+    try:
+        post(course, read_lti(settings), log=log)
+    except ValueError as e:  # SettingsError, KeyError_: the grading stands, the scores wait for make lti-post
+        print(f"lti-post: the scores were not sent to the LMS: {e}", file=sys.stderr)
 
 
 def term_lines(course: Course, log=print) -> None:

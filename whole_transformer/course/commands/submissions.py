@@ -106,6 +106,7 @@ def cmd_autograde(course: Course, args) -> int:
     except KeyboardInterrupt:
         print("autograde stopped (Ctrl-C); run it again to grade who is left", file=sys.stderr)
         return 130
+    post_after_grades(course)  # course.toml [lti] post_after_grading: the scores sent to the LMS (lti/)
     return 0
 
 
@@ -177,7 +178,7 @@ def cmd_grades(course: Course, args) -> int:
     from ..reports.grades import grades  # lazy: nbgrader, nbformat
 
     grades(course)
-    post_after_grades(course)  # course.toml [lti] post_with_grades: the class's scores sent to the LMS (lti/)
+    post_after_grades(course)  # course.toml [lti] post_after_grading: the scores sent to the LMS (lti/)
     return 0
 
 

@@ -35,7 +35,7 @@ KEYS = (
     "lineitem",
     "tool_url",
     "key_file",
-    "post_with_grades",
+    "post_after_grading",
 )
 REQUIRED = ("issuer", "client_id", "deployment_id", "jwks_url", "login_url", "token_url", "tool_url")
 _URLS = ("issuer", "jwks_url", "login_url", "token_url", "lineitem", "tool_url")
@@ -69,7 +69,7 @@ class LtiSettings:
     tool_url: str
     lineitem: str = ""  # the AGS line item's URL ("": the one the last launch named)
     key_file: str = "lti-tool-key.pem"  # the tool's private key, in the course folder, never in git
-    post_with_grades: bool = False  # make grades posts the scores too
+    post_after_grading: bool = False  # make autograde and make grades then send the scores to the LMS
     path: Path | None = None  # the course.toml read (for messages)
 
 
@@ -151,9 +151,9 @@ def read_lti(settings: Settings) -> LtiSettings:
     path = settings.path
     table = _table(settings, REQUIRED)
     urls = {k: _url(table[k], path, k) for k in _URLS if k in table}
-    post = table.get("post_with_grades", False)
+    post = table.get("post_after_grading", False)
     if not isinstance(post, bool):
-        raise SettingsError(f"{where(path, '[lti] post_with_grades')}: expected true or false, got {post!r}")
+        raise SettingsError(f"{where(path, '[lti] post_after_grading')}: expected true or false, got {post!r}")
     return LtiSettings(
         issuer=urls["issuer"],
         client_id=_text(table["client_id"], path, "client_id"),
@@ -164,6 +164,6 @@ def read_lti(settings: Settings) -> LtiSettings:
         tool_url=urls["tool_url"].rstrip("/"),
         lineitem=urls.get("lineitem", ""),
         key_file=read_key_file(settings),
-        post_with_grades=post,
+        post_after_grading=post,
         path=path,
     )
