@@ -22,6 +22,7 @@ as the lower score it is.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
@@ -43,6 +44,7 @@ from .settings import LtiSettings
 from .tool_config import SCORE_SCOPE
 
 STATE = "lti-passback.json"
+LOCK = "lti-passback.lock"
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 POST, UNCHANGED, NO_ID, NOTHING = "post", "unchanged", "no LMS id", "nothing handed in"
 
@@ -189,7 +191,14 @@ def send_score(token: str, item: str, p: Planned) -> None:
 
 
 def post(course: Course, lti: LtiSettings, again: bool = False, log=print) -> dict[str, list[str]]:
-    """Send every score that should reach the LMS (``plan``); {"posted": [...], "kept": [...]} by student."""
+    """Send every score that should reach the LMS (``plan``); {"posted": [...], "kept": [...]} by student. One post
+    at a time per course (a lock file): make grades and make lti-post run at once never send a score twice."""
+    with open(Path(course.root) / LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _post(course, lti, again, log)
+
+
+def _post(course: Course, lti: LtiSettings, again: bool, log) -> dict[str, list[str]]:
     todo = [p for p in plan(course, again) if p.action == POST]
     state = read_state(course)
     done: dict[str, list[str]] = {"posted": [], "kept": []}
