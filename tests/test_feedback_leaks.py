@@ -64,7 +64,7 @@ def planted(course: Course):
     kernel_part, payload = split_expected(hidden)
     line = next(ln.strip() for ln in kernel_part.splitlines() if "g.random_array(" in ln or "g.array(" in ln)
     json_line = next(ln.strip() for ln in hidden.splitlines() if ln.strip().startswith('# {"name"'))
-    a_float = next(repr(c["want"]) for c in payload["cases"] if type(c["want"]) is float and len(repr(c["want"])) >= 10)
+    a_float = next(repr(c["want"]) for c in payload["cases"] if type(c["want"]) is float and len(repr(c["want"])) > 12)
     _, xy_payload = split_expected(split_hidden(xy.source)[1])
     a_pair = str(xy_payload["cases"][-1]["want"])
     solution = next(

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -102,7 +101,7 @@ def expected_values(hidden: str, min_len: int = 16) -> set[str]:
 
     For every case: ``"want": <value>`` as the EXPECTED part writes it; the value's JSON (a list
     of ids, a pair of lists: also how Python prints it) when it is at least ``min_len`` long; and
-    each float in it with LEADING or more significant digits, by its first LEADING (``_leading``). A short
+    each float in it with 10 or more significant digits (``repr``, as ``print`` shows it). A short
     value alone (``7``, ``"B"``) is not searched for: any page holds such text."""
     try:
         _, payload = split_expected(hidden)
@@ -116,27 +115,7 @@ def expected_values(hidden: str, min_len: int = 16) -> set[str]:
         out.add(f'"want": {want}')
         if len(want) >= min_len:
             out.add(want)
-        out |= {f for x in floats(case["want"]) if _significant_digits(repr(x)) >= LEADING for f in _leading(x)}
-    return out
-
-
-#: A float's expected value is searched for by its first LEADING significant digits: it is stored rounded (to 9
-#: or 10 digits, ``core/expected.py``), and the value worked out in full (2.3728691904871234) starts with them.
-LEADING = 8
-
-
-def _leading(x: float) -> set[str]:
-    """The texts the first LEADING significant digits of a value rounded to ``x`` can print as (within half a
-    unit of ``x``'s last digit, where a carry may change them: both sides' are kept)."""
-    out = set()
-    half = 0.5 * 10.0 ** (math.floor(math.log10(abs(x))) - _significant_digits(repr(x)) + 1)
-    for y in (x - half, x, x + half):
-        text, n = repr(y), 0
-        for i, ch in enumerate(text):
-            n += ch.isdigit() and (n > 0 or ch != "0")
-            if n == LEADING:
-                out.add(text[: i + 1])
-                break
+        out |= {repr(x) for x in floats(case["want"]) if _significant_digits(repr(x)) >= 10}
     return out
 
 
