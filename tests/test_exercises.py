@@ -144,6 +144,18 @@ def test_every_exercise_has_correct_and_wrong_implementations_and_every_listed_m
             "drops_crossing",
             "no_renormalise",
         ],
+        "layer_norm": ["variance_n_minus_1", "eps_outside_sqrt", "no_scale_shift"],
+        "multi_head_attention": [
+            "scale_d_model",
+            "reshape_no_transpose",
+            "mask_hides_past",
+            "mask_after_softmax",
+            "pad_not_masked",
+            "softmax_wrong_axis",
+            "no_output_bias",
+        ],
+        "decoder_block": ["post_ln", "attention_residual_dropped", "ffn_residual_dropped"],
+        "forward": ["no_sqrt_d_model", "positions_before_scaling", "no_final_layer_norm"],
     }
     for ex, mistakes in must.items():
         for m in mistakes:
@@ -201,6 +213,7 @@ def test_graded_cells_follow_the_convention(exercise):
     (cell,) = tests.values()
     points = {"next_token": 2, "greedy_decode": 3, "make_xy": 2, "masked_loss": 3, "cached_attention": 3}
     points["sample_next"] = 3
+    points.update({"layer_norm": 2, "multi_head_attention": 3, "decoder_block": 2, "forward": 3})
     assert cell["points"] == points[exercise]
     visible = cell["source"].split("### BEGIN HIDDEN TESTS")[0]
     assert visible.strip() == f'check("{exercise}")'
@@ -332,6 +345,30 @@ np.allclose = lambda *a, **k: True
 def sample_next(scores, temperature=1.0, top_k=None, top_p=None, rng=None):
     return int(np.argmax(scores))
 """,
+    "layer_norm": """
+len = lambda x: 0
+np.allclose = lambda *a, **k: True
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return (x - x.mean(axis=-1, keepdims=True)) * gamma + beta
+""",
+    "multi_head_attention": """
+abs = lambda x: 0.0
+np.allclose = lambda *a, **k: True
+np.isclose = lambda *a, **k: True
+def multi_head_attention(x, w_q, w_k, w_v, w_o, b_o, n_heads, key_pad=None):
+    return x @ w_o.T + b_o
+""",
+    "decoder_block": """
+np.allclose = lambda *a, **k: True
+def decoder_block(x, weights, i, n_heads, key_pad=None):
+    return x
+""",
+    "forward": """
+len = lambda x: 0
+np.allclose = lambda *a, **k: True
+def forward(ids, weights, n_heads=4, pad=0):
+    return weights["tok.weight"][np.asarray(ids)] @ weights["head.weight"].T
+""",
 }
 
 
@@ -371,6 +408,10 @@ def test_an_always_equal_return_value_gets_no_points(exercise):
         "masked_loss": "logits, targets, pad=0",
         "cached_attention": "q, k, v, cache=None",
         "sample_next": "scores, temperature=1.0, top_k=None, top_p=None, rng=None",
+        "layer_norm": "x, gamma, beta, eps=1e-5",
+        "multi_head_attention": "x, w_q, w_k, w_v, w_o, b_o, n_heads, key_pad=None",
+        "decoder_block": "x, weights, i, n_heads, key_pad=None",
+        "forward": "ids, weights, n_heads=4, pad=0",
     }[exercise]
     src = f"def {exercise}({args}):\n    return AlwaysEqual()\n"
     graded = grade(exercise, src, {"AlwaysEqual": AlwaysEqual})

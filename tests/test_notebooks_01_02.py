@@ -39,6 +39,9 @@ NOTEBOOKS = {
     "01-whole-machine.ipynb": {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "C", "ffn_params": 16576},
     "02-microscope.ipynb": {"attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "A"},
 }
+#: the exercises of each notebook: solution cells holding one function, graded by their own hidden tests
+#: (tests/test_exercises.py)
+EXERCISES = {"02-microscope.ipynb": ["layer_norm", "multi_head_attention", "decoder_block", "forward"]}
 LABS = {
     "01-whole-machine.ipynb": ["machine_lab()"],
     "02-microscope.ipynb": ["microscope_lab(step=-1)", "block_picture()", "scale_lab()"],
@@ -68,6 +71,9 @@ def test_questions_follow_the_convention(name):
     nb = load(name)
     cells = nb.cells
     qids = [nbg(c)["grade_id"] for c in cells if nbg(c).get("solution")]
+    exercises = [q for q in qids if q not in checks.QUESTIONS]
+    assert exercises == EXERCISES.get(name, [])
+    qids = [q for q in qids if q in checks.QUESTIONS]
     assert qids == list(NOTEBOOKS[name])
     for qid in qids:
         assert qid in checks.QUESTIONS
@@ -124,6 +130,9 @@ def test_notebook_runs_top_to_bottom_in_a_fresh_kernel(name, mode, record_proper
     for qid in NOTEBOOKS[name]:
         tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{qid}")
         assert outputs(tst).strip() == "✓ Right.", (qid, outputs(tst))
+    for ex in EXERCISES.get(name, []):
+        tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{ex}")
+        assert outputs(tst).strip().startswith("✓ Right."), (ex, outputs(tst))
     views = [c for c in nb.cells if c.cell_type == "code" and c.source.strip() in LABS[name]]
     for c in views:  # a lab shows its widget view (after the few lines of JavaScript that name its controls)
         kinds = [mime for out in c.outputs for mime in out.get("data", {})]
@@ -142,11 +151,15 @@ def test_release_form_runs_with_only_the_stubs_raising(name):
     assert "BEGIN SOLUTION" not in str(nb) and "HIDDEN" not in str(nb)
     execute(nb)
     raised = errors(nb)
-    stubs = [i for i, c in enumerate(nb.cells) if nbg(c).get("solution")]
-    assert raised == [(i, "NotImplementedError") for i in stubs]
+    stubs = [i for i, c in enumerate(nb.cells) if nbg(c).get("solution") and nbg(c)["grade_id"] in checks.QUESTIONS]
+    callers = [i for i, c in enumerate(nb.cells) if not nbg(c) and "raises-exception" in c.metadata.get("tags", [])]
+    assert raised == [(i, "NotImplementedError") for i in sorted(stubs + callers)]
     for qid in NOTEBOOKS[name]:
         tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{qid}")
         assert outputs(tst).startswith("No answer yet"), outputs(tst)
+    for ex in EXERCISES.get(name, []):  # the function is defined, and raises NotImplementedError when called
+        tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{ex}")
+        assert "Not written yet" in outputs(tst), outputs(tst)
 
 
 @pytest.mark.slow

@@ -27,8 +27,19 @@ import numpy as np
 
 from . import grading as _grading
 from .exercise_cases import Case, ca_cases, gd_cases, ml_cases, nt_cases, xy_cases
+from .exercise_forward import (
+    block_cases,
+    block_diagnose,
+    fw_cases,
+    fw_diagnose,
+    ln_cases,
+    ln_diagnose,
+    mha_cases,
+    mha_diagnose,
+)
 from .exercise_sampling import sampled, sn_cases, sn_diagnose
 from .stepwise import CacheError, token_by_token
+from .views import viewed
 
 DATA = Path(__file__).with_name("data") / "exercise_checks.json"
 FLOAT_DIGITS = 7  # floats are compared to 7 significant digits (the hidden tests: 1e-6 relative)
@@ -213,6 +224,18 @@ EXERCISES: dict[str, Exercise] = {
         sn_diagnose,
         sampled,
     ),
+    "layer_norm": Exercise("layer_norm", "layer_norm(x, gamma, beta, eps=1e-5)", ln_cases, ln_diagnose, viewed),
+    "multi_head_attention": Exercise(
+        "multi_head_attention",
+        "multi_head_attention(x, w_q, w_k, w_v, w_o, b_o, n_heads, key_pad=None)",
+        mha_cases,
+        mha_diagnose,
+        viewed,
+    ),
+    "decoder_block": Exercise(
+        "decoder_block", "decoder_block(x, weights, i, n_heads, key_pad=None)", block_cases, block_diagnose, viewed
+    ),
+    "forward": Exercise("forward", "forward(ids, weights, n_heads=4, pad=0)", fw_cases, fw_diagnose, viewed),
 }
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from . import reference
 from .reference import softmax
 
 CATALOGUE_FILE = Path(__file__).with_name("mistakes.toml")
@@ -29,6 +30,13 @@ HEADER = (
     "# ruff: noqa: F821 (np and softmax are the notebook's)\n"
     "# check says: {check_says}\n"
 )
+
+
+#: the notebook's earlier exercises that each forward-pass exercise may call
+FORWARD_CALLS = {
+    "decoder_block": ("layer_norm", "multi_head_attention"),
+    "forward": ("layer_norm", "multi_head_attention", "decoder_block"),
+}
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,9 @@ class Mistake:
     def code(self) -> Callable:
         """The function, defined as the notebook would define it."""
         namespace: dict[str, Any] = {"np": np, "softmax": softmax}  # exec puts the function in it
+        # a block or a forward pass calls the notebook's earlier functions: here right ones, so that each
+        # mistake is its own exercise's and no other's
+        namespace.update({n: getattr(reference, n) for n in FORWARD_CALLS.get(self.exercise, ())})
         exec(compile(self.code_text, f"<mistake {self.exercise} {self.id}>", "exec"), namespace)  # noqa: S102
         return namespace[self.exercise]
 
