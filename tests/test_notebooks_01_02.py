@@ -166,3 +166,39 @@ def test_release_form_runs_with_only_the_stubs_raising(name):
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_nbgrader_validate_passes_on_the_source(name, tmp_path):
     assert_nbgrader_validates(name, tmp_path)
+
+
+def test_notebook_02_states_what_the_students_forward_pass_reads():
+    """The figures after the read-aloud cell: the reference forward pass (what a right student's gives) on the
+    100 held-out numbers, with the 60-epoch and the 2-epoch weights, against torch in float64."""
+    import numpy as np
+    import torch
+
+    from whole_transformer import task
+    from whole_transformer.course.answers.reference import forward
+    from whole_transformer.weights import float64_model, load_weights
+
+    prose = " ".join(" ".join(c.source for c in load("02-microscope.ipynb").cells if c.cell_type == "markdown").split())
+    held_out = task.split()[1]
+    x = task.xy_arrays(held_out)[0]
+
+    def read(n, W):
+        ids = task.prompt(n)
+        for _ in range(6):
+            ids.append(int(np.argmax(forward(np.array(ids), W)[-1])))
+            if ids[-1] == task.EOS:
+                return " ".join(task.VOCAB[t] for t in ids[len(task.prompt(n)) : -1])
+        return None
+
+    for name, right in (("60", 100), ("2", 0)):
+        W = load_weights(name)
+        with torch.no_grad():
+            theirs = float64_model(name)(torch.from_numpy(x)).numpy()
+        assert np.abs(forward(x, W) - theirs).max() < 1e-12
+        readings = {n: read(n, W) for n in held_out}
+        assert sum(readings[n] == " ".join(task.number_to_words(n)) for n in held_out) == right, name
+    assert "All 100 held-out numbers come out right" in prose and "less than 1e-12" in prose
+    assert "read none of the 100 right" in prose
+    W_2 = load_weights("2")
+    for n, words in ((24, "two hundred twenty"), (57, "five hundred fifty five")):
+        assert f'{n} {"comes out as" if n == 24 else "as"} "{words}"' in prose and read(n, W_2) == words

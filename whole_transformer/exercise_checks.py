@@ -27,16 +27,7 @@ import numpy as np
 
 from . import grading as _grading
 from .exercise_cases import Case, ca_cases, gd_cases, ml_cases, nt_cases, xy_cases
-from .exercise_forward import (
-    block_cases,
-    block_diagnose,
-    fw_cases,
-    fw_diagnose,
-    ln_cases,
-    ln_diagnose,
-    mha_cases,
-    mha_diagnose,
-)
+from .exercise_forward import CALLS, FORWARD
 from .exercise_sampling import sampled, sn_cases, sn_diagnose
 from .stepwise import CacheError, token_by_token
 from .views import viewed
@@ -224,19 +215,10 @@ EXERCISES: dict[str, Exercise] = {
         sn_diagnose,
         sampled,
     ),
-    "layer_norm": Exercise("layer_norm", "layer_norm(x, gamma, beta, eps=1e-5)", ln_cases, ln_diagnose, viewed),
-    "multi_head_attention": Exercise(
-        "multi_head_attention",
-        "multi_head_attention(x, w_q, w_k, w_v, w_o, b_o, n_heads, key_pad=None)",
-        mha_cases,
-        mha_diagnose,
-        viewed,
-    ),
-    "decoder_block": Exercise(
-        "decoder_block", "decoder_block(x, weights, i, n_heads, key_pad=None)", block_cases, block_diagnose, viewed
-    ),
-    "forward": Exercise("forward", "forward(ids, weights, n_heads=4, pad=0)", fw_cases, fw_diagnose, viewed),
 }
+
+
+EXERCISES.update({name: Exercise(name, sig, cases, hints, viewed) for name, sig, cases, hints in FORWARD})
 
 
 @lru_cache(maxsize=1)
@@ -285,8 +267,28 @@ def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
     return False, f"✗ Not yet. On {cases[i].label} it returned {first.describe()}, which is not right.{extra}"
 
 
-def check_exercise(name: str, fn) -> bool:
-    """Run ``fn`` on the fixed cases of exercise ``name``; print ✓ or a hint; return True if right."""
+def _earlier_not_right(name: str, namespace: dict) -> str | None:
+    """The hint when a function that ``name`` calls (the notebook's own) is not right yet, else None."""
+    for earlier in CALLS.get(name, ()):
+        fn = namespace.get(earlier)
+        if callable(fn) and not _verdict(EXERCISES[earlier], fn)[0]:
+            return (
+                f"✗ Not yet: {name} calls your {earlier}, which is not right yet, so {name} cannot be either. "
+                f'Run check("{earlier}") for a hint, fix {earlier}, then check {name} again.'
+            )
+    return None
+
+
+def check_exercise(name: str, fn, namespace: dict | None = None) -> bool:
+    """Run ``fn`` on the fixed cases of exercise ``name``; print ✓ or a hint; return True if right.
+
+    ``namespace`` (the notebook's globals): for a function that calls the notebook's earlier ones, those are
+    checked first, and a wrong one is named.
+    """
+    earlier = _earlier_not_right(name, namespace or {})
+    if earlier is not None:
+        print(earlier)
+        return False
     ok, message = _verdict(EXERCISES[name], fn)
     print(message)
     return ok

@@ -118,3 +118,22 @@ def block_diagnose(cases, got) -> str | None:
 
 def fw_diagnose(cases, got) -> str | None:
     return _shape_hint(cases, got, "the logits, (L, V) or (B, L, V)")
+
+
+#: (name, signature, cases, hints by shape) of each exercise, for ``exercise_checks.EXERCISES``
+FORWARD = [
+    ("layer_norm", "layer_norm(x, gamma, beta, eps=1e-5)", ln_cases, ln_diagnose),
+    (
+        "multi_head_attention",
+        "multi_head_attention(x, w_q, w_k, w_v, w_o, b_o, n_heads, key_pad=None)",
+        mha_cases,
+        mha_diagnose,
+    ),
+    ("decoder_block", "decoder_block(x, weights, i, n_heads, key_pad=None)", block_cases, block_diagnose),
+    ("forward", "forward(ids, weights, n_heads=4, pad=0)", fw_cases, fw_diagnose),
+]
+#: the exercises that call the student's own earlier functions: those are checked first
+CALLS = {
+    "decoder_block": ("layer_norm", "multi_head_attention"),
+    "forward": ("layer_norm", "multi_head_attention", "decoder_block"),
+}

@@ -43,10 +43,10 @@ def load_weights(name: str = "60") -> dict[str, np.ndarray]:
 def float64_model(name: str = "60"):
     """The shipped torch model run in float64, its position rows worked out in float64 too (the shipped model
     keeps them as float32): what a NumPy forward pass in float64 can equal to the last digits."""
-    import torch
+    import torch  # lazy, as the two below: torch only when a torch model is asked for
 
-    from .model import sinusoidal_positions
-    from .train import load_model
+    from .model import sinusoidal_positions  # lazy: torch
+    from .train import load_model  # lazy: torch
 
     model = load_model(name).double()
     model.pos = sinusoidal_positions(model.cfg.max_len, model.cfg.d_model, dtype=torch.float64)

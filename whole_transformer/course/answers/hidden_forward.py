@@ -70,74 +70,25 @@ R = "g.random_array"
 
 def layer_norm_cases() -> list[Case]:
     e, cases = env(), []  # type: dict, list[Case]
+    f = ref.layer_norm
+
+    def rows(seed, shape, scale=1.0, offset=0.0, dt=""):
+        """x, gamma (near 1) and beta (small), random from seed, as source."""
+        d = shape[-1]
+        x = f"{R}({seed}, {shape}, {scale}, {offset}{dt})"
+        return f"{x}, {R}({seed + 1}, {d}, 0.4, 1.0{dt}), {R}({seed + 2}, {d}, 0.3{dt})"
+
     for i, (L, d) in enumerate([(1, 5), (3, 6), (7, 11), (8, 4)]):
-        s = 8100 + 10 * i
-        _add(
-            cases,
-            e,
-            ref.layer_norm,
-            "random rows of several sizes",
-            f"({R}({s}, ({L}, {d}), 2.0, 0.5), {R}({s + 1}, {d}, 0.4, 1.0), {R}({s + 2}, {d}, 0.3))",
-        )
-    _add(
-        cases,
-        e,
-        ref.layer_norm,
-        "a batch (B, L, d)",
-        f"({R}(8201, (2, 5, 6), 1.5), {R}(8202, 6, 0.4, 1.0), {R}(8203, 6, 0.3))",
-    )
-    _add(
-        cases,
-        e,
-        ref.layer_norm,
-        "rows of small variance (eps matters)",
-        f"({R}(8301, (4, 6), 0.01), {R}(8302, 6, 0.4, 1.0), {R}(8303, 6, 0.3))",
-    )
-    _add(
-        cases,
-        e,
-        ref.layer_norm,
-        "eps given",
-        f"({R}(8401, (3, 5), 0.2), {R}(8402, 5, 0.4, 1.0), {R}(8403, 5, 0.3))",
-        "{'eps': 0.1}",
-    )
-    _add(
-        cases,
-        e,
-        ref.layer_norm,
-        "eps given",
-        f"({R}(8411, (2, 7), 1.0), {R}(8412, 7, 0.4, 1.0), {R}(8413, 7, 0.3), 0.5)",
-    )
-    _add(
-        cases,
-        e,
-        ref.layer_norm,
-        "large values",
-        f"({R}(8501, (5, 8), 50.0, 1000.0), {R}(8502, 8, 0.4, 1.0), {R}(8503, 8, 0.3))",
-    )
-    _add(
-        cases,
-        e,
-        ref.layer_norm,
-        "float32 inputs",
-        f"({R}(8601, (4, 9), 2.0, dtype=np.float32), "
-        f"{R}(8602, 9, 0.4, 1.0, dtype=np.float32), {R}(8603, 9, 0.3, dtype=np.float32))",
-        tol=TOL32,
-    )
-    _add(
-        cases,
-        e,
-        ref.layer_norm,
-        "the trained model's weights",
-        '(W_60["tok.weight"] * 8.0, W_60["blocks.0.ln1.weight"], W_60["blocks.0.ln1.bias"])',
-    )
-    _add(
-        cases,
-        e,
-        ref.layer_norm,
-        "the trained model's weights",
-        '(W_tiny["tok.weight"][2:12] * 6.0 ** 0.5, W_tiny["ln_f.weight"], W_tiny["ln_f.bias"])',
-    )
+        _add(cases, e, f, "random rows of several sizes", f"({rows(8100 + 10 * i, (L, d), 2.0, 0.5)})")
+    _add(cases, e, f, "a batch (B, L, d)", f"({rows(8201, (2, 5, 6), 1.5)})")
+    _add(cases, e, f, "rows of small variance (eps matters)", f"({rows(8301, (4, 6), 0.01)})")
+    _add(cases, e, f, "eps given", f"({rows(8401, (3, 5), 0.2)})", "{'eps': 0.1}")
+    _add(cases, e, f, "eps given", f"({rows(8411, (2, 7))}, 0.5)")
+    _add(cases, e, f, "large values", f"({rows(8501, (5, 8), 50.0, 1000.0)})")
+    _add(cases, e, f, "float32 inputs", f"({rows(8601, (4, 9), 2.0, 0.0, ', dtype=np.float32')})", tol=TOL32)
+    W60, tiny = 'W_60["blocks.0.ln1.weight"], W_60["blocks.0.ln1.bias"]', 'W_tiny["ln_f.weight"], W_tiny["ln_f.bias"]'
+    _add(cases, e, f, "the trained model's weights", f'(W_60["tok.weight"] * 8.0, {W60})')
+    _add(cases, e, f, "the trained model's weights", f'(W_tiny["tok.weight"][2:12] * 6.0 ** 0.5, {tiny})')
     return cases
 
 
