@@ -25,7 +25,7 @@ from whole_transformer.labs import _html, block_picture, machine_lab, microscope
 from whole_transformer.labs.machine import D_MODELS, head_options, nearest_heads, part_names
 from whole_transformer.labs.microscope import FULL_SIZES, MAX_COLS, full_shape
 from whole_transformer.model import ModelConfig, parameter_counts, parameter_table
-from whole_transformer.numpy_model import NAMES, trace
+from whole_transformer.steps import NAMES, trace
 from whole_transformer.task import VOCAB, parse_prompt
 from whole_transformer.train import load_model
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..numpy_model import Intermediate
+from ..steps import Intermediate
 from ..task import VOCAB
 from . import _html
 

@@ -26,7 +26,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..model import parameter_table
-from ..numpy_model import find, trace
+from ..steps import find, trace
 from ..task import decode, parse_prompt
 from ..train import load_model
 from . import _html

@@ -1,7 +1,8 @@
 """The microscope lab (notebook 02): every number of a tiny model reading `8 9 =`.
 
 ``microscope_lab()`` loads the shipped tiny model (1 block, 1 head, d_model 6, d_ff 12; 42 tokens)
-and runs the prompt through the NumPy twin (``numpy_model.trace``). A stepper (slider, Previous,
+and runs the prompt through it, keeping every intermediate (``steps.trace``: forward hooks on the torch
+model). A stepper (slider, Previous,
 Next) walks through every intermediate in order, from the ids to the word the model writes.
 At every stop the lab draws four things: what the tensor looks like here (its sizes, each axis
 named), a grid of its values, each cell tinted and printed, what that tensor would look like in
@@ -10,8 +11,8 @@ and a sentence explaining the step. A live line sums the stop up for a screen re
 other digits into the prompt box (then Enter); a prompt it cannot read shows why, and the last
 good one stays.
 
-In the tiny model every size differs from every other (L 3, d_model 6, d_ff 12, V 42, and
-1 head), so the length of an axis tells which axis it is. The trace calls the per-head width
+In the tiny model the sizes of the axes differ (L 3, d_model 6, d_ff 12, V 42), so the length of an axis
+tells which axis it is; with its 1 head, d_k is d_model (6), and the axis's name tells them apart. The trace calls the per-head width
 ``d_head``; the lab shows it as ``d_k``, as the notebooks do, and says so beside the shape; its
 sentences write the projections as the trace does (``LayerNorm 1 @ W_Q.T``).
 
@@ -35,7 +36,7 @@ import re
 import ipywidgets as widgets
 import numpy as np
 
-from ..numpy_model import Intermediate, trace
+from ..steps import Intermediate, trace
 from ..task import VOCAB, decode, parse_prompt
 from . import _html
 from ._microscope import LEGEND, MAX_COLS, SHOWN_AXIS, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests)
