@@ -12,9 +12,9 @@ other digits into the prompt box (then Enter); a prompt it cannot read shows why
 good one stays.
 
 In the tiny model the sizes of the axes differ (L 3, d_model 6, d_ff 12, V 42), so the length of an axis
-tells which axis it is; with its 1 head, d_k is d_model (6), and the axis's name tells them apart. The trace calls the per-head width
-``d_head``; the lab shows it as ``d_k``, as the notebooks do, and says so beside the shape; its
-sentences write the projections as the trace does (``LayerNorm 1 @ W_Q.T``).
+tells which axis it is; with its 1 head, d_k is d_model (6), and the axis's name tells them apart. An axis
+named ``d_head`` is shown as ``d_k``, as the notebooks name it; the sentences write the projections as the
+trace does (``LayerNorm 1 @ W_Q.T``).
 
 Attributes: ``prompt`` (Text), ``step`` (IntSlider), ``prev`` / ``next`` (Buttons), ``title``,
 ``shape``, ``full``, ``heatmap``, ``sentence``, ``tokens``, ``error``, ``live`` (HTML widgets); read-only
