@@ -202,3 +202,25 @@ def test_notebook_02_states_what_the_students_forward_pass_reads():
     W_2 = load_weights("2")
     for n, words in ((24, "two hundred twenty"), (57, "five hundred fifty five")):
         assert f'{n} {"comes out as" if n == 24 else "as"} "{words}"' in prose and read(n, W_2) == words
+
+
+def test_notebook_02_is_true_to_its_runs_and_asks_before_it_tells():
+    """Issue 42's findings in 02: the study's time, its paired runs, the tiny model's sizes, and the shape of
+    the scores explained only after the question that asks for it."""
+    cells = load("02-microscope.ipynb").cells
+    prose = " ".join(" ".join(c.source for c in cells if c.cell_type == "markdown").split())
+    study = scale_study.load_study()
+    assert f"took {study['total_seconds']:.1f} s, under three minutes" in prose and study["total_seconds"] < 180
+    by = {s.setting.label: s.held_out for s in scale_study.summarize()}
+    pair = [h for label, h in by.items() if set(h) != {100}]
+    assert len(pair) == 2 and pair[0] != pair[1]
+    assert "that changed nothing" not in prose
+    a, b = (", ".join(map(str, h[:2])) + " and " + str(h[2]) for h in pair)
+    assert f"changed the results a little, {a} against {b}" in prose, (a, b)
+    assert "Each size in it is different from every other" not in prose
+    assert "`d_k`, is all 6 columns, the same as `d_model`" in prose
+    q = next(i for i, c in enumerate(cells) if nbg(c).get("grade_id") == "attention_scores_shape")
+    before = " ".join(c.source for c in cells[:q] if c.cell_type == "markdown")
+    assert "(B, h, L_q, L_k)" not in before and "L_q` = `L_k`" not in before
+    after = " ".join(c.source for c in cells[q:] if c.cell_type == "markdown")
+    assert "(B, h, L_q, L_k)" in after

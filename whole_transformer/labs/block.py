@@ -173,8 +173,8 @@ def _draw_words(ax, pen, ids, counts: dict, shapes: dict, rows: dict) -> None:
     ax.text(
         7.2,
         -1.5,
-        f"Each arrow without a label carries {shapes['x']}. Each sublayer reads a normalised copy "
-        "of x and adds its result to x.",
+        f"Each arrow without a label carries {shapes['x']}. Both branches start from LN(x) and end in a +: "
+        "x itself is never replaced.",
         ha="center",
         va="center",
         fontsize=11,

@@ -1,9 +1,9 @@
 """The microscope lab (notebook 02): every number of a tiny model reading `8 9 =`.
 
-``microscope_lab()`` loads the shipped tiny model (1 block, 1 head, d_model 6, d_ff 12; 42 tokens)
-and runs the prompt through it, keeping every intermediate (``steps.trace``: forward hooks on the torch
-model). A stepper (slider, Previous,
-Next) walks through every intermediate in order, from the ids to the word the model writes.
+``microscope_lab()`` opens the course's small trained model (one block with one head; rows of 6 numbers,
+12 hidden units in its FFN; the same 42 tokens) and runs the prompt through it, keeping every intermediate
+(``steps.trace``: forward hooks on the torch model). A stepper (slider, Previous, Next) walks through every
+intermediate in order, from the ids to the word the model writes.
 At every stop the lab draws four things: what the tensor looks like here (its sizes, each axis
 named), a grid of its values, each cell tinted and printed, what that tensor would look like in
 notebook 01's real model fed a whole batch (B 64, L 8, d_model 64, h 4, d_k 16, d_ff 128, V 42),
@@ -52,7 +52,7 @@ def shown_axes(axes) -> tuple[str, ...]:
 
 
 def full_shape(axes) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """The same tensor in the full model, for a batch: B first, then each axis at its full size."""
+    """How big this tensor gets in notebook 01's model reading a batch: B in front, every axis at its real size."""
     names = ("B", *shown_axes(axes))
     return tuple(FULL_SIZES[a] for a in names), names
 
