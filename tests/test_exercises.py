@@ -633,3 +633,54 @@ def test_score_model_depends_on_token_position_and_the_token_before():
         m([])
     with pytest.raises(ValueError, match="never_eos needs"):
         grading.score_model(1, 5, never_eos=True)
+
+
+@pytest.mark.parametrize(
+    "extra, what",
+    [
+        ("    import torch  # a right NumPy answer that also brings in torch\n", "torch"),
+        ("    from whole_transformer.model import Transformer\n", "whole_transformer.model"),
+        ("    _ = trace\n", "trace"),
+    ],
+)
+def test_a_forward_pass_that_uses_torch_or_the_models_code_earns_nothing(extra, what):
+    """Issue 41: a forward-pass exercise that calls the model it should build is refused in the grader, with
+    the reason, however right its numbers (here the notebook's own solution with one more line)."""
+    from nbformat import NotebookNode
+
+    from whole_transformer import grading
+    from whole_transformer.course.plugins.cell_verdict import assess
+
+    right = right_source("layer_norm")
+    signature = "def layer_norm(x, gamma, beta, eps=1e-5):\n"
+    source = right.replace(signature, signature + extra, 1)
+    assert extra in source
+    graded = grade("layer_norm", source, {"trace": None})
+    assert graded.points == graded.max_points  # the kernel's results are right ...
+    (cell,) = graded_cells("layer_norm").values()
+    kernel_part, expected = split_expected(cell["source"])
+    outputs = []
+    saved, grading._publish = (
+        grading._publish,
+        lambda name, res: outputs.append(
+            NotebookNode(
+                output_type="display_data",
+                metadata={},
+                data={grading.RESULTS_MIME: grading._encode({"name": name, "results": res})},
+            )
+        ),
+    )
+    try:
+        exec(compile(kernel_part, "<test>", "exec"), graded.namespace)
+    finally:
+        grading._publish = saved
+    solution = NotebookNode(
+        cell_type="code", source=source, metadata={"nbgrader": {"solution": True, "grade_id": "layer_norm"}}
+    )
+    out, verdict = assess(NotebookNode(outputs=outputs), expected, solution, 2.0)
+    assert out[0].output_type == "error" and f"it uses {what}" in out[0].evalue  # ... and refused, saying why
+    assert "earns no points" in out[0].evalue and not verdict.score
+    right_verdict = assess(
+        NotebookNode(outputs=outputs), expected, NotebookNode(cell_type="code", source=right, metadata={}), 2.0
+    )
+    assert right_verdict[0][0].text.startswith("Tests passed.")

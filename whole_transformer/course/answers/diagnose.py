@@ -60,10 +60,7 @@ def _environment() -> dict:
     """The names the hidden tests' arguments use (``hidden_parts.SETUP``), for evaluating them here."""
     from whole_transformer.train import load_model  # lazy: torch, for the table's model only
 
-    from . import (
-        hidden_cached,
-        hidden_forward,
-    )  # lazy: the hidden cases' modules are slow to import; naming a mistake needs none
+    from . import hidden_cached, hidden_forward  # lazy: the hidden cases' modules are slow; naming a mistake needs none
     from .hidden_tests import NS  # lazy: as hidden_cached
 
     env = {**NS, "read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints}
@@ -77,9 +74,8 @@ def _called(exercise: str, fn):
     """What the hidden test calls on each case: the function, or its driver around it (``hidden_parts.DRIVERS``)."""
     from whole_transformer import stepwise, views  # lazy: slow to import, and only building the table calls a driver
 
-    if exercise not in DRIVERS:
-        return fn
-    return getattr(stepwise if hasattr(stepwise, DRIVERS[exercise]) else views, DRIVERS[exercise])(fn)
+    home = views if DRIVERS.get(exercise) == "viewed" else stepwise
+    return getattr(home, DRIVERS[exercise])(fn) if exercise in DRIVERS else fn
 
 
 def build(source: Path | None = None) -> dict:
