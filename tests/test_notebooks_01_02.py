@@ -44,7 +44,12 @@ NOTEBOOKS = {
 EXERCISES = {"02-microscope.ipynb": ["layer_norm", "multi_head_attention", "decoder_block", "forward"]}
 LABS = {
     "01-whole-machine.ipynb": ["machine_lab()"],
-    "02-microscope.ipynb": ["microscope_lab(step=-1)", "block_picture()", "scale_lab()"],
+    "02-microscope.ipynb": [
+        "microscope_lab(step=-1)",
+        "block_picture()",
+        "scale_lab()",
+        "microscope_lab(step=-1, yours=globals())",
+    ],
 }
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..steps import Intermediate, trace
 from ..task import VOCAB, decode, parse_prompt
-from . import _html
+from . import _compare, _html
 from ._microscope import LEGEND, MAX_COLS, SHOWN_AXIS, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests)
 from ._widgets import LabBox
 
@@ -60,28 +60,31 @@ def full_shape(axes) -> tuple[tuple[int, ...], tuple[str, ...]]:
 class MicroscopeLab(LabBox):
     """A stepper through every intermediate of the tiny model's forward pass."""
 
-    def __init__(self, text: str = DEFAULT_PROMPT, model=None, step: int = 0):
+    def __init__(self, text: str = DEFAULT_PROMPT, model=None, step: int = 0, yours=None):
         if model is None:
-            from ..train import load_model  # lazy: the lab runs on NumPy; torch loads only to read the shipped model
+            from ..train import load_model  # lazy: torch loads only to read the shipped model
 
             model = load_model("microscope")
         self.model = model
         self.d_model = model.cfg.d_model
+        self.yours = _compare.functions_of(yours) if yours is not None else None
+        self.compared: dict[str, _compare.Compared] = {}
         self._make_controls(text)
         self._make_views()
-        super().__init__(
-            [
-                widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
-                self.error,
-                widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
-                self.title,
-                widgets.VBox([self.shape, self.full]),
-                self.heatmap,
-                self.legend,
-                self.sentence,
-            ],
-            "microscope",
-        )
+        rows = [
+            widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
+            self.error,
+            widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
+            *([self.whose] if self.yours is not None else []),
+            self.title,
+            widgets.VBox([self.shape, self.full]),
+            self.heatmap,
+            *([self.mine] if self.yours is not None else []),
+            self.legend,
+            self.sentence,
+            *([self.table] if self.yours is not None else []),
+        ]
+        super().__init__(rows, "microscope")
         self.ids: list[int] = []
         self.stages: list[Intermediate] = []
         self.word = ""
@@ -98,6 +101,7 @@ class MicroscopeLab(LabBox):
         self.step.observe(lambda _c: self._show(), "value")
         self.prev.on_click(lambda _b: self.go(-1))
         self.next.on_click(lambda _b: self.go(+1))
+        self.whose.observe(lambda _c: self._show(), "value")
 
     def _make_controls(self, text: str) -> None:
         """The prompt box, the step slider, Previous and Next."""
@@ -117,6 +121,13 @@ class MicroscopeLab(LabBox):
         self.prev.add_class("wt-microscope-prev")
         self.next = widgets.Button(description="Next ▶", layout=widgets.Layout(width="110px"))
         self.next.add_class("wt-microscope-next")
+        self.whose = widgets.ToggleButtons(
+            options=[("the course's forward pass", "course"), ("yours beside it", "yours")],
+            value="course",
+            description="show",
+            tooltips=["the course's numbers only", "your functions' numbers beside the course's, step by step"],
+        )
+        self.whose.add_class("wt-microscope-whose")
 
     def _make_views(self) -> None:
         """The HTML widgets a step is drawn in."""
@@ -136,6 +147,9 @@ class MicroscopeLab(LabBox):
         self.heatmap.layout = widgets.Layout(max_width="100%")
         self.legend = widgets.HTML(f'<div class="wt-small wt-muted">{_html.esc(LEGEND)}</div>')
         self.legend.add_class("wt-microscope-legend")
+        self.mine, self.table = widgets.HTML(), widgets.HTML()
+        self.mine.add_class("wt-microscope-yours")
+        self.table.add_class("wt-microscope-compare")
 
     @property
     def current(self) -> Intermediate:
@@ -152,6 +166,11 @@ class MicroscopeLab(LabBox):
             self._last_error = str(e)
             return False
         steps = trace(self.model, ids)
+        if self.yours is not None:
+            from ..weights import weights_of  # lazy: only a comparison needs the weights as arrays
+
+            W = weights_of(self.model)
+            self.compared = _compare.compare(steps, self.yours, W, self.model.cfg.n_heads, ids)
         logits = steps[-1].array
         ids_stage = Intermediate("ids", np.asarray(ids, dtype=np.int64), ("L",), None, "the prompt's token ids")
         last = Intermediate("next word", logits[-1].copy(), ("V",), None, "argmax of the last row of the logits")
@@ -212,6 +231,8 @@ class MicroscopeLab(LabBox):
             f'aria-label="the numbers of step {i}, {_html.esc(stage.name)}">'
             f"{stage_heatmap(stage, labels)}</div>"
         )
+        if self.yours is not None:
+            self._show_yours(stage, i)
         said = sentence(stage, self.stages, labels, self.d_model)
         self.sentence.value = f'<div class="wt-text" style="max-width: 720px; margin-top: 4px;">{said}</div>'
         shape = _html.shape_text(stage.array.shape, axes)
@@ -220,8 +241,27 @@ class MicroscopeLab(LabBox):
             + html.unescape(re.sub(r"<[^>]+>", "", said))  # plain text: say() escapes it once
         )
 
+    def _show_yours(self, stage: Intermediate, i: int) -> None:
+        """Your array of this step beside the course's (when 'yours beside it' is chosen), and the table twin."""
+        first = _compare.first_difference(self.compared)
+        self.table.value = _compare.table_html(self.compared, self.stages, first)
+        if self.whose.value != "yours":
+            self.mine.value = ""
+            self.mine.layout.display = self.table.layout.display = "none"
+            return
+        self.mine.layout.display = self.table.layout.display = None
+        c = self.compared.get(stage.label)
+        if c is None:
+            self.mine.value = '<div class="wt-small wt-muted">no function of yours makes this step</div>'
+            return
+        self.mine.value = _compare.yours_html(c, stage, i, self._labels, first)
 
-def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0) -> MicroscopeLab:
+
+def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0, yours=None) -> MicroscopeLab:
     """The tiny model under the microscope, reading ``text`` (default '8 9 ='), starting at ``step``
-    (``step=-1``: at the last step, the word it writes, so a saved copy of the notebook pictures a whole run)."""
-    return MicroscopeLab(text, model, step)
+    (``step=-1``: at the last step, the word it writes, so a saved copy of the notebook pictures a whole run).
+
+    ``yours``: your notebook's names (``globals()``): your ``layer_norm``, ``multi_head_attention``,
+    ``decoder_block`` and ``forward`` then show their numbers beside the course's, step by step, and the first
+    step where they differ is named."""
+    return MicroscopeLab(text, model, step, yours)
