@@ -287,13 +287,10 @@ def _earlier_not_right(name: str, namespace: dict) -> str | None:
 def check_exercise(name: str, fn, namespace: dict | None = None) -> bool:
     """Run ``fn`` on the fixed cases of exercise ``name``; print ✓ or a hint; return True if right.
 
-    ``namespace`` (the notebook's globals): for a function that calls the notebook's earlier ones, those are
-    checked first, and a wrong one is named.
+    ``namespace`` (the notebook's globals): when a function that calls the notebook's earlier ones is not
+    right, a wrong earlier one is named first.
     """
-    earlier = _earlier_not_right(name, namespace or {})
-    if earlier is not None:
-        print(earlier)
-        return False
     ok, message = _verdict(EXERCISES[name], fn)
-    print(message)
+    earlier = None if ok or "Not written yet" in message else _earlier_not_right(name, namespace or {})
+    print(earlier or message)
     return ok

@@ -126,6 +126,7 @@ class MicroscopeLab(LabBox):
             value="course",
             description="show",
             tooltips=["the course's numbers only", "your functions' numbers beside the course's, step by step"],
+            style={"button_width": "190px"},
         )
         self.whose.add_class("wt-microscope-whose")
 
