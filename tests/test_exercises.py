@@ -267,6 +267,14 @@ def test_hidden_tests_cover_the_cases_the_issue_names():
         assert needle in kinds["sample_next"], needle
     for needle in ["empty cache", "several lengths and sizes", "cache handed in", "trained model", "float32"]:
         assert needle in kinds["cached_attention"], needle
+    for ex in ("layer_norm", "multi_head_attention", "decoder_block"):  # issue 41: float32, the trained weights
+        assert "float32" in kinds[ex] and "trained model's weights" in kinds[ex], ex
+    for needle in ["small variance", "eps given", "large values", "a batch"]:
+        assert needle in kinds["layer_norm"], needle
+    for needle in ["one token", "right-padded batch", "large scores", "d_k < d_model"]:
+        assert needle in kinds["multi_head_attention"], needle
+    for needle in ["one token", "right-padded batch", "pad other than 0", "60-epoch", "2-epoch"]:
+        assert needle in kinds["forward"], needle
 
 
 def test_no_expected_value_reaches_the_kernel():
