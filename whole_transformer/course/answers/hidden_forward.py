@@ -199,6 +199,7 @@ def forward_cases() -> list[Case]:
         "{'pad': 3}",
     )
     _add(cases, e, f, "n_heads given", f"({_ids(11501, 6, 1, 9)}, RW(11502, 9, 8, 1, 10))", "{'n_heads': 1}")
+    _add(cases, e, f, "float32 weights", f"({_ids(11601, 5, 1, 9)}, RW(11602, 9, 8, 1, 10, np.float32), 2)", tol=TOL32)
     _add(cases, e, f, "the tiny model reading 8 9 =", "(task.prompt(89), W_tiny, 1)")
     _add(cases, e, f, "the 60-epoch model reading one number", "(task.sequence(427)[:-1], W_60)")
     _add(cases, e, f, "the 60-epoch model on 16 held-out numbers", "(held_x, W_60)")
