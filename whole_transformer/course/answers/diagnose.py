@@ -59,20 +59,22 @@ def _environment() -> dict:
     """The names the hidden tests' arguments use (``hidden_parts.SETUP``), for evaluating them here."""
     from whole_transformer.train import load_model  # lazy: torch, for the table's model only
 
-    from . import hidden_cached  # lazy: the hidden cases' modules are slow to import; naming a mistake needs none
+    from . import hidden_cached, hidden_forward  # lazy: the hidden cases' modules are slow; naming a mistake needs none
     from .hidden_tests import NS  # lazy: as hidden_cached
 
     env = {**NS, "read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints}
     env["batch_y"] = eval(BATCH_Y, {"np": np, "task": task})  # noqa: S307 - the course's own expression
     env["rows_60"] = hidden_cached.rows_60()
+    env.update(hidden_forward.env())
     return env
 
 
 def _called(exercise: str, fn):
     """What the hidden test calls on each case: the function, or its driver around it (``hidden_parts.DRIVERS``)."""
-    from whole_transformer import stepwise  # lazy: slow to import, and only building the table calls a driver
+    from whole_transformer import stepwise, views  # lazy: slow to import, and only building the table calls a driver
 
-    return getattr(stepwise, DRIVERS[exercise])(fn) if exercise in DRIVERS else fn
+    home = views if DRIVERS.get(exercise) == "viewed" else stepwise
+    return getattr(home, DRIVERS[exercise])(fn) if exercise in DRIVERS else fn
 
 
 def build(source: Path | None = None) -> dict:
