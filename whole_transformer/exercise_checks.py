@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from . import grading as _grading
+from . import tripwire as _tripwire
 from .exercise_cases import Case, ca_cases, gd_cases, ml_cases, nt_cases, xy_cases
-from .exercise_sampling import sampled, sn_cases, sn_diagnose
+from .exercise_sampling import NotFromRng, sampled, sn_cases, sn_diagnose
 from .stepwise import CacheError, token_by_token
 
 DATA = Path(__file__).with_name("data") / "exercise_checks.json"
@@ -35,6 +36,7 @@ FLOAT_DIGITS = 7  # floats are compared to 7 significant digits (the hidden test
 
 
 _TooManyCalls = _grading.TooManyCalls
+_HARNESS_ERRORS = (CacheError, _TooManyCalls, NotFromRng)
 
 
 @dataclass
@@ -43,16 +45,26 @@ class Outcome:
     raw: object = None
     error: BaseException | None = None
     changed: bool = False  # the watched argument was changed
+    called: str | None = None  # a callable it may not call (``tripwire.FORBIDDEN``) that it called
 
     def describe(self) -> str:
         if self.error is not None:
-            return f"raised {type(self.error).__name__}: {self.error}"
+            said = str(self.error).strip()
+            return f"raised {type(self.error).__name__}: {said}" if said else f"raised {type(self.error).__name__}()"
         return _show(self.value)
 
     def canonical(self) -> str:
-        """The outcome as text, floats to FLOAT_DIGITS significant digits: what is hashed."""
+        """The outcome as text, floats to FLOAT_DIGITS significant digits: what is hashed.
+
+        An error is its type and whether it says something (an exercise that asks for a message is right only
+        with one); an error of the course's own harness (a broken cache, a loop that never stops, draws not
+        from ``rng``) is also its message, which says what was wrong."""
+        if self.called is not None:
+            return "called:" + self.called
         if self.error is not None:
-            return "error:" + type(self.error).__name__
+            if isinstance(self.error, _HARNESS_ERRORS):
+                return f"error:{type(self.error).__name__}:{self.error}"
+            return f"error:{type(self.error).__name__}:" + ("said" if str(self.error).strip() else "silent")
         return f"value:{_canon(self.value)};changed:{self.changed}"
 
 
@@ -75,6 +87,14 @@ def _canon(value) -> str:
 
 def digest(exercise: str, index: int, canonical: str, salt: str) -> str:
     return hashlib.sha256(f"{salt}:{exercise}:{index}:{canonical}".encode()).hexdigest()[:20]
+
+
+def item_digests(exercise: str, index: int, value, salt: str) -> list[str] | None:
+    """A digest of each item of a result that is a list (a row of attention, an id, x or y), else None:
+    what lets a check say where a wrong result starts to differ."""
+    if type(value) is not tuple:
+        return None
+    return [digest(exercise, index, f"item {j}:{_canon(v)}", salt) for j, v in enumerate(value)]
 
 
 def _show(value) -> str:
@@ -176,11 +196,56 @@ def _ml_diagnose(cases, got) -> str | None:
     return None
 
 
+def _nonfinite(value) -> bool:
+    if type(value) is float:
+        return not math.isfinite(value)
+    return type(value) is tuple and any(_nonfinite(v) for v in value)
+
+
 def _ca_diagnose(cases, got) -> str | None:
+    if any(o.error is not None and "inhomogeneous" in str(o.error) for o in got):  # rows of two cases in one array
+        return (
+            "It keeps keys and values from earlier calls, in lists outside the function: rows of one sequence land "
+            "beside those of the next (here of another size), and np.array cannot stack rows of different lengths. "
+            "Grow the cache you are given (None: no earlier tokens) and return the grown one."
+        )
     for c, o in zip(cases, got, strict=True):
         if isinstance(o.error, CacheError):  # the contract broken: its message says how
             return f"On {c.label}, {o.error}."
+    for c, o in zip(cases, got, strict=True):
+        if o.error is None and _nonfinite(o.value):
+            return (
+                f"On {c.label} the output holds nan or inf: np.exp of large scores overflows. Subtract the largest "
+                "score before exp (the notebook's softmax does it for you)."
+            )
+    for c, o in zip(cases, got, strict=True):
+        if o.error is not None:
+            return f"On {c.label} it {o.describe()}."
     return None
+
+
+# ---------------------------------------------------------------- where a wrong list starts to differ
+def _ca_differs(case: Case, j: int, n_got: int, n_right: int) -> str:
+    start = case.make()[0][3]
+    if j >= n_right or j >= n_got:
+        return f"On {case.label} it returns {n_got} output rows; reading it should give {n_right}."
+    where = "from the first token on" if j == 0 else f"from token {start + j} on (the rows before it are right)"
+    return f"On {case.label} the output row differs from full causal attention {where}."
+
+
+def _gd_differs(case: Case, j: int, n_got: int, n_right: int) -> str:
+    if j >= n_got or j >= n_right:
+        return (
+            f"On {case.label} the ids are right as far as they go, but it returns {n_got} ids where the reading "
+            f"has {n_right}: check when the loop stops (eos, max_new)."
+        )
+    return f"On {case.label} the ids are right up to position {j - 1} and differ from position {j} on."
+
+
+def _xy_differs(case: Case, j: int, n_got: int, n_right: int) -> str:
+    if n_got != n_right:
+        return f"On {case.label} it returns {n_got} lists; make_xy returns two, x and y."
+    return f"On {case.label} {'x' if j == 0 else 'y'} is not right" + (" (x is)." if j == 1 else ".")
 
 
 @dataclass
@@ -190,6 +255,7 @@ class Exercise:
     cases: Callable[[], list[Case]]
     diagnose: Callable[[list[Case], list[Outcome]], str | None]  # hints from types, before the first case
     driver: Callable[[Callable], Callable] | None = None  # what calls the function on a case (default: one call)
+    differs: Callable[[Case, int, int, int], str] | None = None  # where a wrong list starts to differ, in words
 
     def runner(self, fn) -> Callable:
         """What runs on each case: the function itself, or the driver that calls it (token by token)."""
@@ -199,12 +265,21 @@ class Exercise:
 EXERCISES: dict[str, Exercise] = {
     "next_token": Exercise("next_token", "next_token(h, W, b)", nt_cases, _nt_diagnose),
     "greedy_decode": Exercise(
-        "greedy_decode", "greedy_decode(model, prompt, eos=1, max_new=6)", gd_cases, _gd_diagnose
+        "greedy_decode",
+        "greedy_decode(model, prompt, eos=1, max_new=6)",
+        gd_cases,
+        _gd_diagnose,
+        differs=_gd_differs,
     ),
-    "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", xy_cases, _xy_diagnose),
+    "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", xy_cases, _xy_diagnose, differs=_xy_differs),
     "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", ml_cases, _ml_diagnose),
     "cached_attention": Exercise(
-        "cached_attention", "cached_attention(q, k, v, cache=None)", ca_cases, _ca_diagnose, token_by_token
+        "cached_attention",
+        "cached_attention(q, k, v, cache=None)",
+        ca_cases,
+        _ca_diagnose,
+        token_by_token,
+        _ca_differs,
     ),
     "sample_next": Exercise(
         "sample_next",
@@ -226,12 +301,43 @@ def _hashes(ex: Exercise, outcomes: list[Outcome]) -> list[str]:
     return [digest(ex.name, i, o.canonical(), salt) for i, o in enumerate(outcomes)]
 
 
+def run_cases(ex: Exercise, fn) -> list[Outcome]:
+    """``fn`` on every case of ``ex``, the course's own code for its step a tripwire meanwhile (``tripwire``)."""
+    cases = ex.cases()
+    got = []
+    with _tripwire.run(ex.name, fn) as trip:
+        for c in cases:
+            o = run_case(ex.runner(fn), c)
+            if trip.called:
+                o.called = trip.called[0]
+                del trip.called[:]
+            got.append(o)
+    return got
+
+
+def _where_it_differs(ex: Exercise, case: Case, index: int, o: Outcome, right_items) -> str | None:
+    """Where a wrong list (rows, ids, x and y) first differs from the right one, in words; None if unknown."""
+    if ex.differs is None or right_items is None or o.error is not None or type(o.value) is not tuple:
+        return None
+    mine = item_digests(ex.name, index, o.value, _data()["salt"]) or []
+    j = next(
+        (j for j, (a, b) in enumerate(zip(mine, right_items, strict=False)) if a != b), min(len(mine), len(right_items))
+    )
+    return ex.differs(case, j, len(mine), len(right_items))
+
+
 def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
     if not callable(fn):
         return False, f"✗ `{ex.name}` is not a function: define it with `def {ex.signature}:` and run that cell."
     data = _data()["exercises"][ex.name]
     cases = ex.cases()
-    got = [run_case(ex.runner(fn), c) for c in cases]
+    got = run_cases(ex, fn)
+    called = next((o.called for o in got if o.called), None)
+    if called is not None:
+        return False, (
+            f"✗ {ex.name} calls {called}, the course's own code for this step. A graded function earns points "
+            "only for what it computes itself, so the hidden tests would give it nothing: write this step yourself."
+        )
     mine = _hashes(ex, got)
     bad = [i for i, (h, right) in enumerate(zip(mine, data["right"], strict=True)) if h != right]
     if not bad:
@@ -252,13 +358,16 @@ def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
     hint = ex.diagnose(cases, got)
     if hint:
         return False, "✗ Not yet. " + hint
+    for m in data["mistakes"]:  # a typical mistake that explains every case that differs
+        if all(m["outcomes"][i] == mine[i] for i in bad):
+            return False, "✗ Not yet. " + m["hint"]
     i = bad[0]
-    for m in data["mistakes"]:  # a mistake that explains at least the first case that differs
-        if m["outcomes"][i] == mine[i]:
-            return False, f"✗ Not yet. On {cases[i].label}: {m['hint']}"
     if first.error is not None:
         return False, f"✗ Not yet. On {cases[i].label} it {first.describe()}"
+    where = _where_it_differs(ex, cases[i], i, first, data.get("items", [None] * len(cases))[i])
     extra = " It also changed the list it was given." if first.changed else ""
+    if where:
+        return False, f"✗ Not yet. {where}{extra}"
     return False, f"✗ Not yet. On {cases[i].label} it returned {first.describe()}, which is not right.{extra}"
 
 

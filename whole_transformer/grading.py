@@ -23,6 +23,8 @@ import sys
 
 import numpy as np
 
+from . import tripwire as _tripwire
+
 _type = builtins.type
 _len = builtins.len
 _int = builtins.int
@@ -40,6 +42,7 @@ _float_repr = float.__repr__
 _encode_str = json.encoder.encode_basestring_ascii
 _dict_items = dict.items
 _default_rng = np.random.default_rng
+_run = _tripwire.run
 _FLOAT_WORDS = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
@@ -122,33 +125,48 @@ def hand_out(exercise: str, fn, cases, watch: int | None = None, models: int | N
     ``models``: the position of a model argument, which is wrapped so that a loop that never
     stops fails its case instead of the whole cell.
     A case ``(args, kwargs, (n, seed))`` is a sampler's: see ``drawn``.
+    While the cases run, the course's own code for the exercise's step is a tripwire (``tripwire.FORBIDDEN``):
+    a case whose function called it says so, ``"called": "<module>.<name>"``, and the grader gives it nothing.
     """
     results = []
-    for case in cases:
-        args, kwargs = _tuple(case[0]), case[1]
-        if _len(case) == 3:
-            results.append(drawn(fn, args, kwargs, case[2]))
-            continue
-        if models is not None:
-            args = args[:models] + (counted(args[models]),) + args[models + 1 :]
-        results.append(outcome(fn, args, kwargs, watch))
+    with _run(exercise, fn) as trip:
+        for case in cases:
+            args, kwargs = _tuple(case[0]), case[1]
+            if _len(case) == 3:
+                out = drawn(fn, args, kwargs, case[2])
+            else:
+                if models is not None:
+                    args = args[:models] + (counted(args[models]),) + args[models + 1 :]
+                out = outcome(fn, args, kwargs, watch)
+            if trip.called:
+                out["called"] = trip.called[0]
+                del trip.called[:]
+            results.append(out)
     _publish(exercise, results)
+
+
+#: How many of a sampler's draws are made again with a fresh Generator of the same seed: the same ids must come
+#: back, or the draws do not come from ``rng`` (``np.random`` or a generator of its own was used instead).
+AGAIN = 20
 
 
 def drawn(fn, args: tuple, kwargs: dict, draws) -> dict:
     """What a sampler did in ``n`` calls sharing one NumPy Generator made from ``seed`` (passed as ``rng``):
-    ``{"value": [every result]}``; or its first error, with ``"said"``: whether the error has a message."""
+    ``{"value": [every result], "again": [the first AGAIN results once more, from a fresh Generator of the same
+    seed]}``; or its first error, with ``"said"``: whether the error has a message."""
     n, seed = draws
-    rng = _default_rng(seed)
-    values = []
+    values: list = []
+    again: list = []
     try:
-        for _ in range(n):
-            values.append(plain(fn(*args, **{**kwargs, "rng": rng})))
+        for into, count in ((values, n), (again, min(n, AGAIN))):
+            rng = _default_rng(seed)
+            for _ in range(count):
+                into.append(plain(fn(*args, **{**kwargs, "rng": rng})))
     except NotPlain:
         return {"error": "NotPlain"}
     except Exception as e:  # noqa: BLE001 - the student's code may raise anything
         return {"error": _type(e).__name__, "said": _len(_str(e).strip()) > 0}
-    return {"value": _listify(_tuple(values))}
+    return {"value": _listify(_tuple(values)), "again": _listify(_tuple(again))}
 
 
 def hand_out_answer(question: str, value) -> None:

@@ -40,6 +40,7 @@ class Mistake:
     check_says: str  # words the visible check's message contains for it
     name: str | None = None  # for a mistake the visible check names: its name and hint
     hint: str | None = None
+    stateful: bool = False  # its results depend on the calls before: the grader's table cannot name it
 
     @property
     def source(self) -> str:
@@ -58,7 +59,16 @@ def _read() -> dict[str, list[Mistake]]:
     data = tomllib.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
     return {
         exercise: [
-            Mistake(exercise, e["id"], e["mistake"], e["code"], e["check_says"], e.get("name"), e.get("hint"))
+            Mistake(
+                exercise,
+                e["id"],
+                e["mistake"],
+                e["code"],
+                e["check_says"],
+                e.get("name"),
+                e.get("hint"),
+                e.get("stateful", False),
+            )
             for e in entries
         ]
         for exercise, entries in data.items()
