@@ -133,7 +133,7 @@ def question_keys(source: Path) -> dict[str, tuple[str, object]]:
 
 
 def _hash_at(qid: str) -> re.Pattern:
-    return re.compile(r'("' + re.escape(qid) + r'": \{[^{}]*?"answer_hash": ")([0-9a-f]{16})(")')
+    return re.compile(r'("' + re.escape(qid) + r'": \{[^{}]*?"answer_hash": ")([0-9a-f]+)(")')
 
 
 def questions_planned(source: Path, data: Path = QUESTIONS_DATA) -> tuple[str, list[str]]:
