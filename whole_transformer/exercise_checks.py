@@ -5,11 +5,16 @@ every time) and compares what it gives with what the reference solution gives on
 reference solutions are not here and neither are their results: ``data/exercise_checks.json``
 holds, for each case, a salted hash of the right outcome and of the outcome of every typical
 mistake (with the mistake's hint), computed when the course was built
-(``python -m whole_transformer.course check-data --write``). Reading this module or that file gives
-hints, not answers. When the results match a mistake's, its hint is shown; failing that, hints
-read from the types of the results; failing that, the first case that differs and what the
-function returned. The hidden tests use other cases and decide the points; a check only helps,
-and never raises for a wrong function.
+(``python -m whole_transformer.course check-data --write``). What that hides, said plainly: the file
+holds no code and no result in the clear, but its salt is in it, so the right result of a visible
+case with few possible outcomes (an id, a short list of ids) can be found by trying outcomes; that
+is the result of one fixed case, not the function, and the hidden tests use other cases.
+When the results match a mistake's on every case, or on every case that differs, its hint is shown;
+failing that, hints read from what the function returned (types, shapes, nan); failing that, where
+the first wrong result starts to differ (a row, an id, x or y), or what the function returned.
+While the cases run, the course's own code for the step is a tripwire (``tripwire.py``): a function
+that calls it is told so. The hidden tests decide the points; a check only helps, and never raises
+for a wrong function.
 """
 
 from __future__ import annotations
