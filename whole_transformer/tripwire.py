@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 import sysconfig
 import threading
@@ -109,15 +110,15 @@ def message(exercise: str, name: str) -> str:
     )
 
 
-_PACKAGE = str(Path(__file__).resolve().parent)
+def _resolved(path: str) -> str:
+    return str(Path(path).resolve())
+
+
+# the package's folder as its modules' code names it, and resolved (a symlinked install names it either way)
+_PACKAGE = tuple({os.path.dirname(os.path.abspath(__file__)) + os.sep, _resolved(os.path.dirname(__file__)) + os.sep})
+_LIBRARY_KEYS = ("stdlib", "platstdlib", "purelib", "platlib")
 _LIBRARIES = tuple(
-    sorted(
-        {
-            str(Path(p).resolve())
-            for k, p in sysconfig.get_paths().items()
-            if k in ("stdlib", "platstdlib", "purelib", "platlib")
-        }
-    )
+    sorted({f(p) + os.sep for k, p in sysconfig.get_paths().items() if k in _LIBRARY_KEYS for f in (str, _resolved)})
 )
 _getframe = sys._getframe
 _modules = sys.modules
