@@ -110,7 +110,7 @@ def build() -> dict:
         right = _hashes(ex, REFERENCE[name])
         mistakes: list[dict] = []
         for m in MISTAKES[name]:
-            hashes = _hashes(ex, m.code)
+            hashes = _hashes(ex, m.fresh())  # fresh: a stateful mistake starts empty
             if hashes == right:
                 raise AssertionError(f"the mistake {m.name!r} of {name} gives the right results on every case")
             twin = next((t["name"] for t in mistakes if t["outcomes"] == hashes), None)

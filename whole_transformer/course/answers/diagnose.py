@@ -94,7 +94,7 @@ def build(source: Path | None = None) -> dict:
         model_at = SETUP[exercise][2]
         table = {}
         for m in CATALOGUE[exercise]:
-            results, fn = [], _called(exercise, m.code)
+            results, fn = [], _called(exercise, m.fresh())  # fresh: a stateful mistake starts empty
             for c in cases:
                 args, kwargs = eval(c.args, env), eval(c.kwargs, env)  # noqa: S307 - fresh inputs each time
                 if model_at is not None:

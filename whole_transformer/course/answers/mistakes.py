@@ -50,6 +50,11 @@ class Mistake:
     @functools.cached_property
     def code(self) -> Callable:
         """The function, defined as the notebook would define it."""
+        return self.fresh()
+
+    def fresh(self) -> Callable:
+        """The function defined anew, with a namespace of its own: what a stateful mistake (one that keeps
+        lists between calls) returns then does not depend on who called it before."""
         namespace: dict[str, Any] = {"np": np, "softmax": softmax}  # exec puts the function in it
         exec(compile(self.code_text, f"<mistake {self.exercise} {self.id}>", "exec"), namespace)  # noqa: S102
         return namespace[self.exercise]
