@@ -229,7 +229,8 @@ def test_validate_says_what_a_sampler_s_error_is_missing(handout_lab, browser, a
     try:
         page.goto(url.replace("01-whole-machine.ipynb", name))
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=180_000)
-        validate = page.get_by_role("button", name="Validate").first
+        # the workspace may keep notebook 01 open in a hidden tab: its Validate button is not this one
+        validate = page.locator("[aria-label=Validate] >> visible=true").first
         validate.wait_for(timeout=60_000)
         time.sleep(2)
         validate.click()
