@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 from . import tripwire as _tripwire
+from .stepwise import CacheError as _CacheError
 
 _type = builtins.type
 _len = builtins.len
@@ -99,7 +100,8 @@ def counted(model):
 def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None = None) -> dict:
     """What ``fn(*args, **kwargs)`` did, as plain JSON-ready data.
 
-    ``{"value": …}`` or ``{"error": "<exception name>"}``; with ``watch``, also ``"after"``: the
+    ``{"value": …}`` or ``{"error": "<exception name>"}`` (a broken cache, ``stepwise.CacheError``, also says
+    ``"why"``: how, in the driver's words); with ``watch``, also ``"after"``: the
     argument at that position (a list the function must not change) as it is after the call.
     A value that is not plain (a custom object, a float subclass…) is the error "NotPlain".
     """
@@ -110,6 +112,8 @@ def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None 
         out = {"error": "NotPlain"}
     except Exception as e:  # noqa: BLE001 - the student's code may raise anything
         out = {"error": _type(e).__name__}
+        if _type(e) is _CacheError:  # the course's own driver says how the cache was wrong: it names the mistake
+            out["why"] = _str(e)[:300]
     if watch is not None:
         try:
             arg = args[watch]

@@ -37,7 +37,7 @@ import numpy as np
 from whole_transformer import grading as g
 from whole_transformer import task
 
-from ..core.compare import case_passes, same_distribution
+from ..core.compare import case_passes, from_rng, same_distribution
 from ..core.expected import in_step, rounded
 from ..layout import REPO, Course
 from ..term.settings import FILE, load  # the one reader of course.toml (its errors say what to fix)
@@ -123,13 +123,14 @@ def _stored_expected(source: Path | None) -> dict[str, dict]:
 
 
 def _counted(result: dict) -> dict:
-    """A sampler's draws as ``{"counts": {id: times drawn}}`` (an error stays as it is)."""
+    """A sampler's draws as ``{"counts": {id: times drawn}, "from_rng": whether they came from rng}`` (an error
+    stays as it is)."""
     if "value" not in result:
         return result
     counts: dict[str, int] = {}
     for d in result["value"]:
         counts[str(d)] = counts.get(str(d), 0) + 1
-    return {"counts": dict(sorted(counts.items(), key=lambda kv: int(kv[0])))}
+    return {"counts": dict(sorted(counts.items(), key=lambda kv: int(kv[0]))), "from_rng": from_rng(result)}
 
 
 def _text(data: dict) -> str:
@@ -190,10 +191,14 @@ def _agrees(compare: str, case: dict, mine, theirs) -> bool:
     """The student's result is the mistake's result on this case (same value, or same exception)."""
     if type(mine) is not dict or type(theirs) is not dict:
         return False
-    if "counts" in theirs:  # a sampler: the same distribution as the mistake's draws
-        return "value" in mine and same_distribution(mine["value"], theirs["counts"])
-    if "value" not in theirs:
-        return "value" not in mine and mine.get("error") == theirs.get("error")
+    if "counts" in theirs:  # a sampler: the same distribution as the mistake's draws, from rng or not alike
+        return (
+            "value" in mine
+            and from_rng(mine) == theirs.get("from_rng", True)
+            and same_distribution(mine["value"], theirs["counts"])
+        )
+    if "value" not in theirs:  # the same error, saying something or not, a broken cache broken the same way
+        return "value" not in mine and all(mine.get(k) == theirs.get(k) for k in ("error", "said", "why"))
     if "value" in mine and _same(mine["value"], theirs["value"]) and mine.get("after") == theirs.get("after"):
         return True  # the same value but for the rounding a CPU may change (NaN and infinities included)
     like = {**case, "want": theirs["value"]}
