@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import exercise_hints as hints
 from . import grading as _grading
 from . import tripwire as _tripwire
 from .exercise_cases import Case, ca_cases, gd_cases, ml_cases, nt_cases, xy_cases
@@ -138,126 +139,6 @@ def run_case(fn, case: Case) -> Outcome:
     return out
 
 
-def _is_number_not_int(v) -> bool:
-    return isinstance(v, float) or isinstance(v, tuple)
-
-
-def _nt_diagnose(cases, got) -> str | None:
-    values = [o.value for o in got if o.error is None]
-    if values and all(isinstance(v, float) and v.is_integer() for v in values):  # 3.0: an id, but a float
-        return (
-            f"It returns {values[0]!r}, a float. An id is a whole number that indexes the vocabulary: "
-            "convert the id to an int before you return it."
-        )
-    for o in got:
-        if o.error is None and (_is_number_not_int(o.value) or isinstance(o.value, bool)):
-            return (
-                "It returns a score (or several), not an id. The id of the next token is the position of the "
-                "highest score: np.argmax(scores)."
-            )
-    for o in got:
-        if o.error is not None and ("matmul" in str(o.error) or "shape" in str(o.error) or "align" in str(o.error)):
-            return "Check the product: h is (d,) and W is (d, V), so the scores are h @ W + b, of shape (V,)."
-    return None
-
-
-def _gd_diagnose(cases, got) -> str | None:
-    for o in got:
-        if o.error is None and isinstance(o.value, tuple) and any(not isinstance(v, int) for v in o.value):
-            return (
-                "It appends scores, not ids. Append the position of the highest score of the last row "
-                "(np.argmax), an int."
-            )
-    for o in got:
-        if o.error is None and o.changed:
-            return (
-                "It changes the caller's prompt: append to a new list that starts as a copy of it, and leave "
-                "the prompt you were given as it was."
-            )
-    for o in got:
-        if o.error is None and not isinstance(o.value, tuple):
-            return f"It should return the list of ids, but returned {o.describe()}."
-    return None
-
-
-def _xy_diagnose(cases, got) -> str | None:
-    for o in got:
-        if o.error is None and o.changed:
-            return "It changes the caller's sequence: build x and y as new lists (seq[:-1] and seq[1:] are copies)."
-    for o in got:
-        if o.error is None and not (isinstance(o.value, tuple) and len(o.value) == 2):
-            return f"It should return two lists, x and y (return x, y), but returned {o.describe()}."
-    return None
-
-
-def _ml_diagnose(cases, got) -> str | None:
-    for o in got:
-        if o.error is None and isinstance(o.value, tuple):
-            return (
-                "It returns several numbers; the loss is one number: the mean of the rows' losses, over the "
-                "rows that count."
-            )
-    for c, o in zip(cases, got, strict=True):
-        if "large" in c.label and o.error is None and isinstance(o.value, float) and not np.isfinite(o.value):
-            return (
-                "With large logits it gives nan or inf: exp overflows. Use the notebook's softmax, which "
-                "subtracts each row's maximum first."
-            )
-    return None
-
-
-def _nonfinite(value) -> bool:
-    if type(value) is float:
-        return not math.isfinite(value)
-    return type(value) is tuple and any(_nonfinite(v) for v in value)
-
-
-def _ca_diagnose(cases, got) -> str | None:
-    if any(o.error is not None and "inhomogeneous" in str(o.error) for o in got):  # rows of two cases in one array
-        return (
-            "It keeps keys and values from earlier calls, in lists outside the function: rows of one sequence land "
-            "beside those of the next (here of another size), and np.array cannot stack rows of different lengths. "
-            "Grow the cache you are given (None: no earlier tokens) and return the grown one."
-        )
-    for c, o in zip(cases, got, strict=True):
-        if isinstance(o.error, CacheError):  # the contract broken: its message says how
-            return f"On {c.label}, {o.error}."
-    for c, o in zip(cases, got, strict=True):
-        if o.error is None and _nonfinite(o.value):
-            return (
-                f"On {c.label} the output holds nan or inf: np.exp of large scores overflows. Subtract the largest "
-                "score before exp (the notebook's softmax does it for you)."
-            )
-    for c, o in zip(cases, got, strict=True):
-        if o.error is not None:
-            return f"On {c.label} it {o.describe()}."
-    return None
-
-
-# ---------------------------------------------------------------- where a wrong list starts to differ
-def _ca_differs(case: Case, j: int, n_got: int, n_right: int) -> str:
-    start = case.make()[0][3]
-    if j >= n_right or j >= n_got:
-        return f"On {case.label} it returns {n_got} output rows; reading it should give {n_right}."
-    where = "from the first token on" if j == 0 else f"from token {start + j} on (the rows before it are right)"
-    return f"On {case.label} the output row differs from full causal attention {where}."
-
-
-def _gd_differs(case: Case, j: int, n_got: int, n_right: int) -> str:
-    if j >= n_got or j >= n_right:
-        return (
-            f"On {case.label} the ids are right as far as they go, but it returns {n_got} ids where the reading "
-            f"has {n_right}: check when the loop stops (eos, max_new)."
-        )
-    return f"On {case.label} the ids are right up to position {j - 1} and differ from position {j} on."
-
-
-def _xy_differs(case: Case, j: int, n_got: int, n_right: int) -> str:
-    if n_got != n_right:
-        return f"On {case.label} it returns {n_got} lists; make_xy returns two, x and y."
-    return f"On {case.label} {'x' if j == 0 else 'y'} is not right" + (" (x is)." if j == 1 else ".")
-
-
 @dataclass
 class Exercise:
     name: str
@@ -273,23 +154,23 @@ class Exercise:
 
 
 EXERCISES: dict[str, Exercise] = {
-    "next_token": Exercise("next_token", "next_token(h, W, b)", nt_cases, _nt_diagnose),
+    "next_token": Exercise("next_token", "next_token(h, W, b)", nt_cases, hints.nt_diagnose),
     "greedy_decode": Exercise(
         "greedy_decode",
         "greedy_decode(model, prompt, eos=1, max_new=6)",
         gd_cases,
-        _gd_diagnose,
-        differs=_gd_differs,
+        hints.gd_diagnose,
+        differs=hints.gd_differs,
     ),
-    "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", xy_cases, _xy_diagnose, differs=_xy_differs),
-    "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", ml_cases, _ml_diagnose),
+    "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", xy_cases, hints.xy_diagnose, differs=hints.xy_differs),
+    "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", ml_cases, hints.ml_diagnose),
     "cached_attention": Exercise(
         "cached_attention",
         "cached_attention(q, k, v, cache=None)",
         ca_cases,
-        _ca_diagnose,
+        hints.ca_diagnose,
         token_by_token,
-        _ca_differs,
+        hints.ca_differs,
     ),
     "sample_next": Exercise(
         "sample_next",

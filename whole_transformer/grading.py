@@ -23,8 +23,8 @@ import sys
 
 import numpy as np
 
-from . import tripwire as _tripwire
 from .stepwise import CacheError as _CacheError
+from .tripwire import run as _run
 
 _type = builtins.type
 _len = builtins.len
@@ -43,7 +43,6 @@ _float_repr = float.__repr__
 _encode_str = json.encoder.encode_basestring_ascii
 _dict_items = dict.items
 _default_rng = np.random.default_rng
-_run = _tripwire.run
 _FLOAT_WORDS = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
@@ -100,9 +99,8 @@ def counted(model):
 def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None = None) -> dict:
     """What ``fn(*args, **kwargs)`` did, as plain JSON-ready data.
 
-    ``{"value": …}`` or ``{"error": "<exception name>"}`` (a broken cache, ``stepwise.CacheError``, also says
-    ``"why"``: how, in the driver's words); with ``watch``, also ``"after"``: the
-    argument at that position (a list the function must not change) as it is after the call.
+    ``{"value": …}`` or ``{"error": "<exception name>"}`` (a ``stepwise.CacheError`` also ``"why"``); with
+    ``watch``, also ``"after"``: the argument at that position (a list the function must not change) after it.
     A value that is not plain (a custom object, a float subclass…) is the error "NotPlain".
     """
     try:
@@ -112,7 +110,7 @@ def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None 
         out = {"error": "NotPlain"}
     except Exception as e:  # noqa: BLE001 - the student's code may raise anything
         out = {"error": _type(e).__name__}
-        if _type(e) is _CacheError:  # the course's own driver says how the cache was wrong: it names the mistake
+        if _type(e) is _CacheError:  # the driver's words on how the cache was wrong: they name the mistake
             out["why"] = _str(e)[:300]
     if watch is not None:
         try:
@@ -126,12 +124,10 @@ def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None 
 def hand_out(exercise: str, fn, cases, watch: int | None = None, models: int | None = None) -> None:
     """Run ``fn`` on every case ``(args, kwargs)`` and hand the outcomes to the grader.
 
-    ``models``: the position of a model argument, which is wrapped so that a loop that never
-    stops fails its case instead of the whole cell.
-    A case ``(args, kwargs, (n, seed))`` is a sampler's: see ``drawn``.
-    While the cases run, the course's own code for the exercise's step is a tripwire (``tripwire.FORBIDDEN``):
-    a case whose function called it says so, ``"called": "<module>.<name>"``, and the grader gives it nothing.
-    """
+    ``models``: the position of a model argument, wrapped so that a loop that never stops fails its case
+    only. A case ``(args, kwargs, (n, seed))`` is a sampler's: see ``drawn``. While the cases run, the course's
+    own code for the step is a tripwire (``tripwire.FORBIDDEN``): a case whose function called it says
+    ``"called": "<module>.<name>"``, and the grader gives the exercise nothing."""
     results = []
     with _run(exercise, fn) as trip:
         for case in cases:
@@ -149,8 +145,7 @@ def hand_out(exercise: str, fn, cases, watch: int | None = None, models: int | N
     _publish(exercise, results)
 
 
-#: How many of a sampler's draws are made again with a fresh Generator of the same seed: the same ids must come
-#: back, or the draws do not come from ``rng`` (``np.random`` or a generator of its own was used instead).
+#: A sampler's first draws made again from a fresh Generator of the same seed: other ids mean not from ``rng``.
 AGAIN = 20
 
 

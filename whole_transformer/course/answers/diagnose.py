@@ -123,8 +123,7 @@ def _stored_expected(source: Path | None) -> dict[str, dict]:
 
 
 def _counted(result: dict) -> dict:
-    """A sampler's draws as ``{"counts": {id: times drawn}, "from_rng": whether they came from rng}`` (an error
-    stays as it is)."""
+    """A sampler's draws as ``{"counts": {id: times drawn}, "from_rng": …}`` (an error stays as it is)."""
     if "value" not in result:
         return result
     counts: dict[str, int] = {}
@@ -222,20 +221,10 @@ def diagnose(expected: dict, results: list) -> dict:
     """
     exercise, cases = expected["name"], expected["cases"]
     entry = mistake_table().get(exercise)
-    if (
-        entry is None
-        or entry.get("cases") != cases_digest(cases)
-        or type(results) is not list
-        or len(results) != len(cases)
-    ):
-        return {
-            "mistake": None,
-            "name": NOT_CATALOGUED,
-            "closest": None,
-            "agree": 0,
-            "of": len(cases),
-            "stale": entry is not None,
-        }
+    usable = type(results) is list and len(results) == len(cases)
+    if entry is None or entry.get("cases") != cases_digest(cases) or not usable:
+        none = {"mistake": None, "name": NOT_CATALOGUED, "closest": None, "agree": 0, "of": len(cases)}
+        return {**none, "stale": entry is not None}
     best, best_n = None, -1
     for m in CATALOGUE.get(exercise, []):
         theirs = entry["mistakes"].get(m.id)
