@@ -7,7 +7,7 @@ grader). One row each: what the check said (✓, or ✗ and the first words of i
 gave (points of points, the mistake the grader named). ``agrees`` is what the tests assert: the check says ✓
 exactly when the hidden tests give every point.
 
-    .venv/bin/python tests/implementations/matrix.py [exercise …] > matrix.md
+    .venv/bin/python tests/implementations/matrix.py [exercise …]   # the table, as Markdown, on stdout
 """
 
 from __future__ import annotations
