@@ -226,7 +226,7 @@ def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
     called = next((o.called for o in got if o.called), None)
     if called is not None:
         return False, (
-            f"✗ {ex.name} calls {called}, the course's own code for this step. A graded function earns points "
+            f"✗ {ex.name} calls {called}, {_tripwire.what_it_is(called)}. A graded function earns points "
             "only for what it computes itself, so the hidden tests would give it nothing: write this step yourself."
         )
     mine = _hashes(ex, got)

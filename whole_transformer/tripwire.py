@@ -103,11 +103,17 @@ class AnswerCalled(Exception):
     """The student's function called a callable ``FORBIDDEN`` for its exercise (the message names it)."""
 
 
-def message(exercise: str, name: str) -> str:
+def what_it_is(name: str) -> str:
+    """How a forbidden callable is named to the student: the course's code, or a library's ready-made step."""
     return (
-        f"{exercise} called {name}, the course's own code for this step: it earns nothing for what it does "
-        "not compute itself"
+        "the course's own code for this step"
+        if name.startswith("whole_transformer.")
+        else ("a library's ready-made version of this step")
     )
+
+
+def message(exercise: str, name: str) -> str:
+    return f"{exercise} called {name}, {what_it_is(name)}: it earns nothing for what it does not compute itself"
 
 
 def _resolved(path: str) -> str:

@@ -15,7 +15,7 @@ import json
 from nbformat import NotebookNode
 
 from ...grading import RESULTS_MIME
-from ...tripwire import forbidden_names
+from ...tripwire import forbidden_names, what_it_is
 from ..answers.diagnose import diagnose, kinds_of, partial_score
 from ..core.compare import case_passes, judge
 from ..core.verdict import CellVerdict, Outcome
@@ -186,7 +186,7 @@ def assess(
     failed, passed = _judged(expected, results)
     called = _called(results)
     if called:  # the function called the course's own code for its step (whole_transformer/tripwire.py)
-        why = f"it calls {called}, the course's own code for this step"
+        why = f"it calls {called}, {what_it_is(called)}"
         text = (
             f"{expected['name']} earns nothing: {why}. A graded function earns points only for what it computes "
             "itself: write this step yourself, without calling it"
