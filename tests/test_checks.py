@@ -223,7 +223,7 @@ def test_a_question_stores_only_a_salted_hash():
     assert [f.name for f in fields(questions.Question)] == ["qid", "kind", "answer_hash", "hints", "fallback"]
     for qid, (_, answer) in ANSWERS.items():
         q = QUESTIONS[qid]
-        assert re.fullmatch(r"[0-9a-f]{16}", q.answer_hash)
+        assert re.fullmatch(r"[0-9a-f]{32}", q.answer_hash)
         assert answer not in q.hints
     # the same value hashes differently for different questions, so hashes cannot be compared across
     assert questions._digest("tokens_905", 8) != questions._digest("rows_742", 8)

@@ -27,6 +27,7 @@ from whole_transformer import checks, exercise_cases, grading, task
 from whole_transformer.course.answers import hidden_cells, reference
 from whole_transformer.course.answers import hidden_tests as hidden
 from whole_transformer.course.answers.hidden_parts import DRIVERS
+from whole_transformer.course.answers.mistakes import CATALOGUE
 from whole_transformer.course.cells import HIDDEN_REGION
 from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.layout import NOTEBOOK_OF
@@ -182,7 +183,8 @@ def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake
     (message,) = graded.errors.values()
     assert message.startswith(f"TestFailed: {imp.exercise} is not right yet for: "), message
     message, _, named = message.partition(". This looks like a typical mistake, ")
-    assert named, message  # the grader names the catalogued mistake (answers/diagnose.py)
+    stateful = any(m.stateful for m in CATALOGUE[imp.exercise] if m.id == imp.name)
+    assert named or stateful, message  # the grader names the catalogued mistake (answers/diagnose.py)
     kinds = message.split(": ", 2)[2].split("; ")
     assert set(kinds) <= hidden_kinds(imp.exercise) | {
         "the caller's prompt must not change",
@@ -692,3 +694,188 @@ def test_a_forward_pass_that_uses_torch_or_the_models_code_earns_nothing(extra, 
         NotebookNode(outputs=outputs), expected, NotebookNode(cell_type="code", source=right, metadata={}), 2.0
     )
     assert right_verdict[0][0].text.startswith("Tests passed.")
+
+
+# ------------------------------------------------------------------------------------------ no answer to call
+#: For each package function the issue names, a version of an exercise built on it (what a student could
+#: write in the solution cell): it must earn nothing, and both the check and the grader must name the function.
+CALLS_AN_ANSWER = {
+    "labs._sampling.stages": (
+        "sample_next",
+        """
+from whole_transformer.labs._sampling import Settings, stages
+
+
+def sample_next(scores, temperature=1.0, top_k=None, top_p=None, rng=None):
+    if temperature <= 0 or (top_k is not None and top_k < 1) or (top_p is not None and not 0 < top_p <= 1):
+        raise ValueError("temperature must be above 0, top_k at least 1, top_p in (0, 1]")
+    st = stages(np.asarray(scores, dtype=float), Settings(temperature, top_k or 0, top_p or 1.0))
+    p = np.asarray(st.final, dtype=float)
+    return int(rng.choice(len(p), p=p / p.sum()))
+""",
+    ),
+    "decode.greedy_trace": (
+        "greedy_decode",
+        """
+from whole_transformer import decode
+
+
+def greedy_decode(model, prompt, eos=1, max_new=6):
+    return decode.greedy_trace(model, list(prompt), max_new=max_new).ids
+""",
+    ),
+    "stepwise._one_step": (
+        "cached_attention",
+        """
+from whole_transformer import stepwise
+
+
+def cached_attention(q, k, v, cache=None):
+    def attend(q, k, v, cache=None):
+        K = k[None] if cache is None else np.vstack([cache[0], k])
+        V = v[None] if cache is None else np.vstack([cache[1], v])
+        return softmax(K @ q / np.sqrt(len(q))) @ V, [K, V]
+
+    return stepwise._one_step(attend, q, k, v, cache, 0)
+""",
+    ),
+    "fast.extend": (
+        "cached_attention",
+        """
+import torch
+
+from whole_transformer.fast import extend
+
+
+def cached_attention(q, k, v, cache=None):
+    extend(None, torch.tensor([[1]]), {})
+""",
+    ),
+    "task.xy_arrays": (
+        "make_xy",
+        """
+from whole_transformer import task
+
+
+def make_xy(seq, eq=12, pad=0):
+    x, y, _ = task.xy_arrays([0])
+    return list(seq[:-1]), [t for t in y[0]]
+""",
+    ),
+    "labs._batch.xy_of": (
+        "make_xy",
+        """
+def make_xy(seq, eq=12, pad=0, _xy=__import__("whole_transformer.labs._batch").labs._batch.xy_of):
+    return _xy(0)
+""",
+    ),
+    "torch.nn.functional.cross_entropy": (
+        "masked_loss",
+        """
+import torch
+import torch.nn.functional as F
+
+
+def masked_loss(logits, targets, pad=0):
+    return float(F.cross_entropy(torch.tensor(logits), torch.tensor(targets).long(), ignore_index=pad))
+""",
+    ),
+    "decode.greedy_step": (
+        "next_token",
+        """
+from whole_transformer.decode import greedy_step
+
+
+def next_token(h, W, b):
+    return greedy_step(None, [1]).picked
+""",
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("called", sorted(CALLS_AN_ANSWER))
+def test_a_version_that_calls_the_course_s_own_code_earns_nothing_and_is_told_why(called):
+    exercise, source = CALLS_AN_ANSWER[called]
+    dotted = ("" if called.startswith("torch") else "whole_transformer.") + called
+    graded = grade(exercise, source)
+    assert graded.points == 0, f"{called}: {graded.points} of {graded.max_points}"
+    what = "a library's ready-made version of" if called.startswith("torch") else "the course's own code for"
+    assert f"✗ {exercise} calls {dotted}, {what} this step" in graded.output, graded.output
+    (message,) = graded.errors.values()
+    assert message.startswith(f"TestFailed: {exercise} earns nothing: it calls {dotted}"), message
+
+
+def test_outside_a_graded_run_the_course_s_functions_are_themselves():
+    from whole_transformer import tripwire
+    from whole_transformer.labs._sampling import Settings, stages
+
+    before = stages(np.array([1.0, 2.0, 0.5]), Settings(top_k=2))
+    with tripwire.run("sample_next", lambda *a: None):
+        from whole_transformer.labs import _sampling
+
+        assert _sampling.stages is not stages  # the tripwire, while the run lasts
+        # called by the course's own code (not from the student's), it is the function itself
+        assert np.allclose(_sampling.stages(np.array([1.0, 2.0, 0.5]), Settings(top_k=2)).final, before.final)
+    assert _sampling.stages is stages
+    assert set(tripwire.FORBIDDEN) >= set(NOTEBOOK_OF) - {
+        "layer_norm",
+        "multi_head_attention",
+        "decoder_block",
+        "forward",
+    }
+
+
+def test_the_grader_takes_only_a_name_of_the_table_from_the_kernel():
+    from whole_transformer.course.core.compare import case_passes
+    from whole_transformer.course.plugins.cell_verdict import _called
+
+    assert _called([{"value": 3}, {"value": 3, "called": "whole_transformer.task.xy_arrays"}]) == (
+        "whole_transformer.task.xy_arrays"
+    )
+    assert _called([{"value": 3, "called": "<script>"}]) == "one of the course's functions for this step"
+    assert _called([{"value": 3}]) is None
+    assert not case_passes("id", {"want": 3}, {"value": 3, "called": "x"})
+
+
+def test_draws_must_come_from_the_generator_handed_in():
+    from whole_transformer.course.core.compare import from_rng
+
+    assert from_rng({"value": [1, 2, 3], "again": [1, 2, 3]})
+    assert not from_rng({"value": [1, 2, 3], "again": [1, 3, 2]})
+    assert not from_rng({"value": [1, 2, 3]})  # a result without the draws made again is not taken
+    (m,) = [m for m in CATALOGUE["sample_next"] if m.id == "np_random"]
+    out = grading.drawn(m.code, (np.array([1.0, 2.0, 0.5]),), {}, (100, 1))
+    assert not from_rng(out)
+    right = grading.drawn(reference.sample_next, (np.array([1.0, 2.0, 0.5]),), {}, (100, 1))
+    assert from_rng(right)
+
+
+# ------------------------------------------------------------------------------------------ hints that name the bug
+def test_an_error_without_its_message_is_not_right(capsys):
+    (m,) = [m for m in CATALOGUE["sample_next"] if m.id == "bare_value_error"]
+    assert checks.check("sample_next", m.code) is False
+    out = capsys.readouterr().out
+    assert "✓" not in out and "without a message" in out, out
+
+
+def test_an_uncatalogued_attention_is_told_from_which_token_it_differs(capsys):
+    def cached_attention(q, k, v, cache=None):
+        K = k[None] if cache is None else np.vstack([cache[0], k])
+        V = v[None] if cache is None else np.vstack([cache[1], v])
+        out = reference.softmax(K @ q / np.sqrt(len(q))) @ V
+        return (out * 1.5 if len(K) > 3 else out), [K, V]  # right for tokens 0 to 2 only
+
+    assert checks.check("cached_attention", cached_attention) is False
+    out = capsys.readouterr().out
+    assert "the output row differs from full causal attention from token 3 on" in out, out
+
+
+def test_each_catalogued_mistake_has_results_of_its_own_on_the_visible_cases():
+    import json
+
+    from whole_transformer.exercise_checks import DATA
+
+    for name, entry in json.loads(DATA.read_text())["exercises"].items():
+        seen = [tuple(m["outcomes"]) for m in entry["mistakes"]]
+        assert len(seen) == len(set(seen)), name  # else the check could not tell two of them apart

@@ -175,7 +175,20 @@ def test_no_handout_file_points_to_a_folder_the_handout_lacks(handout):
 def test_the_handouts_nbgrader_config_sets_only_what_validate_says(handout):
     text = (handout / "nbgrader_config.py").read_text()
     settings = [line for line in text.splitlines() if line.startswith("c.")]
-    assert settings == ["c.Validator.failed_warning = ("], settings
+    # what Validate says, and that its kernel is reached by IPC (no "running over TCP without encryption")
+    assert settings == ["c.Validator.failed_warning = (", 'c.KernelManager.transport = "ipc"'], settings
+
+
+def test_the_handouts_makefile_gitignore_and_readme_mend_issue_40(handout):
+    makefile = (handout / "Makefile").read_text()
+    assert makefile.index("SETTINGS :=") < makefile.index("venv: $(STAMP) $(SETTINGS)")  # defined before it is used
+    assert "--LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)" in makefile  # printed without a browser: notebook 01
+    assert "your-model.pt" in (handout / ".gitignore").read_text().splitlines()
+    readme = " ".join((handout / "README.md").read_text().split())
+    assert "### The labs by keyboard" in (handout / "README.md").read_text()
+    assert "A selector (a dropdown) answers `Home` and `End`" in readme
+    assert "Kernel is running over TCP without encryption" in readme and "127.0.0.1" in readme
+    assert "cannot keep a secret from someone who tries" in readme
 
 
 def test_a_handout_not_made_by_the_command_is_never_overwritten(tmp_path):

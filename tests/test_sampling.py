@@ -28,6 +28,7 @@ from whole_transformer.course.core.compare import (
     case_passes,
     chi_square_bound,
     draws_fit,
+    from_rng,
     pearson,
     same_distribution,
 )
@@ -177,8 +178,14 @@ def _expected_statistic(mistake, case) -> float:
 def test_every_catalogued_mistake_fails_and_far_from_the_bound(mistake):
     m = MISTAKES[mistake]
     assert failed(run(m.code)), mistake
-    if mistake == "no_checks":  # samples right; it fails the cases that must raise
+    if mistake in ("no_checks", "bare_value_error"):  # samples right; it fails the cases that must raise
         assert set(failed(run(m.code))) == {"bad arguments raise ValueError with a message"}
+        return
+    if mistake == "np_random":  # the right distribution, not drawn from rng: every case with a choice fails
+        chosen = [isinstance(c.want, list) and sum(q >= NEVER for q in c.want) > 1 for c in CASES]
+        results = run(m.code)
+        assert set(failed(results)) == {c.kind for c, x in zip(CASES, chosen, strict=True) if x}
+        assert not any(from_rng(r) for r, x in zip(results, chosen, strict=True) if x)
         return
     margin = 0.0
     for c in CASES:
@@ -198,6 +205,7 @@ def test_the_two_sample_test_names_a_mistake_and_not_a_right_sampler():
             if isinstance(c.want, list)
         ]
         # no_checks samples as a right sampler does (it errs only on the cases that must raise)
-        assert all(same) if mid == "no_checks" else not all(same), mid
+        # (and so do bare_value_error, whose errors say nothing, and np_random, whose draws are not rng's)
+        assert all(same) if mid in ("no_checks", "bare_value_error", "np_random") else not all(same), mid
     again = [_counted(r) for r in run(ref.sample_next, seed_shift=900)]
     assert all(same_distribution(a["value"], b["counts"]) for a, b in zip(draws, again, strict=True) if "value" in a)

@@ -71,6 +71,8 @@ def _validate(folder: Path, nb, name="04-how-it-learned.ipynb") -> str:
         [str(NBGRADER), "validate", name], cwd=folder, capture_output=True, text=True, timeout=600, env=env
     )
     assert "No nbgrader_config.py file found" not in done.stderr
+    # the handout's settings reach the kernel through IPC, so the kernel's TCP warning does not come
+    assert "without encryption" not in done.stderr + done.stdout
     return done.stdout
 
 
@@ -104,3 +106,23 @@ def test_nbgrader_validate_lists_a_wrong_exercise_and_a_wrong_answer_with_their_
 def test_nbgrader_validate_of_a_right_notebook_lists_nothing(notebooks, tmp_path):
     said = _validate(tmp_path / "right", notebooks.solved("04-how-it-learned"))
     assert SUCCESS in said and "✗" not in said and "failed" not in said
+
+
+def test_under_validate_a_sampler_whose_error_says_nothing_is_listed_with_what_is_missing(capsys, monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    (m,) = [m for m in CATALOGUE["sample_next"] if m.id == "bare_value_error"]
+    assert checks.check("sample_next", m.code) is False
+    out = capsys.readouterr()
+    assert out.out == "" and "✓" not in out.err
+    assert "without a message" in " ".join(out.err.split()), out.err
+
+
+@pytest.mark.slow
+def test_nbgrader_validate_says_what_a_sampler_s_error_is_missing(notebooks, tmp_path):
+    nb = notebooks.solved("03-one-word-at-a-time")
+    (m,) = [m for m in CATALOGUE["sample_next"] if m.id == "bare_value_error"]
+    set_answer(nb, "sample_next", m.code_text.strip() + "\n")
+    said = _validate(tmp_path / "bare", nb, "03-one-word-at-a-time.ipynb")
+    flat = " ".join(said.split())
+    assert SUCCESS not in said and 'check("sample_next")' in said
+    assert "raises ValueError without a message" in flat, said

@@ -67,8 +67,8 @@ class ModelConfig:
 def parameter_table(cfg: ModelConfig | None = None) -> list[tuple[str, int, str]]:
     """Rows (part, parameters, formula), from the config alone. A count counts weights and biases.
 
-    At the defaults the total is 72,106; notebook 01's machine lab shows each part's count.
-    Positions are fixed sinusoids (no parameters); the number of heads appears nowhere.
+    At the defaults the total is 72,106. Notebook 01 asks for some of these counts before its machine lab
+    shows them, and imports this table only after those questions.
     """
     cfg = cfg or ModelConfig()
     d, f, V, N = cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.n_layers

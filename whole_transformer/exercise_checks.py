@@ -5,11 +5,16 @@ every time) and compares what it gives with what the reference solution gives on
 reference solutions are not here and neither are their results: ``data/exercise_checks.json``
 holds, for each case, a salted hash of the right outcome and of the outcome of every typical
 mistake (with the mistake's hint), computed when the course was built
-(``python -m whole_transformer.course check-data --write``). Reading this module or that file gives
-hints, not answers. When the results match a mistake's, its hint is shown; failing that, hints
-read from the types of the results; failing that, the first case that differs and what the
-function returned. The hidden tests use other cases and decide the points; a check only helps,
-and never raises for a wrong function.
+(``python -m whole_transformer.course check-data --write``). What that hides, said plainly: the file
+holds no code and no result in the clear, but its salt is in it, so the right result of a visible
+case with few possible outcomes (an id, a short list of ids) can be found by trying outcomes; that
+is the result of one fixed case, not the function, and the hidden tests use other cases.
+When the results match a mistake's on every case, or on every case that differs, its hint is shown;
+failing that, hints read from what the function returned (types, shapes, nan); failing that, where
+the first wrong result starts to differ (a row, an id, x or y), or what the function returned.
+While the cases run, the course's own code for the step is a tripwire (``tripwire.py``): a function
+that calls it is told so. The hidden tests decide the points; a check only helps, and never raises
+for a wrong function.
 """
 
 from __future__ import annotations
@@ -25,10 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
+from . import exercise_hints as hints
 from . import grading as _grading
+from . import tripwire as _tripwire
 from .exercise_cases import Case, ca_cases, gd_cases, ml_cases, nt_cases, xy_cases
 from .exercise_forward import CALLS, FORWARD
-from .exercise_sampling import sampled, sn_cases, sn_diagnose
+from .exercise_sampling import NotFromRng, sampled, sn_cases, sn_diagnose
 from .stepwise import CacheError, token_by_token
 from .views import viewed
 
@@ -39,6 +46,7 @@ ZERO = 1e-12
 
 
 _TooManyCalls = _grading.TooManyCalls
+_HARNESS_ERRORS = (CacheError, _TooManyCalls, NotFromRng)
 
 
 @dataclass
@@ -47,17 +55,27 @@ class Outcome:
     raw: object = None
     error: BaseException | None = None
     changed: bool = False  # the watched argument was changed
+    called: str | None = None  # a callable it may not call (``tripwire.FORBIDDEN``) that it called
 
     def describe(self) -> str:
         if self.error is not None:
-            return f"raised {type(self.error).__name__}: {self.error}"
+            said = str(self.error).strip()
+            return f"raised {type(self.error).__name__}: {said}" if said else f"raised {type(self.error).__name__}()"
         return _show(self.value)
 
     def canonical(self) -> str:
         """The outcome as text, floats to FLOAT_DIGITS significant digits (below ZERO: 0): what is hashed, so
-        the same on any CPU (the data's floats lie far from where a rounding tips: ``check_data``)."""
+        the same on any CPU (the data's floats lie far from where a rounding tips: ``check_data``).
+
+        An error is its type and whether it says something (an exercise that asks for a message is right only
+        with one); an error of the course's own harness (a broken cache, a loop that never stops, draws not
+        from ``rng``) is also its message, which says what was wrong."""
+        if self.called is not None:
+            return "called:" + self.called
         if self.error is not None:
-            return "error:" + type(self.error).__name__
+            if isinstance(self.error, _HARNESS_ERRORS):
+                return f"error:{type(self.error).__name__}:{self.error}"
+            return f"error:{type(self.error).__name__}:" + ("said" if str(self.error).strip() else "silent")
         return f"value:{_canon(self.value)};changed:{self.changed}"
 
 
@@ -82,6 +100,14 @@ def _canon(value) -> str:
 
 def digest(exercise: str, index: int, canonical: str, salt: str) -> str:
     return hashlib.sha256(f"{salt}:{exercise}:{index}:{canonical}".encode()).hexdigest()[:20]
+
+
+def item_digests(exercise: str, index: int, value, salt: str) -> list[str] | None:
+    """A digest of each item of a result that is a list (a row of attention, an id, x or y), else None:
+    what lets a check say where a wrong result starts to differ."""
+    if type(value) is not tuple:
+        return None
+    return [digest(exercise, index, f"item {j}:{_canon(v)}", salt) for j, v in enumerate(value)]
 
 
 def _show(value) -> str:
@@ -115,81 +141,6 @@ def run_case(fn, case: Case) -> Outcome:
     return out
 
 
-def _is_number_not_int(v) -> bool:
-    return isinstance(v, float) or isinstance(v, tuple)
-
-
-def _nt_diagnose(cases, got) -> str | None:
-    values = [o.value for o in got if o.error is None]
-    if values and all(isinstance(v, float) and v.is_integer() for v in values):  # 3.0: an id, but a float
-        return (
-            f"It returns {values[0]!r}, a float. An id is a whole number that indexes the vocabulary: "
-            "convert the id to an int before you return it."
-        )
-    for o in got:
-        if o.error is None and (_is_number_not_int(o.value) or isinstance(o.value, bool)):
-            return (
-                "It returns a score (or several), not an id. The id of the next token is the position of the "
-                "highest score: np.argmax(scores)."
-            )
-    for o in got:
-        if o.error is not None and ("matmul" in str(o.error) or "shape" in str(o.error) or "align" in str(o.error)):
-            return "Check the product: h is (d,) and W is (d, V), so the scores are h @ W + b, of shape (V,)."
-    return None
-
-
-def _gd_diagnose(cases, got) -> str | None:
-    for o in got:
-        if o.error is None and isinstance(o.value, tuple) and any(not isinstance(v, int) for v in o.value):
-            return (
-                "It appends scores, not ids. Append the position of the highest score of the last row "
-                "(np.argmax), an int."
-            )
-    for o in got:
-        if o.error is None and o.changed:
-            return (
-                "It changes the caller's prompt: append to a new list that starts as a copy of it, and leave "
-                "the prompt you were given as it was."
-            )
-    for o in got:
-        if o.error is None and not isinstance(o.value, tuple):
-            return f"It should return the list of ids, but returned {o.describe()}."
-    return None
-
-
-def _xy_diagnose(cases, got) -> str | None:
-    for o in got:
-        if o.error is None and o.changed:
-            return "It changes the caller's sequence: build x and y as new lists (seq[:-1] and seq[1:] are copies)."
-    for o in got:
-        if o.error is None and not (isinstance(o.value, tuple) and len(o.value) == 2):
-            return f"It should return two lists, x and y (return x, y), but returned {o.describe()}."
-    return None
-
-
-def _ml_diagnose(cases, got) -> str | None:
-    for o in got:
-        if o.error is None and isinstance(o.value, tuple):
-            return (
-                "It returns several numbers; the loss is one number: the mean of the rows' losses, over the "
-                "rows that count."
-            )
-    for c, o in zip(cases, got, strict=True):
-        if "large" in c.label and o.error is None and isinstance(o.value, float) and not np.isfinite(o.value):
-            return (
-                "With large logits it gives nan or inf: exp overflows. Use the notebook's softmax, which "
-                "subtracts each row's maximum first."
-            )
-    return None
-
-
-def _ca_diagnose(cases, got) -> str | None:
-    for c, o in zip(cases, got, strict=True):
-        if isinstance(o.error, CacheError):  # the contract broken: its message says how
-            return f"On {c.label}, {o.error}."
-    return None
-
-
 @dataclass
 class Exercise:
     name: str
@@ -197,6 +148,7 @@ class Exercise:
     cases: Callable[[], list[Case]]
     diagnose: Callable[[list[Case], list[Outcome]], str | None]  # hints from types, before the first case
     driver: Callable[[Callable], Callable] | None = None  # what calls the function on a case (default: one call)
+    differs: Callable[[Case, int, int, int], str] | None = None  # where a wrong list starts to differ, in words
 
     def runner(self, fn) -> Callable:
         """What runs on each case: the function itself, or the driver that calls it (token by token)."""
@@ -204,14 +156,23 @@ class Exercise:
 
 
 EXERCISES: dict[str, Exercise] = {
-    "next_token": Exercise("next_token", "next_token(h, W, b)", nt_cases, _nt_diagnose),
+    "next_token": Exercise("next_token", "next_token(h, W, b)", nt_cases, hints.nt_diagnose),
     "greedy_decode": Exercise(
-        "greedy_decode", "greedy_decode(model, prompt, eos=1, max_new=6)", gd_cases, _gd_diagnose
+        "greedy_decode",
+        "greedy_decode(model, prompt, eos=1, max_new=6)",
+        gd_cases,
+        hints.gd_diagnose,
+        differs=hints.gd_differs,
     ),
-    "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", xy_cases, _xy_diagnose),
-    "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", ml_cases, _ml_diagnose),
+    "make_xy": Exercise("make_xy", "make_xy(seq, eq=12, pad=0)", xy_cases, hints.xy_diagnose, differs=hints.xy_differs),
+    "masked_loss": Exercise("masked_loss", "masked_loss(logits, targets, pad=0)", ml_cases, hints.ml_diagnose),
     "cached_attention": Exercise(
-        "cached_attention", "cached_attention(q, k, v, cache=None)", ca_cases, _ca_diagnose, token_by_token
+        "cached_attention",
+        "cached_attention(q, k, v, cache=None)",
+        ca_cases,
+        hints.ca_diagnose,
+        token_by_token,
+        hints.ca_differs,
     ),
     "sample_next": Exercise(
         "sample_next",
@@ -236,12 +197,43 @@ def _hashes(ex: Exercise, outcomes: list[Outcome]) -> list[str]:
     return [digest(ex.name, i, o.canonical(), salt) for i, o in enumerate(outcomes)]
 
 
+def run_cases(ex: Exercise, fn) -> list[Outcome]:
+    """``fn`` on every case of ``ex``, the course's own code for its step a tripwire meanwhile (``tripwire``)."""
+    cases = ex.cases()
+    got = []
+    with _tripwire.run(ex.name, fn) as trip:
+        for c in cases:
+            o = run_case(ex.runner(fn), c)
+            if trip.called:
+                o.called = trip.called[0]
+                del trip.called[:]
+            got.append(o)
+    return got
+
+
+def _where_it_differs(ex: Exercise, case: Case, index: int, o: Outcome, right_items) -> str | None:
+    """Where a wrong list (rows, ids, x and y) first differs from the right one, in words; None if unknown."""
+    if ex.differs is None or right_items is None or o.error is not None or type(o.value) is not tuple:
+        return None
+    mine = item_digests(ex.name, index, o.value, _data()["salt"]) or []
+    j = next(
+        (j for j, (a, b) in enumerate(zip(mine, right_items, strict=False)) if a != b), min(len(mine), len(right_items))
+    )
+    return ex.differs(case, j, len(mine), len(right_items))
+
+
 def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
     if not callable(fn):
         return False, f"✗ `{ex.name}` is not a function: define it with `def {ex.signature}:` and run that cell."
     data = _data()["exercises"][ex.name]
     cases = ex.cases()
-    got = [run_case(ex.runner(fn), c) for c in cases]
+    got = run_cases(ex, fn)
+    called = next((o.called for o in got if o.called), None)
+    if called is not None:
+        return False, (
+            f"✗ {ex.name} calls {called}, {_tripwire.what_it_is(called)}. A graded function earns points "
+            "only for what it computes itself, so the hidden tests would give it nothing: write this step yourself."
+        )
     mine = _hashes(ex, got)
     bad = [i for i, (h, right) in enumerate(zip(mine, data["right"], strict=True)) if h != right]
     if not bad:
@@ -262,13 +254,16 @@ def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
     hint = ex.diagnose(cases, got)
     if hint:
         return False, "✗ Not yet. " + hint
+    for m in data["mistakes"]:  # a typical mistake that explains every case that differs
+        if all(m["outcomes"][i] == mine[i] for i in bad):
+            return False, "✗ Not yet. " + m["hint"]
     i = bad[0]
-    for m in data["mistakes"]:  # a mistake that explains at least the first case that differs
-        if m["outcomes"][i] == mine[i]:
-            return False, f"✗ Not yet. On {cases[i].label}: {m['hint']}"
     if first.error is not None:
         return False, f"✗ Not yet. On {cases[i].label} it {first.describe()}"
+    where = _where_it_differs(ex, cases[i], i, first, data.get("items", [None] * len(cases))[i])
     extra = " It also changed the list it was given." if first.changed else ""
+    if where:
+        return False, f"✗ Not yet. {where}{extra}"
     return False, f"✗ Not yet. On {cases[i].label} it returned {first.describe()}, which is not right.{extra}"
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from .exercise_cases import Case
 
 DRAWS = 4000
+AGAIN = 20  # draws made again from the same seed (as grading.AGAIN)
 _default_rng = np.random.default_rng
 
 
@@ -31,18 +32,34 @@ def _is_id(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
+class NotFromRng(Exception):
+    """The sampler's draws do not come from the Generator it was handed (``rng``)."""
+
+
 def sampled(fn: Callable) -> Callable:
     """``fn`` as the check runs it on a case: ``DRAWS`` calls sharing one Generator made from ``seed``;
-    the ids drawn with their share of the draws (one decimal), or the first result that is not an id."""
+    the ids drawn with their share of the draws (one decimal), or the first result that is not an id.
+    The first ``AGAIN`` draws are made once more from a fresh Generator of the same seed: other ids mean
+    the draws do not come from ``rng`` (``NotFromRng``), as the hidden tests find too (``grading.drawn``)."""
 
     def run(*args, seed: int, **kwargs):
         rng = _default_rng(seed)
         counts: dict[int, int] = {}
+        first: list[int] = []
         for _ in range(DRAWS):
             got = fn(*args, **kwargs, rng=rng)
             if not _is_id(got):
                 return got
             counts[int(got)] = counts.get(int(got), 0) + 1
+            if len(first) < AGAIN:
+                first.append(int(got))
+        rng = _default_rng(seed)
+        again = [fn(*args, **kwargs, rng=rng) for _ in range(AGAIN)]
+        if [int(a) if _is_id(a) else a for a in again] != first:
+            raise NotFromRng(
+                "its draws do not come from rng: the same seed gave other ids. Draw with the Generator you are "
+                "handed (rng.choice, rng.random), not np.random's own functions or a generator of your own"
+            )
         return tuple((i, round(counts[i] / DRAWS, 1)) for i in sorted(counts))
 
     return run
@@ -60,6 +77,13 @@ def sn_cases() -> list[Case]:
         c("temperature 2 on scores [2.5, -0.75, 0.5, 0.75]", [2.5, -0.75, 0.5, 0.75], 15, temperature=2.0),
         c("top_k=3 on scores [-0.4, 1.7, -1.0, 1.5, -0.3, 0.0]", [-0.4, 1.7, -1.0, 1.5, -0.3, 0.0], 16, top_k=3),
         c("top_p=0.75 on scores [0.5, 1.1, 1.8, 1.4, -0.4, 2.3]", [0.5, 1.1, 1.8, 1.4, -0.4, 2.3], 17, top_p=0.75),
+        c(
+            "top_k=3 with top_p=0.8 on scores [1.8, -0.4, -0.6, -0.9, -0.2, 0.5]",
+            [1.8, -0.4, -0.6, -0.9, -0.2, 0.5],
+            22,
+            top_k=3,
+            top_p=0.8,
+        ),
         c("temperature=0 (it must raise ValueError)", [1.0, 2.0], 18, temperature=0.0),
         c("temperature=-1 (it must raise ValueError)", [1.0, 2.0], 19, temperature=-1.0),
         c("top_k=0 (it must raise ValueError)", [1.0, 2.0], 20, top_k=0),

@@ -23,6 +23,9 @@ import sys
 
 import numpy as np
 
+from .stepwise import CacheError as _CacheError
+from .tripwire import run as _run
+
 _type = builtins.type
 _len = builtins.len
 _int = builtins.int
@@ -96,8 +99,8 @@ def counted(model):
 def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None = None) -> dict:
     """What ``fn(*args, **kwargs)`` did, as plain JSON-ready data.
 
-    ``{"value": …}`` or ``{"error": "<exception name>"}``; with ``watch``, also ``"after"``: the
-    argument at that position (a list the function must not change) as it is after the call.
+    ``{"value": …}`` or ``{"error": "<exception name>"}`` (a ``stepwise.CacheError`` also ``"why"``); with
+    ``watch``, also ``"after"``: the argument at that position (a list the function must not change) after it.
     A value that is not plain (a custom object, a float subclass…) is the error "NotPlain".
     """
     try:
@@ -107,6 +110,8 @@ def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None 
         out = {"error": "NotPlain"}
     except Exception as e:  # noqa: BLE001 - the student's code may raise anything
         out = {"error": _type(e).__name__}
+        if _type(e) is _CacheError:  # the driver's words on how the cache was wrong: they name the mistake
+            out["why"] = _str(e)[:300]
     if watch is not None:
         try:
             arg = args[watch]
@@ -119,36 +124,48 @@ def outcome(fn, args: tuple = (), kwargs: dict | None = None, watch: int | None 
 def hand_out(exercise: str, fn, cases, watch: int | None = None, models: int | None = None) -> None:
     """Run ``fn`` on every case ``(args, kwargs)`` and hand the outcomes to the grader.
 
-    ``models``: the position of a model argument, which is wrapped so that a loop that never
-    stops fails its case instead of the whole cell.
-    A case ``(args, kwargs, (n, seed))`` is a sampler's: see ``drawn``.
-    """
+    ``models``: the position of a model argument, wrapped so that a loop that never stops fails its case
+    only. A case ``(args, kwargs, (n, seed))`` is a sampler's: see ``drawn``. While the cases run, the course's
+    own code for the step is a tripwire (``tripwire.FORBIDDEN``): a case whose function called it says
+    ``"called": "<module>.<name>"``, and the grader gives the exercise nothing."""
     results = []
-    for case in cases:
-        args, kwargs = _tuple(case[0]), case[1]
-        if _len(case) == 3:
-            results.append(drawn(fn, args, kwargs, case[2]))
-            continue
-        if models is not None:
-            args = args[:models] + (counted(args[models]),) + args[models + 1 :]
-        results.append(outcome(fn, args, kwargs, watch))
+    with _run(exercise, fn) as trip:
+        for case in cases:
+            args, kwargs = _tuple(case[0]), case[1]
+            if _len(case) == 3:
+                out = drawn(fn, args, kwargs, case[2])
+            else:
+                if models is not None:
+                    args = args[:models] + (counted(args[models]),) + args[models + 1 :]
+                out = outcome(fn, args, kwargs, watch)
+            if trip.called:
+                out["called"] = trip.called[0]
+                del trip.called[:]
+            results.append(out)
     _publish(exercise, results)
+
+
+#: A sampler's first draws made again from a fresh Generator of the same seed: other ids mean not from ``rng``.
+AGAIN = 20
 
 
 def drawn(fn, args: tuple, kwargs: dict, draws) -> dict:
     """What a sampler did in ``n`` calls sharing one NumPy Generator made from ``seed`` (passed as ``rng``):
-    ``{"value": [every result]}``; or its first error, with ``"said"``: whether the error has a message."""
+    ``{"value": [every result], "again": [the first AGAIN results once more, from a fresh Generator of the same
+    seed]}``; or its first error, with ``"said"``: whether the error has a message."""
     n, seed = draws
-    rng = _default_rng(seed)
-    values = []
+    values: list = []
+    again: list = []
     try:
-        for _ in range(n):
-            values.append(plain(fn(*args, **{**kwargs, "rng": rng})))
+        for into, count in ((values, n), (again, min(n, AGAIN))):
+            rng = _default_rng(seed)
+            for _ in range(count):
+                into.append(plain(fn(*args, **{**kwargs, "rng": rng})))
     except NotPlain:
         return {"error": "NotPlain"}
     except Exception as e:  # noqa: BLE001 - the student's code may raise anything
         return {"error": _type(e).__name__, "said": _len(_str(e).strip()) > 0}
-    return {"value": _listify(_tuple(values))}
+    return {"value": _listify(_tuple(values)), "again": _listify(_tuple(again))}
 
 
 def hand_out_answer(question: str, value) -> None:

@@ -1,9 +1,15 @@
 """The questions of the four notebooks: the form each answer takes, a hint for each likely mistake.
 
-The answers are not written here in the clear: each is stored as a hash of its normal form, so
-reading this module (or ``data/questions.json``, the catalogue of questions and hints) gives
-hints, not answers. ``checks.check`` prints a question's feedback; the hidden tests in the
-notebooks decide the points.
+The answers are not written here nor in ``data/questions.json`` (the catalogue of questions and hints) in
+the clear: each is kept as a slow salted hash of its normal form (PBKDF2-SHA256, ``ROUNDS`` rounds, a salt
+of its own per question), and a check compares hashes. What that protects, said plainly: an answer cannot
+be read off the file at a glance, nor looked up in a table made for another question, and every value
+tried costs time (about 40 ms here). What it does not protect: a question whose answer is one of a few
+values (a letter, a small count) gives it to anyone who tries them all, with a script over the file in
+well under a second or with the check itself, run a few times. No check that runs on the student's own
+computer can do better: what tells right from wrong there can be asked until it says right. So these
+checks only help; the points come from the hidden tests, whose answers are in nothing a student receives.
+``checks.check`` prints a question's feedback.
 
     >>> QUESTIONS["tokens_905"].feedback(7)
     (False, '✗ Not yet. Did you count <eos>? The sequence ends with it.')
@@ -13,6 +19,7 @@ notebooks decide the points.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import numbers
@@ -69,8 +76,15 @@ def _as_choice(x) -> str:
 KINDS: dict[str, Callable] = {"int": _as_int, "shape": _as_shape, "choice": _as_choice}
 
 
+ROUNDS = 40_000  # PBKDF2 rounds of one answer's hash: a check stays quick, trying every value does not
+
+
+@functools.lru_cache(maxsize=4096)
 def _digest(qid: str, value) -> str:
-    return hashlib.sha256(f"{qid}:{value!r}".encode()).hexdigest()[:16]
+    """The hash an answer is kept as: PBKDF2-SHA256 of the question and the answer's normal form, with the
+    question's own salt (made from its id, so the file can be rebuilt the same)."""
+    salt = hashlib.sha256(f"whole-transformer question salt v2:{qid}".encode()).digest()[:16]
+    return hashlib.pbkdf2_hmac("sha256", f"{qid}:{value!r}".encode(), salt, ROUNDS).hex()[:32]
 
 
 @dataclass

@@ -21,8 +21,8 @@ row below it, an output row of the wrong shape. The visible check and the hidden
     >>> token_by_token(forgets)(rows, rows, rows)
     Traceback (most recent call last):
     ...
-    whole_transformer.stepwise.CacheError: at token 1 the returned cache is not the cache it was given (1 rows) \
-with this token's k and v added below: it holds 1 key and 1 value rows
+    whole_transformer.stepwise.CacheError: at token 1 the returned cache holds this token's row only, without the \
+cache it was given (1 rows)
 """
 
 from __future__ import annotations
@@ -50,12 +50,34 @@ def _rows(value, what: str, width: int):
     return a
 
 
+def _same(a, b) -> bool:
+    """The same shape and numbers, nan equal to nan (an overflow is compared as what it is)."""
+    return a.shape == b.shape and _array_equal(a, b, equal_nan=True)
+
+
+def _how_the_cache_differs(K, V, want_k, want_v, given: int) -> str:
+    """What is wrong with a returned cache (K, V), said as the likely bug."""
+    if _same(K, want_v) and _same(V, want_k) and not _same(K, want_k):
+        return "the returned cache is [V, K]: the keys come first, [K, V]"
+    if K.shape == want_k.shape and given and _same(K[1:], want_k[:-1]) and _same(K[:1], want_k[-1:]):
+        return (
+            "the returned cache has this token's row on top: np.vstack([K, k]) puts the new row below the "
+            "earlier ones, in the order of the tokens"
+        )
+    if K.shape[0] == 1 and given:
+        return f"the returned cache holds this token's row only, without the cache it was given ({given} rows)"
+    return (
+        f"the returned cache is not the cache it was given ({given} rows) with this token's k and v added "
+        f"below: it holds {K.shape[0]} key and {V.shape[0]} value rows"
+    )
+
+
 def _one_step(fn, q, k, v, cache, t: int):
     """One call of ``fn`` on token ``t``, checked; returns (its output row, the cache it returned)."""
     d = k.shape[0]
     before = None if cache is None else (_ndarray_copy(cache[0]), _ndarray_copy(cache[1]))
     got = fn(q, k, v) if cache is None else fn(q, k, v, cache)
-    if before is not None and not (_array_equal(cache[0], before[0]) and _array_equal(cache[1], before[1])):
+    if before is not None and not (_same(cache[0], before[0]) and _same(cache[1], before[1])):
         raise CacheError(
             f"at token {t} the cache it was given changed: build the grown cache as new arrays "
             "(np.vstack makes one) and leave the caller's as it was"
@@ -72,11 +94,8 @@ def _one_step(fn, q, k, v, cache, t: int):
     given = 0 if before is None else before[0].shape[0]
     want_k = k[None] if before is None else _vstack([before[0], k])
     want_v = v[None] if before is None else _vstack([before[1], v])
-    if not (_array_equal(K, want_k) and _array_equal(V, want_v)):
-        raise CacheError(
-            f"at token {t} the returned cache is not the cache it was given ({given} rows) with this token's k "
-            f"and v added below: it holds {K.shape[0]} key and {V.shape[0]} value rows"
-        )
+    if not (_same(K, want_k) and _same(V, want_v)):
+        raise CacheError(f"at token {t} {_how_the_cache_differs(K, V, want_k, want_v, given)}")
     return out, [K, V]  # the next call gets a list: a function that writes into it is found
 
 
@@ -93,7 +112,7 @@ def token_by_token(fn):
                 out, cache = _one_step(fn, _ndarray_copy(Q[t]), _ndarray_copy(K[t]), _ndarray_copy(V[t]), cache, t)
                 outs.append(out)
             rows = _asarray(outs, dtype=_float64)
-            if first is not None and not _array_equal(rows, first):
+            if first is not None and not _same(rows, first):
                 raise CacheError(
                     "reading the same tokens a second time gave other rows: does it keep a cache of its own?"
                 )

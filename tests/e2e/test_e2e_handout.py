@@ -203,3 +203,43 @@ def test_the_guides_commands_work_as_written_in_the_handouts_terminal(handout_la
         assert COURSE_HEADER in out and "The following cell failed:" in out, out[-3000:]
         checks.append(sorted(set(re.findall(r'check\("(\w+)"\)', out))))
     assert checks[0] == checks[1] and len(checks[0]) >= 4, checks
+
+
+def test_validate_says_what_a_sampler_s_error_is_missing(handout_lab, browser, artifacts):
+    """Issue 40: a sample_next whose bad-argument error says nothing (ValueError()) is not a Success: Validate,
+    pressed in the handout's JupyterLab, lists its check with what is missing. make lab printed notebook 01's
+    address (not the bare /lab)."""
+    import sys
+
+    import nbformat
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from simclass.notebooks import Notebooks, set_answer
+
+    from whole_transformer.course.answers.mistakes import CATALOGUE
+
+    url, log = handout_lab
+    assert "/lab/tree/release/whole-transformer/01-whole-machine.ipynb?token=" in log.read_text()
+    nb = Notebooks(REPO).solved("03-one-word-at-a-time")
+    (m,) = [m for m in CATALOGUE["sample_next"] if m.id == "bare_value_error"]
+    set_answer(nb, "sample_next", m.code_text.strip() + "\n")
+    name = "03-bare-value-error.ipynb"
+    nbformat.write(nb, log.parent / "handout" / "release" / "whole-transformer" / name)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        page.goto(url.replace("01-whole-machine.ipynb", name))
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=180_000)
+        # the workspace may keep notebook 01 open in a hidden tab: its Validate button is not this one
+        validate = page.locator("[aria-label=Validate] >> visible=true").first
+        validate.wait_for(timeout=60_000)
+        time.sleep(2)
+        validate.click()
+        page.wait_for_selector(".jp-Dialog", timeout=600_000)
+        time.sleep(1)
+        page.screenshot(path=str(artifacts / "handout-validate-sampler.png"))
+        said = " ".join(page.inner_text(".jp-Dialog").split())
+        assert "Success" not in said and "passes all the tests" not in said, said[:2000]
+        assert 'check("sample_next")' in said, said[:2000]
+        assert "raises ValueError without a message" in said, said[:2000]
+    finally:
+        page.close()

@@ -51,8 +51,12 @@ REFERENCE = {
 
 
 def _hashes(ex: ec.Exercise, fn) -> list[str]:
-    cases = ex.cases()
-    return [ec.digest(ex.name, i, ec.run_case(ex.runner(fn), c).canonical(), SALT) for i, c in enumerate(cases)]
+    return [ec.digest(ex.name, i, o.canonical(), SALT) for i, o in enumerate(ec.run_cases(ex, fn))]
+
+
+def _items(ex: ec.Exercise) -> list[list[str] | None]:
+    """For each case, a digest of each item of the right result when it is a list (``ec.item_digests``)."""
+    return [ec.item_digests(ex.name, i, o.value, SALT) for i, o in enumerate(ec.run_cases(ex, REFERENCE[ex.name]))]
 
 
 #: How far (relative) a right float lies at least from where its hash's rounding tips: a right answer worked out
@@ -108,13 +112,16 @@ def build() -> dict:
         if ex.driver is sampled:
             _assert_margins(ex)
         right = _hashes(ex, REFERENCE[name])
-        mistakes = []
+        mistakes: list[dict] = []
         for m in MISTAKES[name]:
-            hashes = _hashes(ex, m.code)
+            hashes = _hashes(ex, m.fresh())  # fresh: a stateful mistake starts empty
             if hashes == right:
                 raise AssertionError(f"the mistake {m.name!r} of {name} gives the right results on every case")
+            twin = next((t["name"] for t in mistakes if t["outcomes"] == hashes), None)
+            if twin is not None:  # the check could not tell the two apart: a case is missing
+                raise AssertionError(f"the mistakes {twin!r} and {m.name!r} of {name} give the same results")
             mistakes.append({"name": m.name, "hint": m.hint, "outcomes": hashes})
-        out["exercises"][name] = {"right": right, "mistakes": mistakes}
+        out["exercises"][name] = {"right": right, "items": _items(ex), "mistakes": mistakes}
     return out
 
 
@@ -149,7 +156,7 @@ def question_keys(source: Path) -> dict[str, tuple[str, object]]:
 
 
 def _hash_at(qid: str) -> re.Pattern:
-    return re.compile(r'("' + re.escape(qid) + r'": \{[^{}]*?"answer_hash": ")([0-9a-f]{16})(")')
+    return re.compile(r'("' + re.escape(qid) + r'": \{[^{}]*?"answer_hash": ")([0-9a-f]+)(")')
 
 
 def questions_planned(source: Path, data: Path = QUESTIONS_DATA) -> tuple[str, list[str]]:

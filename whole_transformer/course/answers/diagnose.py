@@ -37,7 +37,7 @@ import numpy as np
 from whole_transformer import grading as g
 from whole_transformer import task
 
-from ..core.compare import case_passes, same_distribution
+from ..core.compare import case_passes, from_rng, same_distribution
 from ..core.expected import in_step, rounded
 from ..term.settings import FILE, load  # the one reader of course.toml (its errors say what to fix)
 from .hidden_parts import BATCH_Y, DRIVERS, SETUP, exercise_expected
@@ -96,7 +96,7 @@ def build(source: Path | None = None) -> dict:
         model_at = SETUP[exercise][2]
         table = {}
         for m in CATALOGUE[exercise]:
-            results, fn = [], _called(exercise, m.code)
+            results, fn = [], _called(exercise, m.fresh())  # fresh: a stateful mistake starts empty
             for c in cases:
                 args, kwargs = eval(c.args, env), eval(c.kwargs, env)  # noqa: S307 - fresh inputs each time
                 if model_at is not None:
@@ -104,6 +104,7 @@ def build(source: Path | None = None) -> dict:
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")  # the mistakes' own overflow and empty-mean warnings
                     if c.draws:  # a sampler's draws, kept as how often each id was drawn
+                        np.random.seed(0)  # a mistake that draws from NumPy's global generator: the same table
                         results.append(_counted(g.drawn(fn, args, kwargs, eval(c.draws))))  # noqa: S307
                     else:
                         results.append(rounded(g.outcome(fn, args, kwargs, c.watch), SAME_REL, SAME_ABS))
@@ -116,13 +117,13 @@ def build(source: Path | None = None) -> dict:
 
 
 def _counted(result: dict) -> dict:
-    """A sampler's draws as ``{"counts": {id: times drawn}}`` (an error stays as it is)."""
+    """A sampler's draws as ``{"counts": {id: times drawn}, "from_rng": …}`` (an error stays as it is)."""
     if "value" not in result:
         return result
     counts: dict[str, int] = {}
     for d in result["value"]:
         counts[str(d)] = counts.get(str(d), 0) + 1
-    return {"counts": dict(sorted(counts.items(), key=lambda kv: int(kv[0])))}
+    return {"counts": dict(sorted(counts.items(), key=lambda kv: int(kv[0]))), "from_rng": from_rng(result)}
 
 
 def _text(data: dict) -> str:
@@ -183,10 +184,14 @@ def _agrees(compare: str, case: dict, mine, theirs) -> bool:
     """The student's result is the mistake's result on this case (same value, or same exception)."""
     if type(mine) is not dict or type(theirs) is not dict:
         return False
-    if "counts" in theirs:  # a sampler: the same distribution as the mistake's draws
-        return "value" in mine and same_distribution(mine["value"], theirs["counts"])
-    if "value" not in theirs:
-        return "value" not in mine and mine.get("error") == theirs.get("error")
+    if "counts" in theirs:  # a sampler: the same distribution as the mistake's draws, from rng or not alike
+        return (
+            "value" in mine
+            and from_rng(mine) == theirs.get("from_rng", True)
+            and same_distribution(mine["value"], theirs["counts"])
+        )
+    if "value" not in theirs:  # the same error, saying something or not, a broken cache broken the same way
+        return "value" not in mine and all(mine.get(k) == theirs.get(k) for k in ("error", "said", "why"))
     if "value" in mine and _same(mine["value"], theirs["value"]) and mine.get("after") == theirs.get("after"):
         return True  # the same value but for the rounding a CPU may change (NaN and infinities included)
     like = {**case, "want": theirs["value"]}
@@ -210,20 +215,10 @@ def diagnose(expected: dict, results: list) -> dict:
     """
     exercise, cases = expected["name"], expected["cases"]
     entry = mistake_table().get(exercise)
-    if (
-        entry is None
-        or entry.get("cases") != cases_digest(cases)
-        or type(results) is not list
-        or len(results) != len(cases)
-    ):
-        return {
-            "mistake": None,
-            "name": NOT_CATALOGUED,
-            "closest": None,
-            "agree": 0,
-            "of": len(cases),
-            "stale": entry is not None,
-        }
+    usable = type(results) is list and len(results) == len(cases)
+    if entry is None or entry.get("cases") != cases_digest(cases) or not usable:
+        none = {"mistake": None, "name": NOT_CATALOGUED, "closest": None, "agree": 0, "of": len(cases)}
+        return {**none, "stale": entry is not None}
     best, best_n = None, -1
     for m in CATALOGUE.get(exercise, []):
         theirs = entry["mistakes"].get(m.id)

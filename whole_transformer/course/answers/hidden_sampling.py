@@ -74,6 +74,9 @@ def sample_cases() -> list[Case]:
     add("top_p = 1 keeps every id", f"({A}([0.3, 0.0, 0.6, 0.1]),)", "{'top_p': 1.0}")
     add("top-k and top-p together", f"({A}([1.0, 0.8, 0.6, 0.4, 0.2, 0.0, -0.2]),)",
         "{'top_k': 5, 'top_p': 0.6, 'temperature': 0.8}")
+    add("top-k and top-p together", f"({A}([0.3, 2.1, -0.8, 1.4, 0.9, -0.2, 0.6]),)", "{'top_k': 4, 'top_p': 0.7}")
+    add("top-k and top-p together", f"({A}([0.3, 2.1, -0.8, 1.4, 0.9, -0.2, 0.6]),)",
+        "{'top_k': 3, 'top_p': 0.75, 'temperature': 1.5}")
     add("the trained model's scores (742), top-p", f"({READ_742},)", "{'temperature': 3.0, 'top_p': 0.8}")
     add("scores as a Python list", "([0.5, 1.5, 1.0, 0.0],)", "{'temperature': 1.2, 'top_k': 3}")
     # fmt: on

@@ -47,6 +47,7 @@ class Mistake:
     check_says: str  # words the visible check's message contains for it
     name: str | None = None  # for a mistake the visible check names: its name and hint
     hint: str | None = None
+    stateful: bool = False  # its results depend on the calls before: the grader's table cannot name it
 
     @property
     def source(self) -> str:
@@ -56,6 +57,11 @@ class Mistake:
     @functools.cached_property
     def code(self) -> Callable:
         """The function, defined as the notebook would define it."""
+        return self.fresh()
+
+    def fresh(self) -> Callable:
+        """The function defined anew, with a namespace of its own: what a stateful mistake (one that keeps
+        lists between calls) returns then does not depend on who called it before."""
         namespace: dict[str, Any] = {"np": np, "softmax": softmax}  # exec puts the function in it
         # a block or a forward pass calls the notebook's earlier functions: here right ones, so that each
         # mistake is its own exercise's and no other's
@@ -68,7 +74,16 @@ def _read() -> dict[str, list[Mistake]]:
     data = tomllib.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
     return {
         exercise: [
-            Mistake(exercise, e["id"], e["mistake"], e["code"], e["check_says"], e.get("name"), e.get("hint"))
+            Mistake(
+                exercise,
+                e["id"],
+                e["mistake"],
+                e["code"],
+                e["check_says"],
+                e.get("name"),
+                e.get("hint"),
+                e.get("stateful", False),
+            )
             for e in entries
         ]
         for exercise, entries in data.items()

@@ -7,7 +7,9 @@
 draws pass when no id of probability 0 was drawn and Pearson's statistic, sum of (count - n p)² / (n p)
 over the ids that can be drawn, is at most ``chi_square_bound`` of their number less one. A right
 sampler fails a case with probability below e^-16 (1 in 9 million); a case whose ``want`` is
-``{"raises": name}`` passes when the function raised that exception with a message. Both read plain data
+``{"raises": name}`` passes when the function raised that exception with a message; the draws must come from
+the Generator handed in (``from_rng``). A case whose result says ``"called"`` (the function called the course's
+own code for its step, ``tripwire.py``) never passes. Both read plain data
 only (numbers, strings, lists, null: what ``grading.outcome`` hands out), by exact type.
 """
 
@@ -109,11 +111,23 @@ def same_distribution(draws, counts: dict) -> bool:
     return stat <= chi_square_bound(max(len(bins) - 1, 0))
 
 
+#: How many draws the kernel makes again from a fresh Generator of the same seed (``grading.AGAIN``).
+AGAIN = 20
+
+
+def from_rng(result: dict) -> bool:
+    """The draws came from the Generator handed in: the first ones, made again from the same seed, are the same."""
+    value, again = result.get("value"), result.get("again")
+    if type(value) is not list or type(again) is not list:
+        return False
+    return len(again) == min(len(value), AGAIN) and again == value[: len(again)]
+
+
 def _sample_passes(case: dict, result: dict) -> bool:
     want = case["want"]
     if type(want) is dict:
         return result.get("error") == want["raises"] and result.get("said") is True
-    return "value" in result and draws_fit(result["value"], want)
+    return "value" in result and from_rng(result) and draws_fit(result["value"], want)
 
 
 def _ids(value) -> bool:
@@ -128,8 +142,8 @@ def tolerance(compare: str, case: dict) -> tuple[float, float]:
 
 def case_passes(compare: str, case: dict, result: dict) -> bool:
     """Whether one handed-out result (``grading.outcome``) is right for one expected case."""
-    if type(result) is not dict:
-        return False
+    if type(result) is not dict or "called" in result:
+        return False  # a case whose function called the course's own code for its step earns nothing
     if compare == "sample":
         return _sample_passes(case, result)
     if "value" not in result:

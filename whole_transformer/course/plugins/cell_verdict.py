@@ -15,6 +15,7 @@ import json
 from nbformat import NotebookNode
 
 from ...grading import RESULTS_MIME
+from ...tripwire import forbidden_names, what_it_is
 from ..answers.diagnose import diagnose, kinds_of, partial_score
 from ..answers.forbidden import refusal
 from ..cells import cell_source
@@ -117,6 +118,16 @@ def _judged(expected: dict, results) -> tuple[list[str], list[bool]]:
     return failed, passed
 
 
+def _called(results) -> str | None:
+    """The first forbidden callable a case's function called (``grading.hand_out`` records it), or None."""
+    known = forbidden_names()
+    for r in results if type(results) is list else ():
+        if type(r) is dict and "called" in r:
+            # the kernel's word is taken only for a name of the table (else: some forbidden callable, unnamed)
+            return r["called"] if r["called"] in known else "one of the course's functions for this step"
+    return None
+
+
 def _raised(expected: dict, results, passed: list[bool]) -> tuple[dict, list[bool]]:
     """(the first exception of each kind of failed case, whether each failed case raised)."""
     n = len(expected["cases"])
@@ -178,6 +189,14 @@ def assess(
         return _no_single_result(expected, outputs, handed, solution)
     results = handed[0].get("results") if handed[0] is not None else None
     failed, passed = _judged(expected, results)
+    called = _called(results)
+    if called:  # the function called the course's own code for its step (whole_transformer/tripwire.py)
+        why = f"it calls {called}, {what_it_is(called)}"
+        text = (
+            f"{expected['name']} earns nothing: {why}. A graded function earns points only for what it computes "
+            "itself: write this step yourself, without calling it"
+        )
+        return [error(FAILED, text)], CellVerdict(Outcome.WRONG, passed=0, run=n, failed=failed, why=why)
     if not failed:
         text = f"{PASSED} ({n} case{'s' if n != 1 else ''})\n" if not expected.get("question") else f"{PASSED}\n"
         out = NotebookNode(output_type="stream", name="stdout", text=text)
