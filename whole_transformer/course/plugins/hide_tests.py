@@ -119,13 +119,51 @@ def expected_values(hidden: str, min_len: int = 16) -> set[str]:
     return out
 
 
+def _statement(line: str) -> ast.stmt | None:
+    """One line of code as a statement (a line opening a block, ``if nxt == eos:``, is given a body)."""
+    for text in (line, line + " pass"):
+        try:
+            body = ast.parse(text).body
+        except SyntaxError:
+            continue
+        return body[0] if len(body) == 1 else None
+    return None
+
+
+def _is_plain_name(node: ast.AST | None) -> bool:
+    """A name, an attribute or a tuple of them (``x``, ``x, y``, ``self.ids``): what a question's words say."""
+    if isinstance(node, ast.Tuple):
+        return all(_is_plain_name(e) for e in node.elts)
+    return isinstance(node, (ast.Name, ast.Attribute))
+
+
+def answer_line(line: str) -> bool:
+    """Whether a short line of a solution is a piece of the answer, by what it does, not by its length.
+
+    It is when it binds or returns a value worked out or written down (``counted_427 = 5``, ``x = "B"``,
+    ``h = x @ W``, ``return h.sum()``) or holds a literal the answer needs (``ids[-1]``). It is not when it
+    only names what the question or the stub already names (``return ids``, ``return x, y``, ``y[i] = pad``),
+    or is the frame every answer has (``else:``, ``break``, ``ids.append(nxt)``, ``if nxt == eos:``): such a
+    line is ordinary text a student must see, in the stub, the prose and every classmate's answer."""
+    stmt = _statement(line)
+    if stmt is None:
+        return False
+    if any(
+        isinstance(n, ast.Constant) and n.value is not None and not isinstance(n.value, bool) for n in ast.walk(stmt)
+    ):
+        return True  # a literal: the answer written down, or a number it needs
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+        return stmt.value is not None and not _is_plain_name(stmt.value)
+    return False
+
+
 def solution_fragments(source: str, min_len: int = 16) -> set[str]:
-    """The lines of a solution cell's answer (between BEGIN and END SOLUTION) long enough to search for,
-    comments left out (a stub's comment may say the same)."""
+    """The lines of a solution cell's answer (between BEGIN and END SOLUTION) to search for, comments left
+    out (a stub's comment may say the same): every line at least ``min_len`` long, and every shorter line
+    that is a piece of the answer (``answer_line``: ``counted_427 = 5`` is, ``return ids`` is not)."""
     _, answer = split_region(source, SOLUTION)
-    return {
-        line.strip() for line in answer.split("\n") if len(line.strip()) >= min_len and not line.strip().startswith("#")
-    }
+    lines = (line.strip() for line in answer.split("\n"))
+    return {ln for ln in lines if ln and not ln.startswith("#") and (len(ln) >= min_len or answer_line(ln))}
 
 
 def _verdict(cell: NotebookNode, rules) -> NotebookNode:
