@@ -656,6 +656,10 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     assert "not handed in or not graded" in pages["eve"] and pages["eve"].count("class='wt-notebook'") == 1
     assert pages["ada"].count("class='wt-notebook'") == 4
 
+    # nothing of a student's in git: after the whole term, git offers to add only the course itself
+    offered = _untracked(root)
+    assert offered and not [p for p in offered if not p.startswith(COURSE_FILES)], offered
+
 
 def _n(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
@@ -690,3 +694,31 @@ def test_release_feedback_with_students_who_handed_in_another_way(mini_released,
     nbgrader(["fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
     assert len(list((home / ASSIGNMENT / "feedback").glob(f"*/{NAME}.html"))) == 1
     assert (root / "feedback-pages" / "bo.html").is_file()
+
+
+# ------------------------------------------------------------------------------ nothing of a student's in git
+def _untracked(root: Path) -> list[str]:
+    """What ``git status`` in ``root`` (a course folder with the repository's .gitignore) would offer to add."""
+    shutil.copy(REPO / ".gitignore", root / ".gitignore")
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True, text=True, check=True
+    )
+    return [line[3:] for line in done.stdout.splitlines()]
+
+
+#: what an instructor commits of a course folder: the course itself, nothing about students
+COURSE_FILES = (".gitignore", "course.toml", "nbgrader_config.py", "source/", "release/", "release-history/")
+
+
+def test_every_file_the_commands_write_about_students_is_ignored_by_git(tmp_path):
+    from whole_transformer.course.reports import ABOUT_STUDENTS
+
+    root = tmp_path / "course"
+    for path, _ in ABOUT_STUDENTS:
+        target = root / path / "ada" / "note.txt" if path.endswith("/") else root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("about ada")
+    (root / "course.toml").write_text("")
+    assert _untracked(root) == [".gitignore", "course.toml"]
