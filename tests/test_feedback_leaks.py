@@ -418,3 +418,76 @@ def test_a_leak_in_the_instructors_formgrader_comment_is_named_as_such(course, t
     print(log)
     assert log[0].startswith(f"REFUSED feedback/commented/{ASSIGNMENT}/{NB}.html: it showed expected value '{want}'")
     assert f"your own Formgrader comment on {NB}, {cell}" in log[0]
+
+
+# ------------------------------------------------------------------ readable at a glance (issue 39)
+WIDE = (
+    "greedy_decode is not right yet for: random score tables, prompts of every length; the trained model reads "
+    "held-out numbers; max_new stops the loop; eos stops the loop. This looks like a typical mistake, 'the loop "
+    "never stops': stop as soon as the new token is eos. Hint: never run more than max_new steps, and return the "
+    "prompt with the new tokens after it, as one list."
+)
+
+
+def nbgrader_feedback_html(cells) -> str:
+    """A notebook as nbgrader's generate_feedback writes it: its feedback template (classic, bootstrap)."""
+    import os
+
+    import nbgrader
+    from nbconvert.exporters import HTMLExporter
+
+    formgrader = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+    exporter = HTMLExporter(
+        template_name="feedback",
+        extra_template_basedirs=[str(formgrader / "templates")],
+        extra_template_paths=[os.fspath(formgrader / "static" / "node_modules" / "bootstrap" / "dist" / "css")],
+    )
+    nb = nbf.new_notebook(cells=cells)
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb, _ = HideHiddenTests().preprocess(nb, {})
+    resources = {"nbgrader": {"notebook": NB, "score": 1.0, "max_score": 3.0, "late_penalty": 0, "student": "wide"}}
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    return body
+
+
+@pytest.mark.slow
+def test_the_feedback_verdict_and_its_hint_wrap_within_the_page_in_chromium(course, pw_driver, tmp_path):
+    """At 1,000 px and at 200 % zoom (500 CSS px, two device pixels each) neither nbgrader's feedback file nor the
+    page per student scrolls sideways: the verdict and its hint wrap. Screenshots in artifacts/feedback-*.png."""
+    from e2e.conftest import CHROMIUM, CHROMIUM_ARGS, require_browser
+
+    from whole_transformer.course.reports.feedback import make_readable
+    from whole_transformer.course.reports.student_page import page
+    from whole_transformer.course.reports.totals import StudentTotal
+
+    if not Path(CHROMIUM).exists():
+        require_browser(f"no Chromium at {CHROMIUM}: install Debian's `chromium` package (.ci/run does)")
+    meta = {"grade": True, "grade_id": "test_greedy_decode", "locked": True, "points": 3, "score": 1.0}
+    test = nbf.new_code_cell(
+        "### BEGIN HIDDEN TESTS\nx = 1\n### END HIDDEN TESTS",
+        metadata={"nbgrader": {**meta, "comment": "", "solution": False, "schema_version": 3}},
+    )
+    test.outputs = [nbf.new_output("error", ename="TestFailed", evalue=WIDE, traceback=[f"TestFailed: {WIDE}"])]
+    feedback_file = course.feedback / "wide" / ASSIGNMENT / f"{NB}.html"
+    feedback_file.parent.mkdir(parents=True, exist_ok=True)
+    feedback_file.write_text(nbgrader_feedback_html([nbf.new_markdown_cell("# 04"), test]))
+    make_readable(feedback_file)  # what make feedback does to every file
+    student_page = tmp_path / "wide.html"
+    student_page.write_text(page(course, StudentTotal("wide", notebooks={NB: (1.0, 3.0)})))
+    out = Path(__file__).resolve().parents[1] / "artifacts"
+    out.mkdir(exist_ok=True)
+    browser = pw_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    widest = "Math.max(0, ...[...document.querySelectorAll('pre')].map(e => e.scrollWidth - e.clientWidth))"
+    try:
+        for name, path in (("file", feedback_file), ("page", student_page)):
+            for width, zoom in ((1000, 1), (500, 2)):
+                view = browser.new_page(viewport={"width": width, "height": 900}, device_scale_factor=zoom)
+                view.goto(path.as_uri())
+                assert "Hint: never run more than max_new steps" in view.inner_text("body")
+                scroll = view.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+                assert scroll[0] <= scroll[1], (name, width, zoom, scroll)  # the page: no sideways scroll
+                assert view.evaluate(widest) == 0, (name, width, zoom)  # nor any box inside it
+                view.screenshot(path=str(out / f"feedback-{name}-{width}px-x{zoom}.png"), full_page=True)
+                view.close()
+    finally:
+        browser.close()

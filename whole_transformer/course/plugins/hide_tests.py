@@ -189,11 +189,20 @@ def _verdict(cell: NotebookNode, rules) -> NotebookNode:
                 f"Test failed: your code raised {ename} while the tests ran it. "
                 "Run the visible check above in your notebook to see the details."
             )
-        return NotebookNode(output_type="error", ename="Failed", evalue=text, traceback=[text])
+        text = _lines(text)
+        return NotebookNode(output_type="error", ename="Failed", evalue=text, traceback=text.split("\n"))
     if stderr:
         text = "Test failed: the cell wrote to stderr (a warning or error message counts as a failure)."
         return NotebookNode(output_type="error", ename="Failed", evalue=text, traceback=[text])
     return NotebookNode(output_type="stream", name="stdout", text="Tests passed.\n")
+
+
+def _lines(text: str) -> str:
+    """The verdict, then what the course says of it, each on a line of its own: what failed, the typical mistake
+    it looks like, the hint."""
+    for said in (". This looks like a typical mistake", ". Hint: "):
+        text = text.replace(said, ".\n" + said[2:])
+    return text
 
 
 def _quotes(output: NotebookNode, fragments: set[str]) -> bool:

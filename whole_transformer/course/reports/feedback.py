@@ -34,7 +34,7 @@ from ..cells import cell_source, nbgrader_meta
 from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
 from ..plugins.hide_tests import solution_fragments, split_hidden
-from .student_page import FOLDER, write_pages
+from .student_page import FOLDER, readable, write_pages
 from .whole_output import replaced_whole
 
 __all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "notebook_text"]  # the kinds, as feedback's users know them
@@ -84,6 +84,10 @@ def own_submission(course: Course, feedback_file: Path) -> str:
     whatever name they handed a notebook in, what they wrote is theirs."""
     folder = course.submitted / student_of(course, feedback_file)
     return "\n".join(_notebook_text(p) for p in sorted(folder.rglob("*.ipynb")) if p.is_file() and not p.is_symlink())
+
+
+def make_readable(path: Path) -> None:
+    path.write_text(readable(path.read_text(encoding="utf-8", errors="replace")), encoding="utf-8")
 
 
 class LeakError(RuntimeError):
@@ -166,6 +170,7 @@ def _generate(course: Course, log=print) -> list[Path]:
         log(f"nbgrader generate_feedback reported errors:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     files = sorted(course.feedback.glob(f"*/{ASSIGNMENT}/*.html"))
     for f in files:  # what the student wrote is inert already (MakeInert); the policy is the second wall
+        make_readable(f)
         protect(f)
     _check_leaks(course, files, "feedback file(s)", log)
     log(

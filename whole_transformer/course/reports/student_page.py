@@ -27,8 +27,29 @@ _BODY = re.compile(r"<body[^>]*>(?P<body>.*)</body>", re.S | re.I)
 SCORE_STYLE = (
     "<style>table.wt-scores{border-collapse:collapse;margin:0.5em 0 1em}"
     "table.wt-scores th,table.wt-scores td{padding:0.3em 1.2em 0.3em 0;text-align:left}"
-    "table.wt-scores td+td,table.wt-scores th+th{text-align:right}</style>"
+    "table.wt-scores td+td,table.wt-scores th+th{text-align:right}"
+    "body>h1,body>h2,body>p,body>ul,body>table{margin-left:1rem;margin-right:1rem}</style>"
 )
+#: what makes a feedback page readable at a glance, at any width and zoom: an output (the verdict and its hint
+#: first) wraps within the page instead of standing on one line as wide as the text; code keeps its lines
+READABLE = (
+    '<style id="wt-readable">'
+    "div.output_subarea pre,.jp-OutputArea-output pre,.wt-verdict pre"
+    "{white-space:pre-wrap;overflow-wrap:anywhere;word-break:normal}"
+    "div.output_subarea,div.output_area,.jp-OutputArea-output{max-width:100%;min-width:0}"
+    "img,svg,table{max-width:100%}"
+    "</style>"
+)
+
+
+def readable(page: str) -> str:
+    """The page with ``READABLE`` at the end of its head (once)."""
+    if 'id="wt-readable"' in page:
+        return page
+    at = page.lower().find("</head>")
+    return page[:at] + READABLE + page[at:] if at != -1 else READABLE + page
+
+
 _STYLES = re.compile(r"<style[^>]*>.*?</style>|<link[^>]+stylesheet[^>]*>", re.S | re.I)
 
 
@@ -81,9 +102,11 @@ def page(course: Course, t: StudentTotal) -> str:
             f"{m.group('body') if m else text}</section>"
         )
     return with_policy(
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}{SCORE_STYLE}</head>"
-        f"<body>{''.join(parts)}</body></html>\n"
+        readable(
+            "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}{SCORE_STYLE}</head>"
+            f"<body>{''.join(parts)}</body></html>\n"
+        )
     )
 
 

@@ -30,6 +30,7 @@ from ..core.verdict import Outcome
 from ..csp import with_policy
 from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
 from ..reports.feedback import leaks, notebook_text
+from ..reports.student_page import readable
 from .watch import Submission
 
 _STYLE = (
@@ -122,7 +123,7 @@ def full_pages(
                 continue
             text = f.read_text(errors="replace")
             at = text.find(">", text.find("<body")) + 1 if "<body" in text else 0
-            pages[f.stem] = text[:at] + banner + text[at:]
+            pages[f.stem] = readable(text[:at] + banner + text[at:])
         return pages
     finally:
         shutil.rmtree(private, ignore_errors=True)
