@@ -28,10 +28,11 @@ from traitlets import Integer, Unicode
 from ..cells import HIDDEN_TESTS, SOLUTION, is_test, split_region
 from ..core.compare import floats
 from ..core.expected import split_expected
-from .verdict_text import FAILED, GRADER_ERROR, NOT_ANSWERED
+from .verdict import cell_time_limit
+from .verdict_text import FAILED, GRADER_ERROR, NOT_ANSWERED, TIMEOUTS, what_it_did
 
 NOT_SHOWN = "# (hidden tests: not shown)"
-GRADER_ERRORS = {"CellTimeoutError", "DeadKernelError", "NotRun"}
+GRADER_ERRORS = {"CellTimeoutError", "DeadKernelError", "NotRun"}  # what plugins/execute.py writes itself
 
 
 def split_hidden(source: str, markers: tuple[str, str] = HIDDEN_TESTS) -> tuple[str, str]:
@@ -166,14 +167,18 @@ def solution_fragments(source: str, min_len: int = 16) -> set[str]:
     return {ln for ln in lines if ln and not ln.startswith("#") and (len(ln) >= min_len or answer_line(ln))}
 
 
-def _verdict(cell: NotebookNode, rules) -> NotebookNode:
+def _verdict(cell: NotebookNode, rules, seconds: float | None = None) -> NotebookNode:
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     stderr = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr"]
     if errors:
         e = errors[-1]
         ename, evalue = e.get("ename", "Error"), str(e.get("evalue", ""))
-        if ename in GRADER_ERRORS:
-            text = f"{ename}: {evalue}"
+        if ename == "NotRun":
+            text = f"Not graded: {evalue}."
+        elif ename in GRADER_ERRORS or ename in TIMEOUTS:  # the grader's clock, or the kernel died
+            text = f"Test failed: your code {what_it_did(ename, seconds)}, so the tests could not finish."
+            if ename in TIMEOUTS:
+                text += " Does a loop of it never end? Run the visible check above in your notebook."
         elif ename == NOT_ANSWERED:  # verdict.py: the stub still raises, or the cell is as released
             text = f"Not answered yet: {evalue}. Write your answer, run its check, and hand it in again."
         elif ename in (FAILED, GRADER_ERROR):  # the grader's own verdict (verdict.py)
@@ -186,7 +191,7 @@ def _verdict(cell: NotebookNode, rules) -> NotebookNode:
             text = "Not answered yet: the answer still raises NotImplementedError."
         else:
             text = (
-                f"Test failed: your code raised {ename} while the tests ran it. "
+                f"Test failed: while the tests ran it, your code {what_it_did(ename, seconds)}. "
                 "Run the visible check above in your notebook to see the details."
             )
         text = _lines(text)
@@ -235,8 +240,9 @@ class HideHiddenTests(NbGraderPreprocessor):
                 constants |= k
             fragments |= hidden_fragments(hidden, self.min_fragment)
             tests.append((cell, visible, bool(hidden.strip())))
+        seconds = cell_time_limit(self.config)
         for cell, visible, had_hidden in tests:
-            cell.outputs = [_verdict(cell, (whole, prefixes, constants))]
+            cell.outputs = [_verdict(cell, (whole, prefixes, constants), seconds)]
             cell.source = visible + ("\n" + NOT_SHOWN if had_hidden else "")
         test_cells = {id(c) for c, _, _ in tests}
         for cell in nb.cells:

@@ -33,6 +33,7 @@ from ..cells import grade_id
 from ..core.results import FAILED, GRADED, MISSING, UNANSWERED
 from ..core.verdict import CellVerdict, Outcome
 from ..layout import ASSIGNMENT, Course, redact, run_nbgrader
+from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..term.names import say_problems
 from .lms import write_lms
 from .totals import totals
@@ -57,12 +58,16 @@ def verdict_reason(verdict: CellVerdict | None) -> tuple[str | None, str, str]:
     by_error: dict[str, list[str]] = {}
     for kind, ename in errors.items():
         by_error.setdefault(ename, []).append(kind)
+    said_why = False
     for ename, kinds in by_error.items():
-        notes.append(f"raised {ename} on: {'; '.join(kinds)}")
+        what = what_it_did(ename, short=True)
+        if ename in TIMEOUTS and verdict.why:  # the time limit the grader had: "ran over 30 s and was stopped"
+            what, said_why = verdict.why, True
+        notes.append(f"{what} on: {'; '.join(kinds)}")
     wrong = [k for k in verdict.failed or [] if k not in errors]
     if wrong:
         notes.append(f"wrong on: {'; '.join(wrong)}")
-    elif verdict.why:
+    if verdict.why and not said_why and (wrong or not by_error or verdict.why.startswith("the answer cell")):
         notes.append(verdict.why)
     if verdict.answer is not None:
         notes.append(f"answered {verdict.answer}" + (f" (hint: {verdict.hint})" if verdict.hint else ""))
