@@ -13,6 +13,7 @@ import textwrap
 
 from nbformat import NotebookNode
 
+from ...grading import MAX_CALLS
 from ...questions import QUESTIONS, NoAnswer
 
 #: The names of the errors only the grader writes (feedback shows their messages as they are): a
@@ -44,8 +45,6 @@ def ran_over(seconds: float | None) -> str:
 def what_it_did(ename: str, seconds: float | None = None, short: bool = False) -> str:
     """What an error says happened, in words a student reads (``short``: as an instructor's report names it): a
     timeout, a dead kernel, a loop that never stops, a refused import, a name not defined, or an exception."""
-    from ...grading import MAX_CALLS
-
     if ename in TIMEOUTS:
         return ran_over(seconds)
     said = {

@@ -34,7 +34,7 @@ from ..cells import cell_source, nbgrader_meta
 from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
 from ..plugins.hide_tests import solution_fragments, split_hidden
-from .student_page import FOLDER, readable, write_pages
+from .student_page import FOLDER, comments, readable, write_pages
 from .whole_output import replaced_whole
 
 __all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "notebook_text"]  # the kinds, as feedback's users know them
@@ -97,8 +97,6 @@ class LeakError(RuntimeError):
 
 def comment_of(course: Course, student: str, leak: Leak) -> tuple[str, str] | None:
     """(notebook, cell) of the instructor's own Formgrader comment that holds ``leak``, if one does."""
-    from .student_page import comments
-
     for notebook, cell, text in comments(course, student):
         if leak.shown in text or str(leak) in text or found_in(text, {str(leak): EXPECTED}):
             return notebook, cell

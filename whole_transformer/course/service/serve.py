@@ -22,7 +22,6 @@ inside one folder of its own (``TMPDIR`` for the service and its children), remo
 from __future__ import annotations
 
 import fcntl
-import os
 import shutil
 import signal
 import tempfile
@@ -32,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .. import env_vars
 from ..autograder.claims import Claims
 from ..autograder.gradebook import source_digest
 from ..autograder.graders import DaskGraders, LocalGraders
@@ -42,6 +42,7 @@ from ..autograder.template import build_template
 from ..core.scheduler import Scheduler
 from ..layout import Course, exchange_root, inbound
 from ..reports.feedback import secrets
+from ..sandbox import zygote
 from ..sandbox.bubblewrap import check_sandbox
 from ..term.settings import Settings, SettingsError, load
 from . import warm
@@ -175,29 +176,21 @@ def own_tmp() -> Iterator[Path]:
     base = tempfile.gettempdir()
     # the sockets made in it (the fork server's, the zygote's) need a short path: at most 107 bytes in all
     folder = Path(tempfile.mkdtemp(prefix="wt-serve-", dir=base if len(base) <= SHORT_TMP else "/tmp"))
-    saved = {name: os.environ.get(name) for name in ("TMPDIR",)}
     before = tempfile.tempdir
     main = threading.current_thread() is threading.main_thread()  # signals reach the main thread only
     handlers = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)} if main else {}
-    os.environ["TMPDIR"] = str(folder)
     tempfile.tempdir = str(folder)
     try:
-        yield folder
+        with env_vars.tmpdir(str(folder)):
+            yield folder
     finally:
         try:
-            from ..sandbox import zygote
-
             zygote.close_all()  # the kernel zygote and its folder (its atexit would come too late)
             _forget(folder)
         finally:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
             tempfile.tempdir = before
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
             shutil.rmtree(folder, ignore_errors=True)
 
 
