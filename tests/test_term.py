@@ -17,11 +17,13 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import nbformat
@@ -639,10 +641,15 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     assert sorted(pages) == sorted(expect)
     for s in expect:
         assert f"Total: {_n(total[s])} / {_n(sum(maxima.values()))}" in pages[s], s
-        for n in nbs.names:
-            assert f"<td>{n}</td><td>{_n(expect[s][n])} / {_n(maxima[n])}</td>" in pages[s], (s, n)
+        rows = {}
+        for n in nbs.names:  # each row as scored, to the hundredth; together they add up to the score printed
+            row = re.search(rf"<td>{n}</td><td>([0-9.]+) / {_n(maxima[n])}</td>", pages[s])
+            assert row and abs(float(row.group(1)) - expect[s][n]) < 0.0101, (s, n)
+            rows[n] = Decimal(row.group(1))
+        assert sum(rows.values()) == Decimal(_n(sum(expect[s].values()))), (s, rows)
     fay_raw = sum(expect["fay"].values())
-    assert f"({_n(fay_raw)} from the tests, less {_n(fay_raw - total['fay'])} for lateness)" in pages["fay"]
+    less = Decimal(_n(fay_raw)) - Decimal(_n(total["fay"]))  # the parts printed add up to the total printed
+    assert f"({_n(fay_raw)} from the tests, less {less.normalize():f} for lateness)" in pages["fay"]
     assert "Handed in: late by 1 d 12 h (-20 %)." in pages["fay"]
 
     # the class report tells who was late by course.toml too (dee's extension makes her on time)
@@ -662,7 +669,10 @@ def test_a_term_of_six(tmp_path, monkeypatch):
 
 
 def _n(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".")
+    """A score as the reports print it: to the hundredth, half up, no trailing zeros."""
+    from whole_transformer.course.reports.lms import _n as printed
+
+    return printed(x)
 
 
 # ------------------------------------------------------------------------------ release_feedback, mixed routes
@@ -722,3 +732,40 @@ def test_every_file_the_commands_write_about_students_is_ignored_by_git(tmp_path
         target.write_text("about ada")
     (root / "course.toml").write_text("")
     assert _untracked(root) == [".gitignore", "course.toml"]
+
+
+# ------------------------------------------------------------------------------ totals that add up as printed
+class _Late:
+    """A lateness as term/late.py gives one: a penalty in per cent, applied to the tests' score."""
+
+    def __init__(self, percent: float):
+        self.percent, self.due, self.handin = percent, None, None
+
+    def apply(self, score: float) -> float:
+        return score * (1 - self.percent / 100)
+
+
+@pytest.mark.parametrize(
+    "notebooks, percent",
+    [
+        ({"01": 7.2489, "02": 5.4977, "03": 6.0, "04": 4.0}, 30.0),  # 22.7466 less 30 %: the issue's 15.93 / 22.75
+        ({"01": 1.005, "02": 2.675, "03": 0.125, "04": 3.3333}, 10.0),
+        ({"01": 1 / 3, "02": 1 / 3, "03": 1 / 3, "04": 0.0}, 0.0),
+        ({"01": 2.5, "02": 2.5, "03": 2.5, "04": 2.5}, 25.0),
+    ],
+)
+def test_every_printed_part_adds_up_to_the_printed_total(notebooks, percent):
+    from decimal import Decimal
+
+    from whole_transformer.course.reports.lms import _n
+    from whole_transformer.course.reports.totals import StudentTotal
+
+    t = StudentTotal("ada", notebooks={n: (s, 10.0) for n, s in notebooks.items()})
+    t.lateness = _Late(percent) if percent else None  # type: ignore[assignment]
+    shown = t.printed()
+    assert shown.final == Decimal(_n(t.final))  # the page prints what the LMS files hold
+    assert shown.score - shown.penalty == shown.final  # "Total: F (S from the tests, less P for lateness)"
+    assert sum(shown.notebooks.values()) == shown.score  # the notebook rows add up to the tests' score
+    assert all(abs(shown.notebooks[n] - Decimal(repr(s))) < Decimal("0.01") for n, s in notebooks.items())
+    if notebooks["01"] == 7.2489:
+        assert (_n(shown.final), _n(shown.score), _n(shown.penalty)) == ("15.92", "22.75", "6.83")

@@ -71,16 +71,19 @@ def comments(course: Course, student: str) -> list[tuple[str, str, str]]:
 def page(course: Course, t: StudentTotal) -> str:
     esc = html.escape
     parts = [f"<h1>The whole Transformer: feedback for {esc(t.display_name)}</h1>"]
-    total = f"<p class='wt-total'><b>Total: {_n(t.final)} / {_n(t.max_score)}</b>"
-    if t.penalty:
-        total += f" ({_n(t.score)} from the tests, less {_n(t.penalty)} for lateness)"
+    shown = t.printed()  # rounded once, at the end: the parts printed add up to the total printed
+    total = f"<p class='wt-total'><b>Total: {_n(shown.final)} / {_n(shown.max_score)}</b>"
+    if shown.penalty:
+        total += f" ({_n(shown.score)} from the tests, less {_n(shown.penalty)} for lateness)"
     parts.append(total + "</p>")
     if t.lateness is not None:
         parts.append(f"<p class='wt-late'>Handed in: {esc(t.lateness.describe())}.</p>")
-        h = t.lateness.handin  # the time the course used (term/handin_time.py)
-        if h and h.used:
-            parts.append(f"<p class='wt-when'>{esc('H' + h.describe()[1:])}.</p>")
-    rows = "".join(f"<tr><td>{esc(n)}</td><td>{_n(s)} / {_n(m)}</td></tr>" for n, (s, m) in t.notebooks.items())
+        when = t.handed_in()  # the time the course used (term/handin_time.py), in the course's time zone
+        if when:
+            parts.append(f"<p class='wt-when'>{esc('H' + when[1:])}.</p>")
+    rows = "".join(
+        f"<tr><td>{esc(n)}</td><td>{_n(shown.notebooks[n])} / {_n(m)}</td></tr>" for n, (_, m) in t.notebooks.items()
+    )
     parts.append(f"<table class='wt-scores'><tr><th>Notebook</th><th>Score</th></tr>{rows}</table>")
     said = comments(course, t.student)
     if said:
