@@ -577,6 +577,16 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     total = {s: round(sum(v.values()) * (1 - penalty.get(s, 0) / 100), 6) for s, v in expect.items()}
     assert total["ada"] == sum(maxima.values()) - nbs.grade_cells(NB1)["test_tokens_905"]
 
+    exported = {r["student_id"]: r for r in _csv(root / "grades.csv")}  # nbgrader's columns, by course.toml
+    assert float(exported["fay"]["late_submission_penalty"]) == pytest.approx(
+        float(Decimal(_n(sum(expect["fay"].values()))) - Decimal(_n(total["fay"])))
+    )
+    assert float(exported["fay"]["score"]) == pytest.approx(total["fay"], abs=0.005)
+    assert exported["fay"]["duedate"].startswith("2026-10-16 23:59") and exported["dee"]["duedate"].startswith(
+        "2026-10-18 23:59"
+    )
+    assert float(exported["ada"]["late_submission_penalty"]) == 0.0
+
     canvas = _csv(root / "canvas-grades.csv")
     assert list(canvas[0]) == [
         "Student",

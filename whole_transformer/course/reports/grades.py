@@ -1,8 +1,10 @@
 """``make grades``: nbgrader's ``grades.csv``, and ``grades-detail.csv`` that tells zeros apart.
 
-``grades.csv`` is ``nbgrader export``: one row per student and assignment with the total score.
-A student whose notebook could not be graded exports there as 0, like a student who got
-everything wrong. ``grades-detail.csv`` says which: one row per student × graded cell,
+``grades.csv`` is ``nbgrader export``: one row per student and assignment with the total score, its
+``duedate``, ``late_submission_penalty`` and ``score`` made right by course.toml (``course_columns``: the
+student's due date with any extension, the points the late policy took, what is left; ``raw_score`` is
+the tests' score), which nbgrader alone does not know. A student whose notebook could not be graded
+exports there as 0, like a student who got everything wrong. ``grades-detail.csv`` says which: one row per student × graded cell,
 
     student_id, notebook, grade_id, score, max_score, status, reason, cases
 
@@ -201,6 +203,32 @@ def _graded_yet(course: Course) -> None:
         raise ValueError("nothing is graded yet: run make autograde first, then make grades (nothing was written)")
 
 
+def course_columns(path: Path, all_totals) -> None:
+    """nbgrader's export made right where course.toml decides: ``duedate`` each student's due date (an extension
+    included; empty only when the course sets none), ``late_submission_penalty`` the points the late policy took
+    and ``score`` what is left, as the page per student and the LMS files print them; ``raw_score`` stays the
+    tests' score. (nbgrader alone knows neither course.toml's due date nor its late policy: it wrote 0.0 and an
+    empty due date for every late student.)"""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        fields, rows = list(reader.fieldnames or []), list(reader)
+    if not {"student_id", "duedate", "late_submission_penalty", "score"} <= set(fields):
+        return
+    by_student = {t.student: t for t in all_totals}
+    for row in rows:
+        t = by_student.get(row["student_id"])
+        if t is None or row.get("assignment", ASSIGNMENT) != ASSIGNMENT or t.lateness is None:
+            continue
+        shown = t.printed()
+        row["duedate"] = t.lateness.due.isoformat(sep=" ") if t.lateness.due else ""
+        row["late_submission_penalty"] = f"{shown.penalty:f}"
+        row["score"] = f"{shown.final:f}"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
 def grades(course: Course, log=print) -> tuple[Path, Path]:
     """grades.csv, grades-detail.csv and the LMS files; all or nothing: grades.csv is replaced only once the
     export and every row are ready."""
@@ -214,6 +242,11 @@ def grades(course: Course, log=print) -> tuple[Path, Path]:
         raise RuntimeError(f"nbgrader export failed:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     try:
         rows = detail_rows(course)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        course_columns(tmp, totals(course))
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
