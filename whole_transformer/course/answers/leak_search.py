@@ -1,4 +1,5 @@
-"""The one search for what a student must not see, run on what they receive: ``make release`` and ``make feedback``.
+"""The one search for what a student must not see, run on what they receive: ``make release`` and ``make
+feedback``.
 
 What is searched for (``test_secrets``, ``solution_secrets``), each fragment with its kind:
 
@@ -11,11 +12,11 @@ What is searched for (``test_secrets``, ``solution_secrets``), each fragment wit
   one when it is a piece of the answer (``counted_427 = 5``), not when it is the frame every answer has
   (``return ids``, ``else:``).
 
-``found_in`` (``leak_match.py``) finds each of them in a text however it is written (spaces, HTML, an
-expected value rounded, cut, in e-notation or as a percentage, a list of ids in any brackets). ``release_leaks`` searches every cell of the released
-notebooks (source, outputs, metadata) and names the cell by where a reader finds it: its number, its kind,
-the question or exercise it belongs to or the heading it stands under. Every exercise's cells are read from
-the notebooks themselves, so one added later is searched the same way.
+``found_in`` (``leak_match.py``) finds each of them in a text however it is written (spaces, HTML, an expected
+value rounded, cut, in e-notation or as a percentage, a list of ids in any brackets). ``release_leaks``
+searches every cell of the released notebooks (source, outputs, metadata) and names the cell by where a reader
+finds it: its number, its kind, the question or exercise it belongs to or the heading it stands under. Every
+exercise's cells are read from the notebooks themselves, so one added later is searched the same way.
 """
 
 from __future__ import annotations

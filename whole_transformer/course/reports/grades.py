@@ -2,21 +2,21 @@
 
 ``grades.csv`` is ``nbgrader export``: one row per student and assignment with the total score, its
 ``duedate``, ``late_submission_penalty`` and ``score`` made right by course.toml (``course_columns``: the
-student's due date with any extension, the points the late policy took, what is left; ``raw_score`` is
-the tests' score), which nbgrader alone does not know. A student whose notebook could not be graded
-exports there as 0, like a student who got everything wrong. ``grades-detail.csv`` says which: one row per student × graded cell,
+student's due date with any extension, the points the late policy took, what is left; ``raw_score`` is the
+tests' score), which nbgrader alone does not know. A student whose notebook could not be graded exports there
+as 0, like a student who got everything wrong. ``grades-detail.csv`` says which: one row per student × graded
+cell,
 
     student_id, notebook, grade_id, score, max_score, status, reason, cases
 
-where ``status`` is ``graded`` (the test ran; the score is what it earned, partial credit by kind
-of case included), ``unanswered`` (the test ran, and the answer is not written yet: the stub still
-raises NotImplementedError, or the cell is as released), ``failed`` (the test
-could not run to the end: invalid notebook, kernel died or hung, nbgrader failed; ``reason``
-says which) or ``missing`` (nothing was handed in for it). ``reason`` also notes findings on the
-cell (restored after tampering, suspicious code) so a zero can be checked quickly, and for every
-graded cell that lost points why (``verdict_reason``): which exception on which kind of case, the
-failed kinds and the catalogued mistake the answer is, or a question's wrong answer and its hint.
-``cases`` is the cases passed of the cases run ("12 of 15").
+where ``status`` is ``graded`` (the test ran; the score is what it earned, partial credit by kind of case
+included), ``unanswered`` (the test ran, and the answer is not written yet: the stub still raises
+NotImplementedError, or the cell is as released), ``failed`` (the test could not run to the end: invalid
+notebook, kernel died or hung, nbgrader failed; ``reason`` says which) or ``missing`` (nothing was handed in
+for it). ``reason`` also notes findings on the cell (restored after tampering, suspicious code) so a zero can
+be checked quickly, and for every graded cell that lost points why (``verdict_reason``): which exception on
+which kind of case, the failed kinds and the catalogued mistake the answer is, or a question's wrong answer
+and its hint. ``cases`` is the cases passed of the cases run ("12 of 15").
 """
 
 from __future__ import annotations
