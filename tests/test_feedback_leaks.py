@@ -64,7 +64,7 @@ def planted(course: Course):
     kernel_part, payload = split_expected(hidden)
     line = next(ln.strip() for ln in kernel_part.splitlines() if "g.random_array(" in ln or "g.array(" in ln)
     json_line = next(ln.strip() for ln in hidden.splitlines() if ln.strip().startswith('# {"name"'))
-    a_float = next(repr(c["want"]) for c in payload["cases"] if type(c["want"]) is float and len(repr(c["want"])) > 12)
+    a_float = next(repr(c["want"]) for c in payload["cases"] if type(c["want"]) is float and len(repr(c["want"])) > 8)
     _, xy_payload = split_expected(split_hidden(xy.source)[1])
     a_pair = str(xy_payload["cases"][-1]["want"])
     solution = next(
@@ -363,7 +363,7 @@ def test_every_short_answer_planted_in_source_is_refused_naming_its_cell(course,
     for j, text in enumerate(HONEST):
         label = f"{NB}.ipynb, cell {first + len(planted_) + j + 1} (markdown"
         assert not any(ln.strip().startswith(label) for ln in lines), f"honest prose refused: {text!r}\n{err}"
-    assert "'counted_427 = 5'" in err and "'tokens_905=8'" in err and "'6.10198'" in err  # what it found
+    assert "'counted_427 = 5'" in err and "'tokens_905 = 8'" in err and "'6.10198'" in err  # what it found
     assert (copy_.release / f"{NB}.ipynb").read_bytes() == before  # release/ left as it was
 
 
