@@ -392,7 +392,7 @@ def test_an_expected_value_is_found_however_written_and_only_then():
         "(7, 9, 0, 4, 8, 4, 0, 4)",
     ):
         assert found_in(f"<p>the loss is {shown}.</p>", kinds), shown
-    for prose in ("6.1", "6.10", "6.103", "61019", "the loss is 6.2019", "[7, 9, 0, 4]", "x_6.10198"):
+    for prose in ("6.1", "6.10", "6.103", "61019", "the loss is 6.2019", "[7, 9, 0, 4]", "x_6.10198", "2.4853939448"):
         assert not found_in(f"<p>{prose}</p>", kinds), prose
     assert not found_in("6.10198", kinds, own="my loss: 6.10198")  # the student's own output is theirs
 

@@ -3,7 +3,8 @@
 A secret (a key of ``leak_search``'s secrets, text → kind) is found in a text as it is, HTML-unescaped, with
 its tags taken out, and with its spaces taken out but one between two words (``counted_427=5``,
 ``g.random_array(6100,(8,42),2.0)``). An expected value (``"want": …``) is found however it is written: a
-float rounded (either way at a half) or cut to at least ``MIN_DIGITS`` significant digits (``6.10198``,
+float with more digits than stored (worked out anew: ``6.1019764977808615`` of ``6.101976498``), or rounded
+(either way at a half) or cut to at least ``MIN_DIGITS`` significant digits (``6.10198``,
 ``6.1019``), in e-notation from 3 digits on (``6.10e+00``), as a percentage (``61.02 %`` of 0.6102); a list of
 whole numbers in any brackets and separators (``[ 2 12 13]``, ``(2, 12, 13)``) from ``MIN_SEQUENCE`` numbers on.
 Fewer digits are anyone's text: 3 digits written plainly already match numbers the lesson prints by chance. A
@@ -74,6 +75,10 @@ def _roundings(value: float) -> set[tuple[int, Decimal]]:
     return out
 
 
+def _rounded(value: Decimal, digits: int) -> Decimal:
+    return value.quantize(Decimal(1).scaleb(value.adjusted() - digits + 1), rounding=ROUND_HALF_EVEN).normalize()
+
+
 def _ints(value) -> list[int] | None:
     if type(value) is int:
         return [value]
@@ -128,6 +133,7 @@ class Search:
         self.excused = getattr(kinds, "excused", "")
         self.squeezed = {k: _squeezed(k) for k in kinds}
         self.numbers: dict[tuple[int, Decimal], tuple[str, str]] = {}
+        self.stored: set[int] = set()  # the significant digits the EXPECTED parts store floats with
         self.sequences: dict[str, str] = {}
         for key, kind in kinds.items():
             if kind != EXPECTED or not key.startswith(_WANT):
@@ -143,6 +149,7 @@ class Search:
                 if math.isfinite(x) and _digits(repr(abs(x)).lower().split("e")[0]) > 3 and not _fact(x):
                     for r in _roundings(x):
                         self.numbers.setdefault(r, (key, repr(x)))
+                    self.stored.add(_digits(repr(abs(x)).lower().split("e")[0]))
 
     def _numbers_in(self, text: str, own: str) -> list[Leak]:
         out = []
@@ -158,6 +165,10 @@ class Search:
             key = self.numbers.get((k, value.normalize()))
             if key is None and percent:
                 key = self.numbers.get((k, (value / 100).normalize()))
+            for d in sorted(d for d in self.stored if d < k) if key is None else ():
+                key = self.numbers.get((d, _rounded(value, d)))  # more digits than stored: the value worked out anew
+                if key is not None:
+                    break
             if key is not None and m.group(0).strip() not in own:
                 out.append(Leak(key[0], m.group(0).strip(), of=key[1]))
         return out

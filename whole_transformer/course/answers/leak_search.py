@@ -170,6 +170,17 @@ def cell_names(cells) -> list[str]:
     return names
 
 
+def said(found: list[Leak], kinds: dict[str, str]) -> str:
+    """What a text showed, the first of each kind (an expected value first), then how many more."""
+    order = [EXPECTED, SOLUTION, HIDDEN, INPUT]
+    first: dict[str, Leak] = {}
+    for leak in found:
+        first.setdefault(kinds[leak], leak)
+    shown = sorted(first.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+    more = len(found) - len(shown)
+    return "; ".join(leak.says(kind) for kind, leak in shown) + (f" and {more} more" if more else "")
+
+
 def release_leaks(release_dir: Path, secrets: dict[str, str]) -> list[str]:
     """One line per released cell (or notebook metadata) that shows any of ``secrets``, naming the cell and
     what it showed."""
@@ -184,6 +195,5 @@ def release_leaks(release_dir: Path, secrets: dict[str, str]) -> list[str]:
             # a question's stub lists the choices ('# x = "A", "B" or "C"'): a solution line it holds is the stub's
             found = [ln for ln in ready.found(text) if not (secrets[ln] == SOLUTION and ln in stub)]
             if found:
-                more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-                lines.append(f"{path.name}, {label}: {found[0].says(secrets[found[0]])}{more}")
+                lines.append(f"{path.name}, {label}: {said(found, secrets)}")
     return lines

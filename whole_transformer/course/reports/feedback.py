@@ -28,6 +28,7 @@ from ..answers.leak_search import (
     Secrets,
     found_in,
     notebook_text,
+    said,
     test_secrets,
 )
 from ..cells import cell_source, nbgrader_meta
@@ -118,10 +119,8 @@ def remove_leaks(course: Course, files: list[Path], log=print) -> list[Path]:
 
 
 def _refused(course: Course, f: Path, lines: dict[str, str], found: list[Leak]) -> str:
-    first = found[0]
-    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-    line = f"REFUSED {f.relative_to(course.root)}: it showed {first.says(lines[first])}{more}"
-    comment = comment_of(course, student_of(course, f), first)
+    line = f"REFUSED {f.relative_to(course.root)}: it showed {said(found, lines)}"
+    comment = next((c for leak in found if (c := comment_of(course, student_of(course, f), leak))), None)
     if comment is not None:
         line += (
             f"; it came from your own Formgrader comment on {comment[0]}, {comment[1]}: edit that comment "
