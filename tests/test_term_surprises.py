@@ -304,8 +304,8 @@ def test_a_roster_without_email_or_with_semicolons_is_read_and_said(course, tmp_
     print("\n".join(said))
     assert said[:2] == [
         "roster: semi.csv is separated by semicolons, not commas: read that way",
-        "roster: semi.csv has no email column (email or email_address): moodle-grades.csv will have no Email "
-        "address to match students on",
+        "roster: semi.csv has no email column (email or email_address): canvas-grades.csv will have no SIS Login ID "
+        "and moodle-grades.csv no Email address to match students on",
     ]
     tabs = tmp_path / "tabs.csv"
     tabs.write_text("name\temail\nCy\tcy@example.org\n")
