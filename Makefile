@@ -47,8 +47,9 @@ help:
 	@echo "make roster      import the class list (id, names, email, LMS id); with no file, list who has handed in"
 	@echo "                 FILE=students.csv"
 	@echo "make collect-zip merge a Canvas or Moodle submissions zip into submitted/"
-	@echo "                 FILE=subs.zip; a newer file replaces an older one, the rest is kept (REPLACE=1: whole"
-	@echo "                 hand-ins)"
+	@echo "                 FILE=subs.zip; a newer file replaces an older one, the rest is kept (REPLACE=1: whole hand-ins);"
+	@echo "                 WORKSHEET=moodle.csv the Moodle grading worksheet; TIMES=times.csv hand-in times for a download"
+	@echo "                 without"
 	@echo "make term        the due date, late policy and each student's hand-in (course.toml)"
 	@echo "make lti-key     make the tool's own key pair for the LMS (private key kept out of git, public key set written)"
 	@echo "                 REPLACE=1 makes a new one (then paste its public key into the LMS again)"
@@ -135,7 +136,8 @@ roster: $(STAMP)
 
 collect-zip: $(STAMP)
 	@test -n "$(FILE)" || { echo "make collect-zip needs the download: make collect-zip FILE=submissions.zip"; exit 2; }
-	$(PY) -m whole_transformer.course collect-zip "$(FILE)" $(if $(filter 1 yes true,$(REPLACE)),--replace)
+	$(PY) -m whole_transformer.course collect-zip "$(FILE)" $(if $(filter 1 yes true,$(REPLACE)),--replace) \
+		$(if $(WORKSHEET),--worksheet "$(WORKSHEET)") $(if $(TIMES),--times "$(TIMES)")
 
 term: $(STAMP)
 	$(PY) -m whole_transformer.course term

@@ -144,6 +144,18 @@ def test_every_exercise_has_correct_and_wrong_implementations_and_every_listed_m
             "drops_crossing",
             "no_renormalise",
         ],
+        "layer_norm": ["variance_n_minus_1", "eps_outside_sqrt", "no_scale_shift"],
+        "multi_head_attention": [
+            "scale_d_model",
+            "reshape_no_transpose",
+            "mask_hides_past",
+            "mask_after_softmax",
+            "pad_not_masked",
+            "softmax_wrong_axis",
+            "no_output_bias",
+        ],
+        "decoder_block": ["post_ln", "attention_residual_dropped", "ffn_residual_dropped"],
+        "forward": ["no_sqrt_d_model", "positions_before_scaling", "no_final_layer_norm"],
     }
     for ex, mistakes in must.items():
         for m in mistakes:
@@ -201,6 +213,7 @@ def test_graded_cells_follow_the_convention(exercise):
     (cell,) = tests.values()
     points = {"next_token": 2, "greedy_decode": 3, "make_xy": 2, "masked_loss": 3, "cached_attention": 3}
     points["sample_next"] = 3
+    points.update({"layer_norm": 2, "multi_head_attention": 3, "decoder_block": 2, "forward": 3})
     assert cell["points"] == points[exercise]
     visible = cell["source"].split("### BEGIN HIDDEN TESTS")[0]
     assert visible.strip() == f'check("{exercise}")'
@@ -254,6 +267,14 @@ def test_hidden_tests_cover_the_cases_the_issue_names():
         assert needle in kinds["sample_next"], needle
     for needle in ["empty cache", "several lengths and sizes", "cache handed in", "trained model", "float32"]:
         assert needle in kinds["cached_attention"], needle
+    for ex in ("layer_norm", "multi_head_attention", "decoder_block"):  # issue 41: float32, the trained weights
+        assert "float32" in kinds[ex] and "trained model's weights" in kinds[ex], ex
+    for needle in ["small variance", "eps given", "large values", "a batch"]:
+        assert needle in kinds["layer_norm"], needle
+    for needle in ["one token", "right-padded batch", "large scores", "d_k < d_model"]:
+        assert needle in kinds["multi_head_attention"], needle
+    for needle in ["one token", "right-padded batch", "pad other than 0", "60-epoch", "2-epoch"]:
+        assert needle in kinds["forward"], needle
 
 
 def test_no_expected_value_reaches_the_kernel():
@@ -332,6 +353,30 @@ np.allclose = lambda *a, **k: True
 def sample_next(scores, temperature=1.0, top_k=None, top_p=None, rng=None):
     return int(np.argmax(scores))
 """,
+    "layer_norm": """
+len = lambda x: 0
+np.allclose = lambda *a, **k: True
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return (x - x.mean(axis=-1, keepdims=True)) * gamma + beta
+""",
+    "multi_head_attention": """
+abs = lambda x: 0.0
+np.allclose = lambda *a, **k: True
+np.isclose = lambda *a, **k: True
+def multi_head_attention(x, w_q, w_k, w_v, w_o, b_o, n_heads, key_pad=None):
+    return x @ w_o.T + b_o
+""",
+    "decoder_block": """
+np.allclose = lambda *a, **k: True
+def decoder_block(x, weights, i, n_heads, key_pad=None):
+    return x
+""",
+    "forward": """
+len = lambda x: 0
+np.allclose = lambda *a, **k: True
+def forward(ids, weights, n_heads=4, pad=0):
+    return weights["tok.weight"][np.asarray(ids)] @ weights["head.weight"].T
+""",
 }
 
 
@@ -371,6 +416,10 @@ def test_an_always_equal_return_value_gets_no_points(exercise):
         "masked_loss": "logits, targets, pad=0",
         "cached_attention": "q, k, v, cache=None",
         "sample_next": "scores, temperature=1.0, top_k=None, top_p=None, rng=None",
+        "layer_norm": "x, gamma, beta, eps=1e-5",
+        "multi_head_attention": "x, w_q, w_k, w_v, w_o, b_o, n_heads, key_pad=None",
+        "decoder_block": "x, weights, i, n_heads, key_pad=None",
+        "forward": "ids, weights, n_heads=4, pad=0",
     }[exercise]
     src = f"def {exercise}({args}):\n    return AlwaysEqual()\n"
     graded = grade(exercise, src, {"AlwaysEqual": AlwaysEqual})
@@ -592,3 +641,54 @@ def test_score_model_depends_on_token_position_and_the_token_before():
         m([])
     with pytest.raises(ValueError, match="never_eos needs"):
         grading.score_model(1, 5, never_eos=True)
+
+
+@pytest.mark.parametrize(
+    "extra, what",
+    [
+        ("    import torch  # a right NumPy answer that also brings in torch\n", "torch"),
+        ("    from whole_transformer.model import Transformer\n", "whole_transformer.model"),
+        ("    _ = trace\n", "trace"),
+    ],
+)
+def test_a_forward_pass_that_uses_torch_or_the_models_code_earns_nothing(extra, what):
+    """Issue 41: a forward-pass exercise that calls the model it should build is refused in the grader, with
+    the reason, however right its numbers (here the notebook's own solution with one more line)."""
+    from nbformat import NotebookNode
+
+    from whole_transformer import grading
+    from whole_transformer.course.plugins.cell_verdict import assess
+
+    right = right_source("layer_norm")
+    signature = "def layer_norm(x, gamma, beta, eps=1e-5):\n"
+    source = right.replace(signature, signature + extra, 1)
+    assert extra in source
+    graded = grade("layer_norm", source, {"trace": None})
+    assert graded.points == graded.max_points  # the kernel's results are right ...
+    (cell,) = graded_cells("layer_norm").values()
+    kernel_part, expected = split_expected(cell["source"])
+    outputs = []
+    saved, grading._publish = (
+        grading._publish,
+        lambda name, res: outputs.append(
+            NotebookNode(
+                output_type="display_data",
+                metadata={},
+                data={grading.RESULTS_MIME: grading._encode({"name": name, "results": res})},
+            )
+        ),
+    )
+    try:
+        exec(compile(kernel_part, "<test>", "exec"), graded.namespace)
+    finally:
+        grading._publish = saved
+    solution = NotebookNode(
+        cell_type="code", source=source, metadata={"nbgrader": {"solution": True, "grade_id": "layer_norm"}}
+    )
+    out, verdict = assess(NotebookNode(outputs=outputs), expected, solution, 2.0)
+    assert out[0].output_type == "error" and f"it uses {what}" in out[0].evalue  # ... and refused, saying why
+    assert "earns no points" in out[0].evalue and not verdict.score
+    right_verdict = assess(
+        NotebookNode(outputs=outputs), expected, NotebookNode(cell_type="code", source=right, metadata={}), 2.0
+    )
+    assert right_verdict[0][0].text.startswith("Tests passed.")

@@ -8,10 +8,17 @@ grading service grades them; then ``ab`` (backdated) and ``ah`` (honest) hand in
 the instructor collects with ``nbgrader collect`` and runs ``make autograde``. For each: the time used,
 the lateness, the LMS totals, and the integrity finding (the service's log and record, ``make grades``,
 ``make term``); an honest late hand-in and a forged one handed in at the same moment get the same total.
+
+The twin-claim forgery (issue 38): ``tw`` hands in on time, then again after their due date under the very
+folder-name time and timestamp.txt of the first attempt, beside ``ot`` (on time) and ``lt`` (late, honestly,
+at tw's second moment); the three have one due date between the two moments. The exchange is given only
+by flag, as ``make serve EXCHANGE=DIR`` and ``nbgrader --Exchange.root`` give it: nbgrader_config.py names
+none, so ``make grades`` can only use the times recorded when the hand-ins were taken in.
 """
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import nbformat
@@ -21,7 +28,7 @@ from simclass.minicourse import NAME, require_sandbox
 from test_service import answered, hand_in
 
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID
-from whole_transformer.course.term.handin_time import CLAIM, EXCHANGE, TOLERANCE, judge
+from whole_transformer.course.term.handin_time import CLAIM, EXCHANGE, TOLERANCE, changed_at, judge
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
@@ -41,13 +48,48 @@ def test_the_time_used_is_the_claim_only_as_far_as_the_evidence_allows():
     assert alone.used == NOW - timedelta(days=3) and alone.finding == ""
 
 
+def test_a_claim_copied_from_an_earlier_attempt_is_a_finding_and_counts_when_written(tmp_path):
+    from whole_transformer.course.term.handin_time import inbound_time
+
+    claim = datetime.now(UTC)
+    first = hand_in(tmp_path, "tw", {f"{NAME}.ipynb": "{}"}, claim)
+    time.sleep(1.5)
+    second = hand_in(tmp_path, "tw", {f"{NAME}.ipynb": "{ }"}, claim)  # the same name time and timestamp.txt
+    both = [first, second]
+    early, late = inbound_time(first, both), inbound_time(second, both)
+    assert early.finding == "" and early.used == changed_at(first)
+    assert late.used == changed_at(second) > early.used
+    assert late.finding.startswith(f"claims the time of an earlier attempt ({first.name}, written at ")
+
+
+def test_every_later_command_reads_the_recorded_time_and_a_copy_by_hand_is_not_checked(tmp_path):
+    from whole_transformer.course.autograder.handin_merge import entry, record_files
+    from whole_transformer.course.layout import Course
+    from whole_transformer.course.term.handin_time import student_handin
+
+    course = Course(tmp_path)
+    folder = course.submitted / "ada" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text(_stamp(NOW - timedelta(days=3)))  # a claim nobody checks again
+    (folder / "01-whole-machine.ipynb").write_text("{}")
+    assert (
+        student_handin(course, "ada").source == CLAIM and "time not checked" in student_handin(course, "ada").describe()
+    )
+    record_files(course, "ada", {"01-whole-machine.ipynb": entry(NOW, "the exchange: ada+…", "exchange", claimed=NOW)})
+    h = student_handin(course, "ada", "Europe/Berlin")
+    assert h.used == NOW and h.source == EXCHANGE and h.describe() == "handed in 2026-12-02 13:00 CET"
+    (folder / "02-microscope.ipynb").write_text("{}")  # copied in by hand later: named as such
+    assert "(time not checked for 02-microscope.ipynb: copied in by hand)" in student_handin(course, "ada").describe()
+
+
 def _stamp(when: datetime) -> str:
     return when.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 
 
 @pytest.fixture(scope="module")
 def handed_in(tmp_path_factory):
-    """The class graded: by the service (hal, bo, fu, co), then by make autograde after nbgrader collect (ah, ab)."""
+    """The class graded: by the service (hal, bo, fu, co), then by make autograde after nbgrader collect (ah, ab,
+    and the twin claim: ot, tw, lt)."""
     require_sandbox()
     from whole_transformer.course.autograder.autograde import autograde
     from whole_transformer.course.service.serve import serve
@@ -58,9 +100,8 @@ def handed_in(tmp_path_factory):
         '[service]\nenabled = true\ncooldown = "1h"\nfeedback_before_due = "full"\n'
     )
     tmp = tmp_path_factory.mktemp("handin-time")
-    course, exchange = course_with_exchange(tmp, toml)
-    with open(course.root / "nbgrader_config.py", "a") as f:  # the exchange, as the instructor's config names it
-        f.write(f"c.Exchange.root = {str(exchange)!r}\n")
+    course, exchange = course_with_exchange(tmp, toml)  # the exchange given only by flag: the config names none
+    assert "Exchange.root" not in (course.root / "nbgrader_config.py").read_text()
     notebook = {f"{NAME}.ipynb": nbformat.writes(answered(course))}
     now = datetime.now(UTC)  # after the course is built (minutes on a busy machine): the claims are made now
     claims = {"hal": now, "bo": due - timedelta(hours=2), "fu": now + timedelta(days=2), "co": now}
@@ -71,9 +112,22 @@ def handed_in(tmp_path_factory):
     assert serve(course, str(exchange), once=True, echo=lines.append) == 0
     for student, when in {"ah": datetime.now(UTC), "ab": due - timedelta(hours=2)}.items():
         hand_in(exchange, student, notebook, when)
-    nbgrader(["collect", ASSIGNMENT, f"--course={COURSE_ID}"], course.root, exchange)
+    first = datetime.now(UTC)  # the twin claim: tw on time, then late under the first attempt's claim
+    on_time = [
+        hand_in(exchange, "ot", notebook, first),
+        hand_in(exchange, "tw", {k: v + "\n" for k, v in notebook.items()}, first),
+    ]
+    twin_due = max(changed_at(f) for f in on_time) + timedelta(seconds=1)
+    with open(course.root / "course.toml", "a") as f:
+        f.write("[extensions]\n" + "".join(f'{s} = "{twin_due:%Y-%m-%d %H:%M:%S.%f}"\n' for s in ("ot", "tw", "lt")))
+    while datetime.now(UTC) < twin_due + timedelta(seconds=1):
+        time.sleep(0.2)
+    hand_in(exchange, "tw", notebook, first)  # the same folder-name time and timestamp.txt as the first attempt
+    hand_in(exchange, "lt", notebook, datetime.now(UTC))
+    collected = nbgrader(["collect", ASSIGNMENT, f"--course={COURSE_ID}"], course.root, exchange)
+    lines.extend(ln for ln in collected.stderr.splitlines() if "collect " in ln or "INTEGRITY" in ln)
     run = autograde(course, log=lines.append, progress=False)
-    assert sorted(run.graded) == ["ab", "ah"], lines
+    assert sorted(run.graded) == ["ab", "ah", "lt", "ot", "tw"], lines
     return course, exchange, due, now, "\n".join(lines)
 
 
@@ -138,7 +192,7 @@ def test_lateness_totals_and_lms_files_use_the_time_used(handed_in, capsys):
     lines: list[str] = []
     write_lms_files(course, lines.append)
     flagged = sorted(ln.split()[1].rstrip(":") for ln in lines if ln.startswith("INTEGRITY"))
-    assert flagged == ["ab", "bo", "fu"], lines
+    assert flagged == ["ab", "bo", "fu", "tw"], lines
     cmd_term(course, None)
     out = capsys.readouterr().out
     assert "INTEGRITY ab: claims to have handed in" in out and "INTEGRITY hal" not in out
@@ -154,3 +208,57 @@ def test_the_gradebook_keeps_the_time_used(handed_in):
         for student in ("bo", "ab", "hal"):
             when = gb.find_submission(ASSIGNMENT, student).timestamp
             assert now <= when.replace(tzinfo=UTC) < now + timedelta(hours=1), (student, when)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_a_late_attempt_under_an_earlier_attempts_claim_is_late(handed_in, capsys):
+    """The twin claim: tw's late files, collected by nbgrader collect, count at the time they were written."""
+    from whole_transformer.course.commands.submissions import cmd_term
+    from whole_transformer.course.reports.lms import TOTAL, canvas_rows
+    from whole_transformer.course.reports.totals import totals
+
+    course, _, _, _, log = handed_in
+    assert "INTEGRITY tw: claims the time of an earlier attempt" in log, log
+    by = {t.student: t for t in totals(course)}
+    ot, tw, lt = by["ot"], by["tw"], by["lt"]
+    assert ot.lateness.describe().startswith("on time") and ot.penalty == 0 and not ot.lateness.handin.finding
+    assert tw.lateness.is_late and tw.lateness.penalty == lt.lateness.penalty == 10.0
+    assert abs(tw.lateness.handin.used - lt.lateness.handin.used) < timedelta(seconds=30)
+    assert tw.final == lt.final < ot.final and tw.score == ot.score
+    assert "claims the time of an earlier attempt" in tw.lateness.handin.finding and not lt.lateness.handin.finding
+    head, canvas = canvas_rows(list(by.values()))
+    total = {s: row[head.index(TOTAL)] for s, row in zip(by, canvas[1:], strict=True)}
+    assert total["tw"] == total["lt"] != total["ot"]
+    cmd_term(course, None)
+    out = capsys.readouterr().out
+    said = {
+        s: [ln for ln in out.splitlines() if ln.split()[:1] == [s] or ln.split()[:2] == ["INTEGRITY", f"{s}:"]]
+        for s in ("ot", "tw", "lt")
+    }
+    print("\n".join(ln for lines in said.values() for ln in lines))  # for the closing note
+    assert ": on time (extension to" in said["ot"][0] and "late by" in said["lt"][0] and "(-10 %" in said["lt"][0]
+    assert "late by" in said["tw"][0] and "(-10 %" in said["tw"][0]
+    assert any(ln.startswith("  INTEGRITY tw: claims the time of an earlier attempt") for ln in said["tw"])
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+def test_make_grades_uses_the_time_the_service_recorded_with_the_exchange_given_by_flag(handed_in):
+    """The exchange given only to the service: make grades has no exchange, and needs none."""
+    from whole_transformer.course.reports.grades import write_lms_files
+    from whole_transformer.course.reports.totals import totals
+
+    course, _, _, _, _ = handed_in
+    records = _records(course)
+    by = {t.student: t for t in totals(course)}
+    for student in ("hal", "bo", "fu"):
+        (r,) = records[student]
+        t = by[student]
+        assert t.lateness.handin.used == datetime.fromisoformat(r["when"]), (student, r, t.lateness.handin)
+        assert t.lateness.is_late == r["late"] and t.score == r["score"], (student, r)
+        assert t.final == round(r["score"] * (1 - t.lateness.penalty / 100), 6)
+    assert by["bo"].final == by["hal"].final  # the backdated claim: the service's time, not the claim
+    lines: list[str] = []
+    write_lms_files(course, lines.append)  # no exchange to look anything up in: the recorded times
+    assert [ln.split()[1] for ln in lines if ln.startswith("INTEGRITY")] == ["ab:", "bo:", "fu:", "tw:"], lines

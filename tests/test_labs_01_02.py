@@ -25,7 +25,7 @@ from whole_transformer.labs import _html, block_picture, machine_lab, microscope
 from whole_transformer.labs.machine import D_MODELS, head_options, nearest_heads, part_names
 from whole_transformer.labs.microscope import FULL_SIZES, MAX_COLS, full_shape
 from whole_transformer.model import ModelConfig, parameter_counts, parameter_table
-from whole_transformer.numpy_model import NAMES, trace
+from whole_transformer.steps import NAMES, trace
 from whole_transformer.task import VOCAB, parse_prompt
 from whole_transformer.train import load_model
 
@@ -567,3 +567,65 @@ def test_microscope_can_open_at_its_last_step(tiny):
     assert lab.next.disabled and not lab.prev.disabled
     with pytest.raises(ValueError, match="counted from the end"):
         microscope_lab(model=tiny, step=len(lab.stages))
+
+
+# ------------------------------------------------------------------------------- your code under the microscope
+def _reference_functions():
+    from whole_transformer.course.answers import reference as ref
+
+    return {n: getattr(ref, n) for n in ("layer_norm", "multi_head_attention", "decoder_block", "forward")}
+
+
+def test_your_code_under_the_microscope_agrees_everywhere_when_right():
+    from whole_transformer.labs import _compare
+    from whole_transformer.labs.microscope import MicroscopeLab
+
+    lab = MicroscopeLab("8 9 =", step=-1, yours=_reference_functions())
+    assert _compare.first_difference(lab.compared) is None
+    made = [c for c in lab.compared.values() if c.array is not None]
+    assert {c.label for c in made} >= {"block 1 · LayerNorm 1", "block 1 · attention out", "logits"}
+    assert all(not c.differs and c.largest < 1e-12 for c in made)
+    lab.whose.value = "yours"
+    lab.step.value = [s.label for s in lab.stages].index("logits")
+    assert "= same as the course&#x27;s" in lab.mine.value and "≠" not in lab.table.value
+    assert "every step your functions make agrees" in lab.table.value
+
+
+@pytest.mark.parametrize(
+    "planted, step",
+    [
+        ("layer_norm", "block 1 · LayerNorm 1"),  # the variance over d - 1
+        ("multi_head_attention", "block 1 · attention out"),  # the output bias forgotten
+        ("forward", "logits"),  # no final LayerNorm
+    ],
+)
+def test_a_planted_mistake_is_named_at_its_first_step(planted, step):
+    from whole_transformer.course.answers.mistakes import CATALOGUE
+    from whole_transformer.labs import _compare
+    from whole_transformer.labs.microscope import MicroscopeLab
+
+    mistake = {"layer_norm": "variance_n_minus_1", "multi_head_attention": "no_output_bias"}.get(
+        planted, "no_final_layer_norm"
+    )
+    yours = {**_reference_functions(), planted: next(m for m in CATALOGUE[planted] if m.id == mistake).code}
+    lab = MicroscopeLab("8 9 =", step=0, yours=yours)
+    first = _compare.first_difference(lab.compared)
+    assert first is not None and first.label == step and first.largest > 1e-3
+    lab.whose.value = "yours"
+    lab.step.value = [s.label for s in lab.stages].index(step)
+    assert "≠ first difference, largest difference" in lab.mine.value  # in words, not colour alone
+    assert f"the first step that differs is {step}" in lab.table.value
+    lab.whose.value = "course"
+    assert lab.mine.value == ""
+
+
+def test_your_code_not_written_yet_is_said_not_raised():
+    from whole_transformer.labs.microscope import MicroscopeLab
+
+    def layer_norm(x, gamma, beta, eps=1e-5):
+        raise NotImplementedError()
+
+    lab = MicroscopeLab("8 9 =", step=0, yours={"layer_norm": layer_norm})
+    lab.whose.value = "yours"
+    assert "your layer_norm is not written yet" in lab.table.value
+    assert "no forward defined yet" in lab.table.value or "forward" not in lab.table.value

@@ -17,15 +17,17 @@ from notebook_helpers import SOURCE
 from whole_transformer.course.cells import grade_id, is_test
 from whole_transformer.course.publish.ask_first import ANSWER_TAG, SHOW_TAG, SUMMARY, answer_lines, worked
 from whole_transformer.course.publish.lecture import export_html, lecture_notebook
+from whole_transformer.exercise_checks import EXERCISES
 from whole_transformer.questions import QUESTIONS
 
 NAMES = sorted(p.name for p in SOURCE.glob("*.ipynb"))
 
 
 def questions(name):
-    """qid → its answer line, from the source notebook's solution cells."""
+    """qid (a question's, or an exercise's) → its answer lines, from the source notebook's solution cells."""
     nb = nbformat.read(SOURCE / name, as_version=4)
-    return {grade_id(c): answer_lines(c.source) for c in nb.cells if grade_id(c) in QUESTIONS and not is_test(c)}
+    asked = set(QUESTIONS) | set(EXERCISES)
+    return {grade_id(c): answer_lines(c.source) for c in nb.cells if grade_id(c) in asked and not is_test(c)}
 
 
 def outside_the_controls(html: str) -> str:
@@ -33,7 +35,9 @@ def outside_the_controls(html: str) -> str:
 
 
 def plain(html: str) -> str:
-    return " ".join(re.sub(r"<[^>]+>", "", html).replace("&quot;", '"').split())
+    import html as html_text
+
+    return " ".join(html_text.unescape(re.sub(r"<[^>]+>", "", html)).split())
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -61,7 +65,8 @@ def test_the_html_page_shows_the_answers_only_inside_the_control_and_the_worked_
     reading = export_html(worked(nb), tmp_path / "worked.html").read_text(encoding="utf-8")
     assert asking.count(f"<summary>{SUMMARY}</summary>") == len(questions(name))
     assert "<summary>" not in reading
-    for qid, line in questions(name).items():
+    for qid, lines in questions(name).items():
+        line = " ".join(lines.split())  # an exercise's solution has several lines; the page's text is one run
         assert line in plain(asking), f"{qid}: the answer is not behind its control"
         assert line not in plain(outside_the_controls(asking)), f"{qid}: the answer shows without asking"
         assert line in plain(reading), f"{qid}: the worked page lacks the answer"

@@ -39,9 +39,17 @@ NOTEBOOKS = {
     "01-whole-machine.ipynb": {"tokens_905": 8, "logits_shape": (64, 8, 42), "heads_4_to_8": "C", "ffn_params": 16576},
     "02-microscope.ipynb": {"attention_scores_shape": (64, 4, 8, 8), "std1_no_factor": "A"},
 }
+#: the exercises of each notebook: solution cells holding one function, graded by their own hidden tests
+#: (tests/test_exercises.py)
+EXERCISES = {"02-microscope.ipynb": ["layer_norm", "multi_head_attention", "decoder_block", "forward"]}
 LABS = {
     "01-whole-machine.ipynb": ["machine_lab()"],
-    "02-microscope.ipynb": ["microscope_lab(step=-1)", "block_picture()", "scale_lab()"],
+    "02-microscope.ipynb": [
+        "microscope_lab(step=-1)",
+        "block_picture()",
+        "scale_lab()",
+        "microscope_lab(step=-1, yours=globals())",
+    ],
 }
 
 
@@ -67,6 +75,9 @@ def test_questions_follow_the_convention(name):
     nb = load(name)
     cells = nb.cells
     qids = [nbg(c)["grade_id"] for c in cells if nbg(c).get("solution")]
+    exercises = [q for q in qids if q not in checks.QUESTIONS]
+    assert exercises == EXERCISES.get(name, [])
+    qids = [q for q in qids if q in checks.QUESTIONS]
     assert qids == list(NOTEBOOKS[name])
     for qid in qids:
         assert qid in checks.QUESTIONS
@@ -123,6 +134,9 @@ def test_notebook_runs_top_to_bottom_in_a_fresh_kernel(name, mode, record_proper
     for qid in NOTEBOOKS[name]:
         tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{qid}")
         assert outputs(tst).strip() == "✓ Right.", (qid, outputs(tst))
+    for ex in EXERCISES.get(name, []):
+        tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{ex}")
+        assert outputs(tst).strip().startswith("✓ Right."), (ex, outputs(tst))
     views = [c for c in nb.cells if c.cell_type == "code" and c.source.strip() in LABS[name]]
     for c in views:  # a lab shows its widget view (after the few lines of JavaScript that name its controls)
         kinds = [mime for out in c.outputs for mime in out.get("data", {})]
@@ -142,14 +156,76 @@ def test_release_form_runs_with_only_the_stubs_raising(name):
     assert "BEGIN SOLUTION" not in str(nb) and "HIDDEN" not in str(nb)
     execute(nb)
     raised = errors(nb)
-    stubs = [i for i, c in enumerate(nb.cells) if nbg(c).get("solution")]
-    assert raised == [(i, "NotImplementedError") for i in stubs]
+    stubs = [i for i, c in enumerate(nb.cells) if nbg(c).get("solution") and nbg(c)["grade_id"] in checks.QUESTIONS]
+    callers = [i for i, c in enumerate(nb.cells) if not nbg(c) and "raises-exception" in c.metadata.get("tags", [])]
+    assert raised == [(i, "NotImplementedError") for i in sorted(stubs + callers)]
     for qid in NOTEBOOKS[name]:
         tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{qid}")
         assert outputs(tst).startswith("No answer yet"), outputs(tst)
+    for ex in EXERCISES.get(name, []):  # the function is defined, and raises NotImplementedError when called
+        tst = next(c for c in nb.cells if nbg(c).get("grade_id") == f"test_{ex}")
+        assert "Not written yet" in outputs(tst), outputs(tst)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
 def test_nbgrader_validate_passes_on_the_source(name, tmp_path):
     assert_nbgrader_validates(name, tmp_path)
+
+
+def test_notebook_02_states_what_the_students_forward_pass_reads():
+    """The figures after the read-aloud cell: the reference forward pass (what a right student's gives) on the
+    100 held-out numbers, with the 60-epoch and the 2-epoch weights, against torch in float64."""
+    import numpy as np
+    import torch
+
+    from whole_transformer import task
+    from whole_transformer.course.answers.reference import forward
+    from whole_transformer.weights import float64_model, load_weights
+
+    prose = " ".join(" ".join(c.source for c in load("02-microscope.ipynb").cells if c.cell_type == "markdown").split())
+    held_out = task.split()[1]
+    x = task.xy_arrays(held_out)[0]
+
+    def read(n, W):
+        ids = task.prompt(n)
+        for _ in range(6):
+            ids.append(int(np.argmax(forward(np.array(ids), W)[-1])))
+            if ids[-1] == task.EOS:
+                return " ".join(task.VOCAB[t] for t in ids[len(task.prompt(n)) : -1])
+        return None
+
+    for name, right in (("60", 100), ("2", 0)):
+        W = load_weights(name)
+        with torch.no_grad():
+            theirs = float64_model(name)(torch.from_numpy(x)).numpy()
+        assert np.abs(forward(x, W) - theirs).max() < 1e-12
+        readings = {n: read(n, W) for n in held_out}
+        assert sum(readings[n] == " ".join(task.number_to_words(n)) for n in held_out) == right, name
+    assert "All 100 held-out numbers come out right" in prose and "less than 1e-12" in prose
+    assert "read none of the 100 right" in prose
+    W_2 = load_weights("2")
+    for n, words in ((24, "two hundred twenty"), (57, "five hundred fifty five")):
+        assert f'{n} {"comes out as" if n == 24 else "as"} "{words}"' in prose and read(n, W_2) == words
+
+
+def test_notebook_02_is_true_to_its_runs_and_asks_before_it_tells():
+    """Issue 42's findings in 02: the study's time, its paired runs, the tiny model's sizes, and the shape of
+    the scores explained only after the question that asks for it."""
+    cells = load("02-microscope.ipynb").cells
+    prose = " ".join(" ".join(c.source for c in cells if c.cell_type == "markdown").split())
+    study = scale_study.load_study()
+    assert f"took {study['total_seconds']:.1f} s, under three minutes" in prose and study["total_seconds"] < 180
+    by = {s.setting.label: s.held_out for s in scale_study.summarize()}
+    pair = [h for label, h in by.items() if set(h) != {100}]
+    assert len(pair) == 2 and pair[0] != pair[1]
+    assert "that changed nothing" not in prose
+    a, b = (", ".join(map(str, h[:2])) + " and " + str(h[2]) for h in pair)
+    assert f"changed the results a little, {a} against {b}" in prose, (a, b)
+    assert "Each size in it is different from every other" not in prose
+    assert "`d_k`, is all 6 columns, the same as `d_model`" in prose
+    q = next(i for i, c in enumerate(cells) if nbg(c).get("grade_id") == "attention_scores_shape")
+    before = " ".join(c.source for c in cells[:q] if c.cell_type == "markdown")
+    assert "(B, h, L_q, L_k)" not in before and "L_q` = `L_k`" not in before
+    after = " ".join(c.source for c in cells[q:] if c.cell_type == "markdown")
+    assert "(B, h, L_q, L_k)" in after

@@ -332,9 +332,11 @@ def mini_released(tmp_path_factory):
 
 
 def _zip(path: Path, files: dict[str, str], when=(2026, 10, 16, 23, 30, 0)) -> Path:
+    """A download whose entries carry their own times, a minute apart from ``when`` on (entries that all share
+    one time are a download without times: collect-zip takes no time from it)."""
     with zipfile.ZipFile(path, "w") as z:
-        for name, text in files.items():
-            z.writestr(zipfile.ZipInfo(name, date_time=when), text)
+        for minute, (name, text) in enumerate(files.items()):
+            z.writestr(zipfile.ZipInfo(name, date_time=(*when[:4], when[4] + minute, when[5])), text)
     return path
 
 
@@ -388,7 +390,11 @@ def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_
     placed, unplaced = got.placed, got.unplaced
     assert placed == {"ada": [f"{NAME}.ipynb"], "cy": [f"{NAME}.ipynb"]}
     assert [n for n, _ in unplaced] == ["Zed Unknown_88125_assignsubmission_file_/01-mini.ipynb"]
-    assert "no student in the roster has LMS id 88125 or the name 'Zed Unknown'" in unplaced[0][1]
+    assert (
+        "Moodle participant 88125 (its participant id for this assignment, not an LMS id of the roster): no "
+        in (unplaced[0][1])
+    )
+    assert "no student in the roster has the name 'Zed Unknown'" in unplaced[0][1]
     assert lines[0] == (
         "collect-zip: 2 notebook(s) of 2 student(s) in submitted/ as in this download (kept as "
         "downloaded/whole-transformer/archive/moodle.zip); 1 file(s) not placed"

@@ -274,8 +274,12 @@ def test_an_extension_for_nobody_and_a_student_off_the_roster_are_said_by_make_t
     assert main(["--root", str(course.root), "term"]) == 0
     out = capsys.readouterr().out
     assert "term (course.toml): due 2026-10-16 00:00 UTC; 10 % per started day late; 1 extension(s)" in out
-    bo = "  bo                       handed in 2026-10-17 09:00 UTC: late by 1 d 9 h (-20 %)"
-    assert bo in out  # as course.toml says: its extension is boo's
+    bo = (
+        "  bo                       handed in 2026-10-17 09:00 UTC (time not checked: copied into submitted/ by hand, "
+        "its timestamp.txt alone): late by 1 d 9 h (-20 %)"
+    )
+    assert bo in out  # as course.toml says: its extension is boo's; a copy by hand has only its claim
+    assert "term: time not checked (copied into submitted/ by hand, its timestamp.txt alone): bo, zed" in out
     lines = [ln for ln in out.splitlines() if ln.startswith("term: check: ")]
     assert lines == [
         "term: check: course.toml, [assignment] due: '2026-10-16' has no time, so it is taken as 00:00, the very "
@@ -291,9 +295,30 @@ def test_an_extension_for_nobody_and_a_student_off_the_roster_are_said_by_make_t
     assert main(["--root", str(course.root), "roster"]) == 0  # make roster, no FILE: the roster and who handed in
     out = capsys.readouterr().out
     print(out)
-    assert out.startswith("roster: 2 student(s) in the gradebook, 1 of them handed in; 1 more handed in without")
-    assert "handed in 1 notebook(s), 2026-10-17 09:00 UTC" in out and "(not on the roster)" in out
+    assert out.startswith("roster: 2 student(s) on the class list, 1 of them handed in; 1 more handed in without")
+    assert "handed in 1 notebook(s), 2026-10-17 09:00 UTC (time not checked" in out and "(not on the roster)" in out
     assert "nothing handed in" in out.split("\n  ada")[1].split("\n")[0]
+
+    # graded, zed is in the gradebook (autograde adds every student it grades): still not on the roster
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url) as gb:
+        gb.update_or_create_student("zed")
+    off = "zed: handed in (submitted/zed/) but not on the roster"
+    assert main(["--root", str(course.root), "term"]) == 0
+    assert off in capsys.readouterr().out
+    assert main(["--root", str(course.root), "roster"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("roster: 2 student(s) on the class list, 1 of them handed in; 1 more handed in without")
+    assert "(not on the roster)" in out.split("\n  zed")[1].split("\n")[0] and off in out
+    roster = course.root.parent / "with-zed.csv"  # once the roster has them, they are on it
+    roster.write_text(ROSTER + "zed,Zed,Late,zed@example.org,1009\n")
+    assert main(["--root", str(course.root), "roster", str(roster)]) == 0
+    out = capsys.readouterr().out
+    assert "roster: 0 students added, 3 updated" in out and off not in out  # zed was in the gradebook
+    assert "roster: check: ada: on the roster, nothing handed in (no submitted/ada/)" in out  # as the guide says
+    assert main(["--root", str(course.root), "term"]) == 0
+    assert off not in capsys.readouterr().out
 
 
 def test_a_roster_without_email_or_with_semicolons_is_read_and_said(course, tmp_path):
@@ -422,3 +447,171 @@ def test_an_empty_hand_in_fills_no_line_of_the_next_lecture():
     lines = _next_lecture(exercises, {}, _answered_nothing(rows))
     assert [(it["what"], it["students"]) for it in lines] == [("make_xy: not answered", ["cy"])]
     assert len(_next_lecture(exercises, {})) == 4  # as before: ben's empty hand-in filled four of the lines
+
+
+# ------------------------------------------------------------------------------ whose, and when (issue 38)
+YOUNGS = "cy,Cy,Young,cy@example.org,1003\ndee,Dee,Dee,dee@example.org,1004\n"
+WORKSHEET = (  # a Moodle grading worksheet, as "Download grading worksheet" writes it
+    "Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be changed,"
+    "Last modified (submission),Last modified (grade),Feedback comments\n"
+    "Participant 1004,Cy Young,cy@example.org,Submitted for grading,,100.00,Yes,"
+    '"Friday, 16 October 2026, 9:00 PM",-,\n'
+    "Participant 1003,Dee Dee,dee@example.org,Submitted for grading,,100.00,Yes,"
+    '"Friday, 16 October 2026, 9:10 PM",-,\n'
+    "Participant 1001,Bo Diddley,bo@example.org,Submitted for grading,,100.00,Yes,"
+    '"Friday, 16 October 2026, 9:20 PM",-,\n'
+)
+
+
+def _with_youngs(course: Course) -> None:
+    roster = course.root.parent / "youngs.csv"
+    roster.write_text(ROSTER + YOUNGS)
+    import_roster(course, roster, log=lambda *a: None)
+
+
+def test_a_moodle_zip_whose_participant_ids_are_roster_lms_ids_files_each_under_its_own_student(course, tmp_path):
+    """Moodle's 1004 is Cy Young's participant id, and dee's LMS id: Cy's files go to cy, never to dee."""
+    _with_youngs(course)
+    entries = {
+        f"Cy Young_1004_assignsubmission_file_/{NBS[0]}.ipynb": _released(course, NBS[0], "cy's"),
+        f"Dee Dee_1003_assignsubmission_file_/{NBS[0]}.ipynb": _released(course, NBS[0], "dee's"),
+        f"Bo Diddley_1001_assignsubmission_file_/{NBS[0]}.ipynb": _released(course, NBS[0], "bo's"),
+        f"Ada Lovelace_1004_assignsubmission_file_/{NBS[1]}.ipynb": _released(course, NBS[1], "whose?"),
+    }
+    (tmp_path / "dl").mkdir()
+    (tmp_path / "dl" / "Grades-course-assignment-12.csv").write_text(WORKSHEET)  # Moodle's worksheet beside it
+    with zipfile.ZipFile(tmp_path / "dl" / "moodle.zip", "w") as z:  # Moodle's zip: each file its own time
+        for minute, (name, text) in enumerate(entries.items()):
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 10, 16, 21, minute, 0)), text)
+    lines: list[str] = []
+    out = collect_zip(course, tmp_path / "dl" / "moodle.zip", lines.append)
+    print("\n".join(lines))  # for the closing note
+    assert out.placed == {s: [f"{NBS[0]}.ipynb"] for s in ("bo", "cy", "dee")}
+    for student, mark in (("cy", "cy's"), ("dee", "dee's"), ("bo", "bo's")):
+        assert mark in (course.submitted / student / ASSIGNMENT / f"{NBS[0]}.ipynb").read_text()
+    assert not (course.submitted / "ada").exists()  # nothing placed under a guess
+    ((name, why),) = out.refused
+    assert name.startswith("Ada Lovelace_1004") and "Moodle participant 1004 is cy (Cy Young" in why
+    assert "read Moodle's participant ids from Grades-course-assignment-12.csv" in lines[0]
+    assert f"  REFUSED 'Ada Lovelace_1004_assignsubmission_file_/{NBS[1]}.ipynb': Moodle participant 1004" in "\n".join(
+        lines
+    )
+
+    # a later zip without the worksheet: the participant ids kept from it still decide
+    later = {f"Dee Dee_1004_assignsubmission_file_/{NBS[2]}.ipynb": _released(course, NBS[2])}
+    out = collect_zip(course, _zip(tmp_path / "later.zip", later), log=lambda *a: None)
+    assert out.placed == {} and "Moodle participant 1004 is cy" in out.refused[0][1]
+
+
+def test_a_moodle_zip_without_a_worksheet_goes_by_the_name_and_never_by_the_roster_lms_id(course, tmp_path):
+    _with_youngs(course)
+    entries = {f"Cy Young_1004_assignsubmission_file_/{NBS[0]}.ipynb": _released(course, NBS[0], "cy's")}
+    out = collect_zip(course, _zip(tmp_path / "moodle.zip", entries), log=lambda *a: None)
+    assert out.placed == {"cy": [f"{NBS[0]}.ipynb"]} and not (course.submitted / "dee").exists()
+    # learned and kept: participant 1004 is cy; a later entry naming someone else under it is refused
+    again = {f"Dee Dee_1004_assignsubmission_file_/{NBS[1]}.ipynb": _released(course, NBS[1])}
+    out = collect_zip(course, _zip(tmp_path / "again.zip", again), log=lambda *a: None)
+    assert out.placed == {} and "Moodle participant 1004 is cy" in out.refused[0][1]
+    assert "learned" not in out.refused[0][1] and "the name in moodle.zip" in out.refused[0][1]
+
+
+def test_a_canvas_entry_whose_user_id_is_another_students_is_refused_and_named(course, tmp_path):
+    _with_youngs(course)
+    entries = {
+        f"youngcy_1004_5551_{NBS[0]}.ipynb": _released(course, NBS[0]),  # 1004 is dee's Canvas id, not cy's
+        f"lovelaceada_1001_5552_{NBS[0]}.ipynb": _released(course, NBS[0]),
+    }
+    lines: list[str] = []
+    out = collect_zip(course, _zip(tmp_path / "canvas.zip", entries, when=(2026, 10, 16, 20, 0, 0)), lines.append)
+    print("\n".join(lines))  # for the closing note (pytest -s)
+    assert out.placed == {"ada": [f"{NBS[0]}.ipynb"]}
+    ((name, why),) = out.refused
+    assert (
+        "Canvas user id 1004 is dee's (Dee Dee) in the roster, but the entry is named 'youngcy', which is cy's" in why
+    )
+    assert not (course.submitted / "cy").exists() and not (course.submitted / "dee").exists()
+
+
+def _canvas_download(course: Course, tmp_path: Path, name: str = "canvas.zip") -> Path:
+    """A Canvas download whose entries all carry the moment the zip was built: bo's file flagged late."""
+    entries = {
+        f"lovelaceada_1001_6001_{NBS[0]}.ipynb": _released(course, NBS[0]),
+        f"diddleybo_late_1002_6002_{NBS[0]}.ipynb": _released(course, NBS[0]),
+    }
+    return _zip(tmp_path / name, entries, when=(2026, 10, 19, 8, 0, 0))  # two days after the due date
+
+
+def test_a_canvas_download_without_times_invents_no_lateness(course, tmp_path, capsys):
+    (course.root / "course.toml").write_text(
+        '[assignment]\ndue = "2026-10-16 23:59"\ntimezone = "UTC"\n[late]\npolicy = "per_day"\npenalty = 10\n'
+    )
+    assert main(["--root", str(course.root), "collect-zip", str(_canvas_download(course, tmp_path))]) == 0
+    out = capsys.readouterr().out
+    with capsys.disabled():
+        print(out)  # for the closing note (pytest -s)
+    assert "the download gives no hand-in times: every entry carries 2026-10-19 08:00" in out
+    assert "by the flag only: ada, bo" in out
+    from whole_transformer.course.term.late import student_lateness
+    from whole_transformer.course.term.settings import load
+
+    s = load(course)
+    ada, bo = (student_lateness(course, s, x) for x in ("ada", "bo"))
+    assert not ada.is_late and ada.penalty == 0 and "on time by the LMS" in ada.describe()
+    assert bo.is_late and bo.penalty == 10.0 and "late by the LMS's flag, how late it does not say" in bo.describe()
+    assert main(["--root", str(course.root), "term"]) == 0
+    term = capsys.readouterr().out
+    with capsys.disabled():
+        print(term)  # for the closing note (pytest -s)
+    assert "term: the LMS's late flag only, no hand-in time (its download gave none): ada, bo" in term
+    assert "late by 2 d" not in term
+
+    # the instructor supplies the times Canvas has: they decide
+    times = tmp_path / "times.csv"
+    times.write_text("student,submitted\nada,2026-10-16 23:00\n1002,2026-10-17 10:00\n")
+    again = [str(_canvas_download(course, tmp_path, "b.zip")), "--times", str(times), "--replace"]
+    assert main(["--root", str(course.root), "collect-zip", *again]) == 0
+    capsys.readouterr()
+    ada, bo = (student_lateness(course, s, x) for x in ("ada", "bo"))
+    assert ada.describe() == "on time" and bo.describe() == "late by 10 h 1 min (-10 %)"
+    assert "supplied" in bo.handin.source
+
+
+def test_a_time_zone_set_after_collecting_keeps_each_lateness(course, tmp_path, capsys):
+    """Zip times collected under UTC, then the course's zone set: the same lateness as before, and said."""
+    toml = (
+        '[assignment]\ndue = "2026-10-16 23:59"\ntimezone = "{}"\n'
+        '[late]\npolicy = "per_day"\npenalty = 10\ngrace_minutes = 15\n'
+    )
+    (course.root / "course.toml").write_text(toml.format("UTC"))
+    entries = {f"lovelaceada_1001_6001_{NBS[0]}.ipynb": _released(course, NBS[0])}
+    collect_zip(course, _zip(tmp_path / "a.zip", entries, when=(2026, 10, 17, 0, 10, 0)), log=lambda *a: None)
+    entries = {f"diddleybo_1002_6002_{NBS[0]}.ipynb": _released(course, NBS[0])}
+    collect_zip(course, _zip(tmp_path / "b.zip", entries, when=(2026, 10, 16, 23, 58, 0)), log=lambda *a: None)
+    from whole_transformer.course.term.late import student_lateness
+    from whole_transformer.course.term.settings import load
+
+    before = {x: student_lateness(course, load(course), x).describe() for x in ("ada", "bo")}
+    assert before == {"ada": "late by 11 min (within the grace period, no penalty)", "bo": "on time"}
+    (course.root / "course.toml").write_text(toml.format("Europe/Berlin"))
+    after = {x: student_lateness(course, load(course), x).describe() for x in ("ada", "bo")}
+    assert after == before
+    assert main(["--root", str(course.root), "term"]) == 0
+    out = capsys.readouterr().out
+    assert "handed in 2026-10-17 00:10 CEST" in out
+    assert "zip times read again in Europe/Berlin (course.toml's timezone now)" in out and "ada (read as UTC)" in out
+
+
+def test_collect_zip_with_an_empty_roster_says_so_in_one_line_and_fails(released, tmp_path, capsys):
+    root = tmp_path / "course"
+    shutil.copytree(released, root)
+    course = Course(root)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url) as gb:
+        for sid in ("ada", "bo"):
+            gb.remove_student(sid)
+    entries = {f"lovelaceada_1001_6001_{NBS[0]}.ipynb": _released(course, NBS[0])}
+    assert main(["--root", str(root), "collect-zip", str(_zip(tmp_path / "a.zip", entries))]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "the roster is empty" in err and "make roster FILE=" in err
+    assert not course.submitted.exists() or not any(course.submitted.iterdir())

@@ -1,6 +1,6 @@
 """The whole Transformer: the package every notebook of the course uses.
 
-Data flows one way: task → model / numpy_model → decode / train → labs → notebooks.
+Data flows one way: task → model / steps → decode / train → labs → notebooks.
 Importing it trains nothing and loads no checkpoint.
 """
 

@@ -191,7 +191,7 @@ def _check(qid: str, answer, caller: dict) -> bool:
             return False
         answer = caller[qid]
     if qid in EXERCISES:
-        return check_exercise(qid, answer)
+        return check_exercise(qid, answer, caller)
     ok, message = QUESTIONS[qid].feedback(answer)
     print(message)
     return ok

@@ -27,8 +27,10 @@ import numpy as np
 
 from . import grading as _grading
 from .exercise_cases import Case, ca_cases, gd_cases, ml_cases, nt_cases, xy_cases
+from .exercise_forward import CALLS, FORWARD
 from .exercise_sampling import sampled, sn_cases, sn_diagnose
 from .stepwise import CacheError, token_by_token
+from .views import viewed
 
 DATA = Path(__file__).with_name("data") / "exercise_checks.json"
 FLOAT_DIGITS = 7  # floats are compared to 7 significant digits (the hidden tests: 1e-6 relative)
@@ -221,6 +223,9 @@ EXERCISES: dict[str, Exercise] = {
 }
 
 
+EXERCISES.update({name: Exercise(name, sig, cases, hints, viewed) for name, sig, cases, hints in FORWARD})
+
+
 @lru_cache(maxsize=1)
 def _data() -> dict:
     return json.loads(DATA.read_text())
@@ -267,8 +272,25 @@ def _verdict(ex: Exercise, fn) -> tuple[bool, str]:
     return False, f"✗ Not yet. On {cases[i].label} it returned {first.describe()}, which is not right.{extra}"
 
 
-def check_exercise(name: str, fn) -> bool:
-    """Run ``fn`` on the fixed cases of exercise ``name``; print ✓ or a hint; return True if right."""
+def _earlier_not_right(name: str, namespace: dict) -> str | None:
+    """The hint when a function that ``name`` calls (the notebook's own) is not right yet, else None."""
+    for earlier in CALLS.get(name, ()):
+        fn = namespace.get(earlier)
+        if callable(fn) and not _verdict(EXERCISES[earlier], fn)[0]:
+            return (
+                f"✗ Not yet: {name} calls your {earlier}, which is not right yet, so {name} cannot be either. "
+                f'Run check("{earlier}") for a hint, fix {earlier}, then check {name} again.'
+            )
+    return None
+
+
+def check_exercise(name: str, fn, namespace: dict | None = None) -> bool:
+    """Run ``fn`` on the fixed cases of exercise ``name``; print ✓ or a hint; return True if right.
+
+    ``namespace`` (the notebook's globals): when a function that calls the notebook's earlier ones is not
+    right, a wrong earlier one is named first.
+    """
     ok, message = _verdict(EXERCISES[name], fn)
-    print(message)
+    earlier = None if ok or "Not written yet" in message else _earlier_not_right(name, namespace or {})
+    print(earlier or message)
     return ok

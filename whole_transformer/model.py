@@ -27,14 +27,15 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
-    """(max_len, d_model): column 2i is sin(pos / 10000^(2i/d)), column 2i+1 its cos."""
+def sinusoidal_positions(max_len: int, d_model: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """(max_len, d_model): column 2i is sin(pos / 10000^(2i/d)), column 2i+1 its cos; worked out in float64,
+    kept as ``dtype`` (the model's buffer: float32)."""
     pos = torch.arange(max_len, dtype=torch.float64)[:, None]  # (L, 1)
     freq = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (d/2,)
     pe = torch.zeros(max_len, d_model, dtype=torch.float64)
     pe[:, 0::2] = torch.sin(pos * freq)
     pe[:, 1::2] = torch.cos(pos * freq)[:, : d_model // 2]
-    return pe.float()
+    return pe.to(dtype)
 
 
 def softmax_rows(scores: torch.Tensor) -> torch.Tensor:

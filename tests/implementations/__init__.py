@@ -25,7 +25,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from whole_transformer.course.answers.mistakes import CATALOGUE
+from whole_transformer.course.answers.mistakes import CATALOGUE, FORWARD_CALLS
 from whole_transformer.course.cells import cell_source, grade_id, nbgrader_meta
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF
 
@@ -153,6 +153,8 @@ def grade(exercise: str, solution_source: str, namespace_extra: dict | None = No
     points = max_points = 0.0
     with contextlib.redirect_stdout(out):
         for gid in SETUP_CELLS:
+            exec(compile(cells[gid]["source"], f"<{gid}>", "exec"), ns)
+        for gid in FORWARD_CALLS.get(exercise, ()):  # the notebook's own earlier functions, as a student has them
             exec(compile(cells[gid]["source"], f"<{gid}>", "exec"), ns)
         if namespace_extra:
             ns.update(namespace_extra)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from implementations import implementations
 
+from whole_transformer.course.answers.mistakes import FORWARD_CALLS
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF
 
 from .edits import Edit
@@ -138,14 +139,14 @@ def partial_work(nbs: Notebooks) -> Student:
 
 
 def catalogued_mistakes(nbs: Notebooks, leave_out: set[str]) -> tuple[list[Student], dict[str, list]]:
-    """Every wrong implementation of every exercise (but ``leave_out``), one per exercise per student (03 and
-    04 handed in); an exercise with fewer wrong ones gets correct ones in the remaining students.
+    """Every wrong implementation of every exercise (but ``leave_out``), one per exercise per student (02, 03
+    and 04 handed in); an exercise with fewer wrong ones gets correct ones in the remaining students.
     Returns the students and, per exercise, the correct implementations not used yet."""
     wrong = {ex: [i for i in implementations(ex, "wrong") if i.id not in leave_out] for ex in NOTEBOOK_OF}
     spare = {ex: implementations(ex, "correct") for ex in NOTEBOOK_OF}
     students = []
     for k in range(max(len(v) for v in wrong.values())):
-        notebooks = {NB3: nbs.solved(NB3), NB4: nbs.solved(NB4)}
+        notebooks = {NB2: nbs.solved(NB2), NB3: nbs.solved(NB3), NB4: nbs.solved(NB4)}  # 02: the forward pass
         expect, used = {}, []
         for ex in NOTEBOOK_OF:
             impl = wrong[ex][k] if k < len(wrong[ex]) else (spare[ex].pop(0) if spare[ex] else None)
@@ -156,6 +157,10 @@ def catalogued_mistakes(nbs: Notebooks, leave_out: set[str]) -> tuple[list[Stude
             pts = nbs.grade_cells(nb_name)[EXERCISE_TEST[ex]]
             expect[EXERCISE_TEST[ex]] = (pts if impl.correct else 0.0, "graded")
             used.append(impl.id)
+        wrong_here = {i.split("__")[0] for i in used if "__wrong__" in i}
+        for ex, calls in FORWARD_CALLS.items():  # 02: a block or a forward pass calls the student's own earlier
+            if wrong_here & set(calls):  # functions, so a wrong one costs it points too
+                expect[EXERCISE_TEST[ex]] = (0.0, "graded")
         students.append(Student(f"impl-{k:02d}", notebooks, expect, note=", ".join(used)))
     return students, spare
 

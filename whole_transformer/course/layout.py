@@ -25,6 +25,10 @@ NOTEBOOK_OF = {
     "masked_loss": "04-how-it-learned.ipynb",
     "cached_attention": "03-one-word-at-a-time.ipynb",
     "sample_next": "03-one-word-at-a-time.ipynb",
+    "layer_norm": "02-microscope.ipynb",
+    "multi_head_attention": "02-microscope.ipynb",
+    "decoder_block": "02-microscope.ipynb",
+    "forward": "02-microscope.ipynb",
 }
 REPO = Path(__file__).resolve().parents[2]
 

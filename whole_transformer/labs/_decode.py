@@ -9,10 +9,10 @@ import time
 from collections.abc import Iterator, Mapping
 
 import numpy as np
+import torch
 
 from ..decode import MAX_NEW, Trace
 from ..model import Transformer
-from ..numpy_model import softmax_rows
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
 from . import _yours
@@ -179,7 +179,7 @@ def rows_html(tokens: list[str], weights: np.ndarray | None, picked: str | None,
 
 def top_scores_html(scores: np.ndarray, top: int = TOP) -> str:
     """The highest scores of the last row as bars (length: probability after softmax)."""
-    probs = softmax_rows(scores.astype(np.float64))
+    probs = torch.softmax(torch.from_numpy(scores.astype(np.float64)), dim=-1).numpy()  # (V,)
     order = np.argsort(-scores, kind="stable")[:top]
     out = [
         '<div class="wt-decode-top" style="font-family: ui-monospace, Menlo, Consolas, monospace; '

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..numpy_model import Intermediate
+from ..steps import Intermediate
 from ..task import VOCAB
 from . import _html
 
@@ -127,8 +127,8 @@ def _output_said(stage: Intermediate, by: dict, in_block: str, tokens: list[str]
         row = a[-1]
         j = int(np.argmax(row))
         return (
-            f"The output layer gives every position one score per token: {a.shape[-1]} scores. Only the last "
-            f"row ('{tokens[-1]}') matters for the next word; its top score is {row[j]:.2f}, for '{VOCAB[j]}'."
+            f"The output layer gives every position one score per token: {a.shape[-1]} scores. The next word is "
+            f"chosen from the row of the newest token, '{tokens[-1]}': its top score is {row[j]:.2f}, for '{VOCAB[j]}'."
         )
     if name == "next word":
         j = int(np.argmax(a))

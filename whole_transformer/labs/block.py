@@ -26,7 +26,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..model import parameter_table
-from ..numpy_model import find, trace
+from ..steps import find, trace
 from ..task import decode, parse_prompt
 from ..train import load_model
 from . import _html
@@ -173,8 +173,8 @@ def _draw_words(ax, pen, ids, counts: dict, shapes: dict, rows: dict) -> None:
     ax.text(
         7.2,
         -1.5,
-        f"Each arrow without a label carries {shapes['x']}. Each sublayer reads a normalised copy "
-        "of x and adds its result to x.",
+        f"Each arrow without a label carries {shapes['x']}. Both branches start from LN(x) and end in a +: "
+        "x itself is never replaced.",
         ha="center",
         va="center",
         fontsize=11,

@@ -1,8 +1,9 @@
 """The microscope lab (notebook 02): every number of a tiny model reading `8 9 =`.
 
-``microscope_lab()`` loads the shipped tiny model (1 block, 1 head, d_model 6, d_ff 12; 42 tokens)
-and runs the prompt through the NumPy twin (``numpy_model.trace``). A stepper (slider, Previous,
-Next) walks through every intermediate in order, from the ids to the word the model writes.
+``microscope_lab()`` opens the course's small trained model (one block with one head; rows of 6 numbers,
+12 hidden units in its FFN; the same 42 tokens) and runs the prompt through it, keeping every intermediate
+(``steps.trace``: forward hooks on the torch model). A stepper (slider, Previous, Next) walks through every
+intermediate in order, from the ids to the word the model writes.
 At every stop the lab draws four things: what the tensor looks like here (its sizes, each axis
 named), a grid of its values, each cell tinted and printed, what that tensor would look like in
 notebook 01's real model fed a whole batch (B 64, L 8, d_model 64, h 4, d_k 16, d_ff 128, V 42),
@@ -10,10 +11,10 @@ and a sentence explaining the step. A live line sums the stop up for a screen re
 other digits into the prompt box (then Enter); a prompt it cannot read shows why, and the last
 good one stays.
 
-In the tiny model every size differs from every other (L 3, d_model 6, d_ff 12, V 42, and
-1 head), so the length of an axis tells which axis it is. The trace calls the per-head width
-``d_head``; the lab shows it as ``d_k``, as the notebooks do, and says so beside the shape; its
-sentences write the projections as the trace does (``LayerNorm 1 @ W_Q.T``).
+In the tiny model the sizes of the axes differ (L 3, d_model 6, d_ff 12, V 42), so the length of an axis
+tells which axis it is; with its 1 head, d_k is d_model (6), and the axis's name tells them apart. An axis
+named ``d_head`` is shown as ``d_k``, as the notebooks name it; the sentences write the projections as the
+trace does (``LayerNorm 1 @ W_Q.T``).
 
 Attributes: ``prompt`` (Text), ``step`` (IntSlider), ``prev`` / ``next`` (Buttons), ``title``,
 ``shape``, ``full``, ``heatmap``, ``sentence``, ``tokens``, ``error``, ``live`` (HTML widgets); read-only
@@ -35,9 +36,9 @@ import re
 import ipywidgets as widgets
 import numpy as np
 
-from ..numpy_model import Intermediate, trace
+from ..steps import Intermediate, trace
 from ..task import VOCAB, decode, parse_prompt
-from . import _html
+from . import _compare, _html
 from ._microscope import LEGEND, MAX_COLS, SHOWN_AXIS, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests)
 from ._widgets import LabBox
 
@@ -51,7 +52,7 @@ def shown_axes(axes) -> tuple[str, ...]:
 
 
 def full_shape(axes) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """The same tensor in the full model, for a batch: B first, then each axis at its full size."""
+    """How big this tensor gets in notebook 01's model reading a batch: B in front, every axis at its real size."""
     names = ("B", *shown_axes(axes))
     return tuple(FULL_SIZES[a] for a in names), names
 
@@ -59,28 +60,31 @@ def full_shape(axes) -> tuple[tuple[int, ...], tuple[str, ...]]:
 class MicroscopeLab(LabBox):
     """A stepper through every intermediate of the tiny model's forward pass."""
 
-    def __init__(self, text: str = DEFAULT_PROMPT, model=None, step: int = 0):
+    def __init__(self, text: str = DEFAULT_PROMPT, model=None, step: int = 0, yours=None):
         if model is None:
-            from ..train import load_model  # lazy: the lab runs on NumPy; torch loads only to read the shipped model
+            from ..train import load_model  # lazy: torch loads only to read the shipped model
 
             model = load_model("microscope")
         self.model = model
         self.d_model = model.cfg.d_model
+        self.yours = _compare.functions_of(yours) if yours is not None else None
+        self.compared: dict[str, _compare.Compared] = {}
         self._make_controls(text)
         self._make_views()
-        super().__init__(
-            [
-                widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
-                self.error,
-                widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
-                self.title,
-                widgets.VBox([self.shape, self.full]),
-                self.heatmap,
-                self.legend,
-                self.sentence,
-            ],
-            "microscope",
-        )
+        rows = [
+            widgets.HBox([self.prompt, self.tokens], layout=widgets.Layout(align_items="center")),
+            self.error,
+            widgets.HBox([self.prev, self.step, self.next], layout=widgets.Layout(align_items="center")),
+            *([self.whose] if self.yours is not None else []),
+            self.title,
+            widgets.VBox([self.shape, self.full]),
+            self.heatmap,
+            *([self.mine] if self.yours is not None else []),
+            self.legend,
+            self.sentence,
+            *([self.table] if self.yours is not None else []),
+        ]
+        super().__init__(rows, "microscope")
         self.ids: list[int] = []
         self.stages: list[Intermediate] = []
         self.word = ""
@@ -97,6 +101,7 @@ class MicroscopeLab(LabBox):
         self.step.observe(lambda _c: self._show(), "value")
         self.prev.on_click(lambda _b: self.go(-1))
         self.next.on_click(lambda _b: self.go(+1))
+        self.whose.observe(lambda _c: self._show(), "value")
 
     def _make_controls(self, text: str) -> None:
         """The prompt box, the step slider, Previous and Next."""
@@ -116,6 +121,14 @@ class MicroscopeLab(LabBox):
         self.prev.add_class("wt-microscope-prev")
         self.next = widgets.Button(description="Next ▶", layout=widgets.Layout(width="110px"))
         self.next.add_class("wt-microscope-next")
+        self.whose = widgets.ToggleButtons(
+            options=[("the course's forward pass", "course"), ("yours beside it", "yours")],
+            value="course",
+            description="show",
+            tooltips=["the course's numbers only", "your functions' numbers beside the course's, step by step"],
+            style={"button_width": "190px"},
+        )
+        self.whose.add_class("wt-microscope-whose")
 
     def _make_views(self) -> None:
         """The HTML widgets a step is drawn in."""
@@ -135,6 +148,9 @@ class MicroscopeLab(LabBox):
         self.heatmap.layout = widgets.Layout(max_width="100%")
         self.legend = widgets.HTML(f'<div class="wt-small wt-muted">{_html.esc(LEGEND)}</div>')
         self.legend.add_class("wt-microscope-legend")
+        self.mine, self.table = widgets.HTML(), widgets.HTML()
+        self.mine.add_class("wt-microscope-yours")
+        self.table.add_class("wt-microscope-compare")
 
     @property
     def current(self) -> Intermediate:
@@ -151,6 +167,11 @@ class MicroscopeLab(LabBox):
             self._last_error = str(e)
             return False
         steps = trace(self.model, ids)
+        if self.yours is not None:
+            from ..weights import weights_of  # lazy: only a comparison needs the weights as arrays
+
+            W = weights_of(self.model)
+            self.compared = _compare.compare(steps, self.yours, W, self.model.cfg.n_heads, ids)
         logits = steps[-1].array
         ids_stage = Intermediate("ids", np.asarray(ids, dtype=np.int64), ("L",), None, "the prompt's token ids")
         last = Intermediate("next word", logits[-1].copy(), ("V",), None, "argmax of the last row of the logits")
@@ -211,6 +232,8 @@ class MicroscopeLab(LabBox):
             f'aria-label="the numbers of step {i}, {_html.esc(stage.name)}">'
             f"{stage_heatmap(stage, labels)}</div>"
         )
+        if self.yours is not None:
+            self._show_yours(stage, i)
         said = sentence(stage, self.stages, labels, self.d_model)
         self.sentence.value = f'<div class="wt-text" style="max-width: 720px; margin-top: 4px;">{said}</div>'
         shape = _html.shape_text(stage.array.shape, axes)
@@ -219,8 +242,27 @@ class MicroscopeLab(LabBox):
             + html.unescape(re.sub(r"<[^>]+>", "", said))  # plain text: say() escapes it once
         )
 
+    def _show_yours(self, stage: Intermediate, i: int) -> None:
+        """Your array of this step beside the course's (when 'yours beside it' is chosen), and the table twin."""
+        first = _compare.first_difference(self.compared)
+        self.table.value = _compare.table_html(self.compared, self.stages, first)
+        if self.whose.value != "yours":
+            self.mine.value = ""
+            self.mine.layout.display = self.table.layout.display = "none"
+            return
+        self.mine.layout.display = self.table.layout.display = None
+        c = self.compared.get(stage.label)
+        if c is None:
+            self.mine.value = '<div class="wt-small wt-muted">no function of yours makes this step</div>'
+            return
+        self.mine.value = _compare.yours_html(c, stage, i, self._labels, first)
 
-def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0) -> MicroscopeLab:
+
+def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0, yours=None) -> MicroscopeLab:
     """The tiny model under the microscope, reading ``text`` (default '8 9 ='), starting at ``step``
-    (``step=-1``: at the last step, the word it writes, so a saved copy of the notebook pictures a whole run)."""
-    return MicroscopeLab(text, model, step)
+    (``step=-1``: at the last step, the word it writes, so a saved copy of the notebook pictures a whole run).
+
+    ``yours``: your notebook's names (``globals()``): your ``layer_norm``, ``multi_head_attention``,
+    ``decoder_block`` and ``forward`` then show their numbers beside the course's, step by step, and the first
+    step where they differ is named."""
+    return MicroscopeLab(text, model, step, yours)

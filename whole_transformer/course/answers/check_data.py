@@ -43,6 +43,10 @@ REFERENCE = {
     "masked_loss": ref.masked_loss,
     "cached_attention": ref.cached_attention,
     "sample_next": ref.sample_next,
+    "layer_norm": ref.layer_norm,
+    "multi_head_attention": ref.multi_head_attention,
+    "decoder_block": ref.decoder_block,
+    "forward": ref.forward,
 }
 
 

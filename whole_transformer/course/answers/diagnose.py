@@ -39,7 +39,6 @@ from whole_transformer import task
 
 from ..core.compare import case_passes, same_distribution
 from ..core.expected import in_step, rounded
-from ..layout import REPO, Course
 from ..term.settings import FILE, load  # the one reader of course.toml (its errors say what to fix)
 from .hidden_parts import BATCH_Y, DRIVERS, SETUP, exercise_expected
 from .mistakes import CATALOGUE
@@ -60,33 +59,36 @@ def _environment() -> dict:
     """The names the hidden tests' arguments use (``hidden_parts.SETUP``), for evaluating them here."""
     from whole_transformer.train import load_model  # lazy: torch, for the table's model only
 
-    from . import hidden_cached  # lazy: the hidden cases' modules are slow to import; naming a mistake needs none
+    from . import hidden_cached, hidden_forward  # lazy: the hidden cases' modules are slow; naming a mistake needs none
     from .hidden_tests import NS  # lazy: as hidden_cached
 
     env = {**NS, "read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints}
     env["batch_y"] = eval(BATCH_Y, {"np": np, "task": task})  # noqa: S307 - the course's own expression
     env["rows_60"] = hidden_cached.rows_60()
+    env.update(hidden_forward.env())
     return env
 
 
 def _called(exercise: str, fn):
     """What the hidden test calls on each case: the function, or its driver around it (``hidden_parts.DRIVERS``)."""
-    from whole_transformer import stepwise  # lazy: slow to import, and only building the table calls a driver
+    from whole_transformer import stepwise, views  # lazy: slow to import, and only building the table calls a driver
 
-    return getattr(stepwise, DRIVERS[exercise])(fn) if exercise in DRIVERS else fn
+    home = views if DRIVERS.get(exercise) == "viewed" else stepwise
+    return getattr(home, DRIVERS[exercise])(fn) if exercise in DRIVERS else fn
 
 
 def build(source: Path | None = None) -> dict:
     """exercise → {"cases": digest, "mistakes": {mistake id: [grading.outcome of every case]}}.
 
-    The floats of the results are rounded as a case's expected values are (``core/expected.rounded``), so the
-    table's text is the same on every CPU. The digest is of the cases the test cells of ``source`` hold (the
-    repository's source/ by default) when those are in step with the cases worked out now (``in_step``): a
-    table and the cells it names mistakes for agree, whichever CPU wrote each of them.
+    The results' floats are rounded as expected values are (``core/expected.rounded``): the same text on every CPU.
+    The digest is of the cases the test cells of ``source`` (default: the repository's) hold when those are in
+    step with the cases worked out now: the table and the cells agree, whichever CPU wrote each.
     """
-    from .hidden_tests import CASES  # lazy: the hidden cases' modules are slow to import; naming a mistake needs none
+    # lazy: the hidden cases' modules are slow to import; naming a mistake needs none
+    from .hidden_cells import stored_expected
+    from .hidden_tests import CASES
 
-    stored = _stored_expected(source)
+    stored = stored_expected(source)
     env = _environment()
     out = {}
     for exercise, make in CASES.items():
@@ -111,14 +113,6 @@ def build(source: Path | None = None) -> dict:
             payload = stored[exercise]  # what the grader will read; the same test
         out[exercise] = {"cases": cases_digest(payload["cases"]), "mistakes": table}
     return out
-
-
-def _stored_expected(source: Path | None) -> dict[str, dict]:
-    """The expected payloads of the test cells of ``source`` (default: the repository's), {} without one."""
-    from .hidden_cells import stored_expected  # lazy: as hidden_tests
-
-    source = source if source is not None else Course(REPO).source
-    return stored_expected(source) if source.is_dir() else {}
 
 
 def _counted(result: dict) -> dict:

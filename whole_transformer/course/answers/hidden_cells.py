@@ -19,6 +19,7 @@ from whole_transformer.questions import QUESTIONS
 
 from ..cells import cell_source, grade_id, is_test, tracked_id
 from ..core.expected import in_step, split_expected
+from ..layout import REPO, Course
 from .hidden_parts import (
     HEADER,
     HandEdited,
@@ -112,8 +113,10 @@ def out_of_sync(source: Path) -> list[str]:
     ]
 
 
-def stored_expected(source: Path) -> dict[str, dict]:
-    """name → the EXPECTED payload of its generated test cell in ``source``, as the grader reads it."""
+def stored_expected(source: Path | None = None) -> dict[str, dict]:
+    """name → the EXPECTED payload of its generated test cell in ``source`` (default: the repository's source/;
+    none there: {}), as the grader reads it."""
+    source = source if source is not None else Course(REPO).source
     out = {}
     for _, nb in _notebooks(source):
         for c in nb.cells:

@@ -55,8 +55,19 @@ SETUP = {
         None,
     ),
 }
+#: the forward pass of notebook 02: each returns an array, handed out as its view (``views.py``)
+FORWARD_EXERCISES = ("layer_norm", "multi_head_attention", "decoder_block", "forward")
+FORWARD_SETUP = [
+    "from whole_transformer import task",
+    "from whole_transformer.views import viewed",
+    "from whole_transformer.weights import load_weights, random_weights as RW",
+    "np = g.np",
+    'W_60, W_2, W_tiny = load_weights("60"), load_weights("2"), load_weights("microscope")',
+    "held_x = task.xy_arrays(task.split()[1][:16])[0]  # (16, 8) held-out numbers, right-padded",
+]
+SETUP.update({name: (FORWARD_SETUP, "same", None) for name in FORWARD_EXERCISES})
 #: per exercise whose function is not called once per case: what calls it (a name the SETUP lines import)
-DRIVERS = {"cached_attention": "token_by_token"}
+DRIVERS = {"cached_attention": "token_by_token", **{name: "viewed" for name in FORWARD_EXERCISES}}
 
 #: What a question's failed test says (its answer is never in the message).
 QUESTION_WHAT = {
@@ -96,11 +107,14 @@ class Case:
     before: object = None  # that argument before the call (JSON data)
     changed: str | None = None  # the kind reported when the function changed it
     draws: str | None = None  # a sampler's case: "(n, seed)", n calls sharing one Generator (grading.drawn)
+    abs: float | None = None  # how far a float may be off besides ``rel`` of its size (compare.py: 1e-9 if None)
 
     def expected(self) -> dict:
         out = {"kind": self.kind, "want": self.want}
         if self.rel is not None:
             out["rel"] = self.rel
+        if self.abs is not None:
+            out["abs"] = self.abs
         if self.watch is not None:
             out["before"], out["changed"] = self.before, self.changed
         return out

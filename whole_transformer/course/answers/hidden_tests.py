@@ -21,6 +21,7 @@ from whole_transformer import task
 
 from . import reference as ref
 from .hidden_cached import cached_attention_cases
+from .hidden_forward import decoder_block_cases, forward_cases, layer_norm_cases, multi_head_attention_cases
 from .hidden_parts import BATCH_Y, Case, json_data
 from .hidden_sampling import sample_cases
 
@@ -268,4 +269,8 @@ CASES = {
     "masked_loss": masked_loss_cases,
     "sample_next": sample_cases,
     "cached_attention": cached_attention_cases,
+    "layer_norm": layer_norm_cases,
+    "multi_head_attention": multi_head_attention_cases,
+    "decoder_block": decoder_block_cases,
+    "forward": forward_cases,
 }

@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from whole_transformer.exercise_checks import CALLS
+
+from . import reference
 from .reference import softmax
 
 CATALOGUE_FILE = Path(__file__).with_name("mistakes.toml")
@@ -29,6 +32,10 @@ HEADER = (
     "# ruff: noqa: F821 (np and softmax are the notebook's)\n"
     "# check says: {check_says}\n"
 )
+
+
+#: the notebook's earlier exercises that each forward-pass exercise may call
+FORWARD_CALLS = CALLS
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,9 @@ class Mistake:
     def code(self) -> Callable:
         """The function, defined as the notebook would define it."""
         namespace: dict[str, Any] = {"np": np, "softmax": softmax}  # exec puts the function in it
+        # a block or a forward pass calls the notebook's earlier functions: here right ones, so that each
+        # mistake is its own exercise's and no other's
+        namespace.update({n: getattr(reference, n) for n in FORWARD_CALLS.get(self.exercise, ())})
         exec(compile(self.code_text, f"<mistake {self.exercise} {self.id}>", "exec"), namespace)  # noqa: S102
         return namespace[self.exercise]
 

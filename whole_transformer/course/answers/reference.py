@@ -141,3 +141,90 @@ def causal_attention(Q, K, V):
     scores = Q @ K.T / np.sqrt(d_k)  # (L, L)
     scores = np.where(np.tril(np.ones((L, L), dtype=bool)), scores, -np.inf)
     return softmax(scores) @ V  # (L, d_k)
+
+
+# ---------------------------------------------------------------- the forward pass (notebook 02)
+LN_EPS = 1e-5  # torch.nn.LayerNorm's default
+
+
+def layer_norm(x, gamma, beta, eps=LN_EPS):
+    """Each row (last axis) of x to mean 0 and variance 1 (the biased variance, as torch), then × gamma + beta."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def multi_head_attention(x, w_q, w_k, w_v, w_o, b_o, n_heads, key_pad=None):
+    """Causal multi-head self-attention of x (L, d) or (B, L, d); the weights as torch stores them, (out, in).
+
+    ``key_pad`` (L,) or (B, L), True where a key is PAD: no query looks at it. Returns x's shape.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    one = x.ndim == 2
+    if one:
+        x = x[None]
+        key_pad = None if key_pad is None else np.asarray(key_pad)[None]
+    B, L, d = x.shape
+    d_k = d // n_heads
+
+    def heads(m):
+        return m.reshape(B, L, n_heads, d_k).transpose(0, 2, 1, 3)  # (B, h, L, d_k)
+
+    q, k, v = heads(x @ np.asarray(w_q).T), heads(x @ np.asarray(w_k).T), heads(x @ np.asarray(w_v).T)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)  # (B, h, L, L)
+    allowed = np.tril(np.ones((L, L), dtype=bool))[None, None]  # (1, 1, L, L) no later key
+    if key_pad is not None:
+        allowed = allowed & ~np.asarray(key_pad, dtype=bool)[:, None, None, :]  # (B, 1, L, L) no PAD key
+    weights = softmax(np.where(allowed, scores, -np.inf))  # (B, h, L, L)
+    mixed = (weights @ v).transpose(0, 2, 1, 3).reshape(B, L, d)  # (B, L, d) heads side by side
+    out = mixed @ np.asarray(w_o).T + b_o
+    return out[0] if one else out
+
+
+def decoder_block(x, weights, i, n_heads, key_pad=None):
+    """Pre-LayerNorm block ``i``: x + attention(LN1(x)), then x + FFN(LN2(x)); weights by their torch names."""
+    p = f"blocks.{i}."
+    W = weights
+    a = layer_norm(x, W[p + "ln1.weight"], W[p + "ln1.bias"])
+    x = np.asarray(x, dtype=np.float64) + multi_head_attention(
+        a,
+        W[p + "attn.W_Q.weight"],
+        W[p + "attn.W_K.weight"],
+        W[p + "attn.W_V.weight"],
+        W[p + "attn.W_O.weight"],
+        W[p + "attn.W_O.bias"],
+        n_heads,
+        key_pad,
+    )
+    f = layer_norm(x, W[p + "ln2.weight"], W[p + "ln2.bias"])
+    hidden = np.maximum(f @ W[p + "ffn.up.weight"].T + W[p + "ffn.up.bias"], 0.0)  # (…, L, d_ff)
+    return x + hidden @ W[p + "ffn.down.weight"].T + W[p + "ffn.down.bias"]
+
+
+def positions(L, d):
+    """(L, d) the fixed sinusoidal rows: column 2j is sin(pos / 10000^(2j/d)), column 2j + 1 its cos."""
+    pos = np.arange(L, dtype=np.float64)[:, None]  # (L, 1)
+    angle = pos / 10000.0 ** (np.arange(0, d, 2, dtype=np.float64) / d)  # (L, d/2)
+    P = np.zeros((L, d))
+    P[:, 0::2] = np.sin(angle)
+    P[:, 1::2] = np.cos(angle)[:, : d // 2]
+    return P
+
+
+def n_blocks(weights) -> int:
+    """How many blocks a weights dict holds (blocks.0. …, blocks.1. …)."""
+    return len({k.split(".")[1] for k in weights if k.startswith("blocks.")})
+
+
+def forward(ids, weights, n_heads=4, pad=PAD):
+    """Token ids (L,) or a right-padded batch (B, L) → logits (…, L, V), the model's weights by their torch names."""
+    ids = np.asarray(ids, dtype=np.int64)
+    E = np.asarray(weights["tok.weight"], dtype=np.float64)  # (V, d)
+    d = E.shape[1]
+    x = E[ids] * np.sqrt(d) + positions(ids.shape[-1], d)  # (…, L, d)
+    key_pad = ids == pad
+    for i in range(n_blocks(weights)):
+        x = decoder_block(x, weights, i, n_heads, key_pad)
+    z = layer_norm(x, weights["ln_f.weight"], weights["ln_f.bias"])
+    return z @ np.asarray(weights["head.weight"]).T + weights["head.bias"]  # (…, L, V)

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..autograder.cluster import serve as serve_workers
 from ..autograder.collect_zip import collect_zip
 from ..layout import Course
+from ..term.handin_time import CLAIM, UNCHECKED, rezoned
 from ..term.late import student_lateness
 from ..term.roster import import_roster, list_roster
 from ..term.settings import load
@@ -50,10 +51,23 @@ def cmd_roster(course: Course, args) -> int:
         help="replace each student's whole hand-in by what the zip holds (the old one is set aside in "
         "downloaded/; make collect-zip REPLACE=1); without it, files are merged, a newer one replacing an older one",
     ),
-    make="FILE=subs.zip; a newer file replaces an older one, the rest is kept (REPLACE=1: whole hand-ins)",
+    arg(
+        "--worksheet",
+        metavar="CSV",
+        help="Moodle's grading worksheet of the assignment (its Identifier column gives each participant id); "
+        "default: the one beside the zip, else the participant ids kept from before (make WORKSHEET=...)",
+    ),
+    arg(
+        "--times",
+        metavar="CSV",
+        help="hand-in times you supply (columns student, submitted) for a download that gives none (make TIMES=...)",
+    ),
+    make="FILE=subs.zip; a newer file replaces an older one, the rest is kept (REPLACE=1: whole hand-ins); "
+    "WORKSHEET=moodle.csv the Moodle grading worksheet; TIMES=times.csv hand-in times for a download without",
 )
 def cmd_collect_zip(course: Course, args) -> int:
-    collect_zip(course, Path(args.file), replace=args.replace)
+    worksheet = Path(args.worksheet) if args.worksheet else None
+    collect_zip(course, Path(args.file), replace=args.replace, worksheet=worksheet, times=args.times)
     return 0
 
 
@@ -65,12 +79,30 @@ def cmd_term(course: Course, args) -> int:
     where = s.path.name if s.path else "no course.toml"
     due = f"{s.due:%Y-%m-%d %H:%M} {s.timezone}" if s.due else "none"
     print(f"term ({where}): due {due}; {s.late.describe()}; {len(s.extensions)} extension(s)")
+    flag_only, unchecked = [], []
     for student in course.students():
         late = student_lateness(course, s, student)
         when = f"{late.handin.describe()}: " if late.handin and late.handin.used else ""
         print(f"  {student:<24} {when}{late.describe()}")
         if late.handin and late.handin.finding:  # term/handin_time.py: a claim its evidence contradicts
             print(f"  INTEGRITY {student}: {late.handin.finding}")
+        if late.handin and late.handin.flag_only:
+            flag_only.append(student)
+        if late.handin and (late.handin.source == CLAIM or late.handin.unchecked):
+            unchecked.append(student)
+    if flag_only:
+        print(
+            f"term: the LMS's late flag only, no hand-in time (its download gave none): {', '.join(flag_only)}; "
+            f"a late flag costs the first step of the late policy; to judge by times, make collect-zip TIMES=..."
+        )
+    if unchecked:
+        print(f"term: {UNCHECKED} (copied into submitted/ by hand, its timestamp.txt alone): {', '.join(unchecked)}")
+    moved = rezoned(course, s.timezone)
+    if moved:
+        print(
+            f"term: zip times read again in {s.timezone} (course.toml's timezone now), not in the zone they were "
+            f"collected under: {', '.join(moved)}"
+        )
     say_problems(course, print, "term", s)
     lti_term_lines(course)  # lti/passback.py: each score that has not reached the LMS, and why
     return 0

@@ -10,7 +10,8 @@ student side's plain data (``whole_transformer.questions``, for a question's ans
 - ``results``    the result of grading one submission: a ``Record`` (per notebook a ``NotebookResult``, per
   test cell a ``CellStatus``: status, reason, verdict; the findings, each a ``Finding``) and the statuses
   (``GRADED``, ``FAILED``, ``MISSING``, ``UNANSWERED``); ``autograder/record.py`` writes and reads it;
-- ``expected``   the format of a hidden test's EXPECTED part (``expected_region``, ``split_expected``);
+- ``expected``   the format of a hidden test's EXPECTED part (``expected_region``, ``split_expected``), its floats
+  rounded by each case's tolerance (``rounded_payload``) and judged in step (``in_step``);
 - ``compare``    how a handed-out result is compared with an expected case (``case_passes``, ``judge``);
 - ``scheduler``  the one scheduling loop (claim, submit, poll, classify, merge) that ``make autograde`` and
   the grading service both run, each with its own policy.

@@ -16,6 +16,8 @@ from nbformat import NotebookNode
 
 from ...grading import RESULTS_MIME
 from ..answers.diagnose import diagnose, kinds_of, partial_score
+from ..answers.forbidden import refusal
+from ..cells import cell_source
 from ..core.compare import case_passes, judge
 from ..core.verdict import CellVerdict, Outcome
 from .verdict_text import (
@@ -193,6 +195,9 @@ def assess(
     if expected is None:
         return [error(GRADER_ERROR, NO_EXPECTED)], None
     n = len(expected["cases"])
+    refused = refusal(expected["name"], cell_source(solution) if solution is not None else "")
+    if refused:  # it calls what it should build (answers/forbidden.py): no points, whatever it returned
+        return [error(FAILED, refused)], CellVerdict(Outcome.WRONG, passed=0, run=n, failed=["refused"], says=refused)
     handed = _handed(outputs, expected["name"])
     if len(handed) != 1:
         return _no_single_result(expected, outputs, handed, solution, seconds)

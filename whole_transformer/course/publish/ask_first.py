@@ -1,5 +1,5 @@
-"""The lecture edition asks before it answers: for projecting, every question's and Predict's answer is hidden
-behind a "Show answer" control until the lecturer opens it.
+"""The lecture edition asks before it answers: for projecting, every question's and Predict's answer, and every
+exercise's solution, is hidden behind a "Show answer" control until the lecturer opens it.
 
 ``ask_first(nb)`` (on a lecture notebook whose cells still have their nbgrader metadata) puts, above each
 question's answer cell, a Markdown cell holding the answer inside ``<details><summary>Show answer</summary>``:
@@ -17,6 +17,7 @@ import copy
 
 import nbformat
 
+from whole_transformer.exercise_checks import EXERCISES
 from whole_transformer.questions import QUESTIONS
 
 from ..cells import SOLUTION, grade_id, is_test, unmark_region
@@ -41,10 +42,12 @@ def show_answer_cell(cell_id: str, answer: str) -> nbformat.NotebookNode:
 
 
 def ask_first(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Each question's answer behind a "Show answer" control (see the module's docstring); nb is changed in place."""
+    """Each question's answer and each exercise's solution behind a "Show answer" control (see the module's
+    docstring); nb is changed in place."""
     cells = []
     for cell in nb.cells:
-        if cell.cell_type == "code" and grade_id(cell) in QUESTIONS and not is_test(cell):
+        asked = grade_id(cell) in QUESTIONS or grade_id(cell) in EXERCISES
+        if cell.cell_type == "code" and asked and not is_test(cell):
             cells.append(show_answer_cell(cell.get("id", grade_id(cell)), answer_lines(cell.source)))
             cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
             cell.metadata["tags"] = [*cell.metadata.get("tags", []), ANSWER_TAG]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..autograder.handin_merge import entry, record_files
 from ..autograder.locate import Job, odd_files, submission_digest
 from ..autograder.merge import merge
 from ..autograder.pack import Pack
@@ -27,6 +28,7 @@ from ..autograder.record import StudentResult, load_record
 from ..autograder.template import Template
 from ..core.results import GRADED, MISSING, Finding
 from ..layout import Course
+from ..term.handin_time import entry_fields
 from ..term.settings import Settings
 from . import attempt_feedback as fb
 from .policy import Decision, counts, feedback_kind, when_text
@@ -71,8 +73,10 @@ def make_job(sub: Submission, template: Template, stage: Path) -> Job:
     return Job(sub.student, digest, template.fingerprint, files, findings)
 
 
-def install(course: Course, student: str, files: dict[str, bytes]) -> None:
-    """The attempt's files become submitted/<student>/ (replaced whole, by renames)."""
+def install(course: Course, student: str, files: dict[str, bytes], sub: Submission | None = None) -> None:
+    """The attempt's files become submitted/<student>/ (replaced whole, by renames); with ``sub``, the time the
+    service decided for it is recorded for each file (the record of when, ``autograder/handin_merge.py``), so
+    that every later command (make grades, make term, the feedback) uses the very time of the service's record."""
     dest = course.submitted / student
     new, old = course.submitted / f".service-{student}.new", course.submitted / f".service-{student}.old"
     for d in (new, old):
@@ -84,6 +88,14 @@ def install(course: Course, student: str, files: dict[str, bytes]) -> None:
         os.replace(dest, old)
     os.replace(new, dest)
     shutil.rmtree(old, ignore_errors=True)
+    if sub is not None and sub.handin is not None:
+        origin = f"the exchange: {sub.name} (the grading service)"
+        rec = entry(sub.handin.used, origin, "exchange", **entry_fields(sub.handin))
+        names = [rel.split("/", 1)[1] for rel in files if "/" in rel and rel.split("/", 1)[1] not in _STAMPS]
+        record_files(course, student, dict.fromkeys(names, rec), whole=True)
+
+
+_STAMPS = ("timestamp.txt", "submission_secret.txt")  # what describes an attempt, not a file handed in
 
 
 def score_of(result: StudentResult, grade_cells: dict) -> tuple[float, float]:
@@ -189,7 +201,7 @@ class Attempts:
         counting = counts(self.settings.service, score, self.store.history(sub.student))
         if counting:
             self.store.merging(sub.name)
-            install(self.course, sub.student, job.files)
+            install(self.course, sub.student, job.files, sub)
             merge(self.course, result, template)
         kind = feedback_kind(self.settings, sub.student, sub.handed_in)
         header = self._header(sub, decision, score, total, counting, kind)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..autograder.locate import MAX_NOTEBOOK_BYTES, submission_files
 from ..layout import ASSIGNMENT, Course, inbound, write_json
-from ..term.handin_time import EXCHANGE, HandinTime, changed_at, earliest_claim, judge
+from ..term.handin_time import HandinTime, inbound_time
 from ..term.times import parse_time
 
 GRADED, REFUSED, FAILED, MALFORMED = "graded", "refused", "failed", "malformed"
@@ -85,16 +85,17 @@ def read_submission(folder: Path) -> Submission | None:
         )
     if problem:
         return Submission(folder.name, folder, student, when, problem)
-    handin = _handin(folder, parts[2])
+    handin = _handin(folder, student)
     return Submission(folder.name, folder, student, handin.used, handin=handin)
 
 
-def _handin(folder: Path, name_time: str) -> HandinTime:
+def _handin(folder: Path, student: str) -> HandinTime:
     """The attempt's time: the earlier of the folder name's time and its timestamp.txt (both the student's
-    claim), no earlier than the newest change time of the folder and its files (``term/handin_time.py``)."""
-    stamp = folder / "timestamp.txt"
-    said = stamp.read_text(errors="replace")[:100] if stamp.is_file() and not stamp.is_symlink() else None
-    return judge(earliest_claim(name_time, said), changed_at(folder), EXCHANGE)
+    claim), no earlier than the newest change time of the folder and its files; a claim copied from an earlier
+    attempt of the student is a finding (``term/handin_time.inbound_time``). Decided here, once: the service's
+    record keeps it, and so does the record of when of the hand-in it becomes (``attempt.install``)."""
+    siblings = [f for f in folder.parent.glob(f"{student}+{ASSIGNMENT}+*") if f.name.split("+")[0] == student]
+    return inbound_time(folder, sorted(siblings))
 
 
 def _secret_written(folder: Path) -> bool:

@@ -35,10 +35,11 @@ class Lateness:
     late: timedelta  # zero when on time
     penalty: float  # percent of the score taken
     handin: HandinTime | None = None  # how ``submitted`` was decided (handin_time.py): claim, evidence, finding
+    flagged: bool = False  # late by the LMS's own flag, of a length it does not say (its download gives no time)
 
     @property
     def is_late(self) -> bool:
-        return self.late > timedelta(0)
+        return self.late > timedelta(0) or self.flagged
 
     def apply(self, score: float) -> float:
         return round(score * (1 - self.penalty / 100), 6)
@@ -47,6 +48,17 @@ class Lateness:
         if self.due is None:
             return "no due date"
         ext = f" (extension to {self.due:%Y-%m-%d %H:%M} {self.due.tzname()})" if self.extension else ""
+        if self.flagged and self.late <= timedelta(0):
+            pen = f" (-{self.penalty:g} %, the first step of the late policy)" if self.penalty else " (no penalty)"
+            mine = ""
+            if self.extension:  # the flag is the LMS's judgement, by its own due date
+                mine = (
+                    f"; the LMS judged it by its own due date, not the extension to {self.due:%Y-%m-%d %H:%M}: "
+                    "give the time with TIMES=..."
+                )
+            return f"late by the LMS's flag, how late it does not say{pen}{mine}"
+        if self.submitted is None and self.handin is not None and self.handin.flag_only:
+            return f"on time by the LMS (no late flag; its download gives no time){ext}"
         if self.submitted is None:
             return f"no hand-in time (timestamp.txt): taken as on time{ext}"
         if not self.is_late:
@@ -65,7 +77,11 @@ def lateness(settings: Settings, student: str, submitted: datetime | None) -> La
 
 
 def student_lateness(course, settings: Settings, student: str) -> Lateness:
-    """The lateness of a student's hand-in in ``submitted/``, at the time the course can trust (``handin_time``:
-    the claim in timestamp.txt, no earlier than the evidence; an LMS's own time)."""
-    handin = student_handin(course, student)
-    return replace(lateness(settings, student, handin.used), handin=handin)
+    """The lateness of a student's hand-in in ``submitted/``, at the time recorded when it was taken in
+    (``handin_time.student_handin``); where the LMS gave no time, by its late flag: a late flag of unknown length
+    costs the first step of the late policy (``LatePolicy.unknown_length``)."""
+    handin = student_handin(course, student, settings.timezone)
+    out = replace(lateness(settings, student, handin.used), handin=handin)
+    if handin.late_flag and out.due is not None and out.late <= timedelta(0):
+        out = replace(out, flagged=True, penalty=max(out.penalty, settings.late.unknown_length()))
+    return out

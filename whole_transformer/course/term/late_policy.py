@@ -1,6 +1,7 @@
 """course.toml's ``[late]``: the late policy, and the percent of a score it takes for a hand-in so late.
 
-``read_late`` checks the section against the due date; ``LatePolicy.percent`` is the rule itself, and
+``read_late`` checks the section against the due date; ``LatePolicy.percent`` is the rule itself (and
+``unknown_length`` its first step, for a hand-in an LMS flags as late without a time), and
 ``LatePolicy.describe`` says it in words (``make term``, the feedback). Who is late by how much: ``late.py``.
 
     >>> LatePolicy("per_day", penalty=10.0, cap=50.0).percent(timedelta(days=1, hours=12))  # two started days
@@ -32,6 +33,13 @@ class LatePolicy:
         unit = timedelta(days=1) if self.policy == "per_day" else timedelta(hours=1)
         started = -(-late // unit)  # started days (hours), counted from the due date itself
         return min(started * self.penalty, 100.0 if self.cap is None else self.cap)
+
+    def unknown_length(self) -> float:
+        """The percent taken for a hand-in the LMS flags as late without saying how late (a download without
+        times): the first step of the policy, one started day (hour) late, as if just past the grace period."""
+        if self.policy == "none":
+            return 0.0
+        return min(self.penalty, 100.0 if self.cap is None else self.cap)
 
     def describe(self) -> str:
         if self.policy == "none":

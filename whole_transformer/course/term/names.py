@@ -16,17 +16,46 @@ they work. None of them stops a command: each is the instructor's to fix or to k
 from __future__ import annotations
 
 import difflib
+import json
 
 import nbformat
 
 from ..autograder.gradebook import gradebook_exists
 from ..cells import grade_id, nbgrader_meta
-from ..layout import Course
+from ..layout import ASSIGNMENT, Course
 from .settings import Settings, load
+
+ROSTER_IDS = "roster.json"  # downloaded/<assignment>/: every id ``make roster FILE=`` imported
+
+
+def roster_ids_path(course: Course):
+    return course.root / "downloaded" / ASSIGNMENT / ROSTER_IDS
+
+
+def keep_roster_ids(course: Course, ids: list[str]) -> None:
+    """Add the ids of an imported class list to the ones kept: the roster is the class list, not the gradebook
+    (autograde adds every student it grades to the gradebook, on the class list or not)."""
+    path = roster_ids_path(course)
+    known = set(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else set()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(sorted(known | set(ids)), indent=1), encoding="utf-8")
 
 
 def roster(course: Course) -> dict[str, dict[str, str]]:
-    """The students the gradebook holds (``make roster``): id → their names, email and LMS id ({} if none)."""
+    """The class list (``make roster``): id → their names, email and LMS id ({} if none). It is the students
+    ``make roster FILE=`` imported (kept in ``downloaded/whole-transformer/roster.json``), not every student of
+    the gradebook: a student graded but never on the class list stays off it. A course whose roster was
+    imported before that list was kept counts a gradebook student with a name, email or LMS id as on it."""
+    everyone = gradebook_students(course)
+    path = roster_ids_path(course)
+    if path.is_file():
+        ids = set(json.loads(path.read_text(encoding="utf-8")))
+        return {sid: p for sid, p in everyone.items() if sid in ids}
+    return {sid: p for sid, p in everyone.items() if any(p.values())}
+
+
+def gradebook_students(course: Course) -> dict[str, dict[str, str]]:
+    """Every student the gradebook holds: id → their names, email and LMS id ({} if none)."""
     from nbgrader.api import Gradebook  # lazy: nbgrader takes seconds to import; make term may have no gradebook
 
     if not gradebook_exists(course):

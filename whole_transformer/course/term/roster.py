@@ -20,8 +20,8 @@ from pathlib import Path
 
 from ..autograder.gradebook import prepare_database
 from ..layout import ASSIGNMENT
-from .names import roster, say_problems
-from .times import read_timestamp
+from .handin_time import student_handin
+from .names import keep_roster_ids, roster, say_problems
 
 COLUMNS = {
     "id": ("id", "student_id", "username"),
@@ -120,7 +120,9 @@ def import_roster(course, path: Path, log=print) -> tuple[int, int]:
                 updated += 1
             else:
                 added += 1
+    keep_roster_ids(course, [rec["id"] for rec in rows])
     log(f"roster: {added} students added, {updated} updated in the gradebook, from {Path(path).name}")
+    say_problems(course, log, "roster")
     return added, updated
 
 
@@ -129,7 +131,7 @@ def list_roster(course, log=print) -> list[str]:
     people = roster(course)
     handed_in = set(course.students())
     log(
-        f"roster: {len(people)} student(s) in the gradebook, {len(handed_in & set(people))} of them handed in"
+        f"roster: {len(people)} student(s) on the class list, {len(handed_in & set(people))} of them handed in"
         + (f"; {len(handed_in - set(people))} more handed in without being on it" if handed_in - set(people) else "")
     )
     rows = []
@@ -139,9 +141,9 @@ def list_roster(course, log=print) -> list[str]:
         ids = f"{p['email'] or 'no email'}, LMS id {p['lms_user_id'] or 'none'}" if p else ""
         folder = course.submitted / sid / ASSIGNMENT
         if sid in handed_in and folder.is_dir():
-            when = read_timestamp(folder)
+            h = student_handin(course, sid)  # the time recorded when it was taken in, in the course's zone
             n = len(list(folder.glob("*.ipynb")))
-            got = f"handed in {n} notebook(s)" + (f", {when:%Y-%m-%d %H:%M} UTC" if when else "")
+            got = f"handed in {n} notebook(s)" + (f", {h.describe().removeprefix('handed in ')}" if h.used else "")
         else:
             got = "nothing handed in"
         rows.append(f"  {sid:<16} {who:<24} {ids:<40} {got}")
