@@ -64,7 +64,7 @@ def planted(course: Course):
     kernel_part, payload = split_expected(hidden)
     line = next(ln.strip() for ln in kernel_part.splitlines() if "g.random_array(" in ln or "g.array(" in ln)
     json_line = next(ln.strip() for ln in hidden.splitlines() if ln.strip().startswith('# {"name"'))
-    a_float = next(repr(c["want"]) for c in payload["cases"] if type(c["want"]) is float and len(repr(c["want"])) > 12)
+    a_float = next(repr(c["want"]) for c in payload["cases"] if type(c["want"]) is float and len(repr(c["want"])) > 8)
     _, xy_payload = split_expected(split_hidden(xy.source)[1])
     a_pair = str(xy_payload["cases"][-1]["want"])
     solution = next(
@@ -280,3 +280,214 @@ def test_feedback_keeps_hidden_tests_out():
     assert "sneaky" not in text
     assert "[output not shown: it quoted the hidden tests]" in text
     assert "(hidden tests: not shown)" in text
+
+
+# ------------------------------------------------------------------ short answers, however written (issue 39)
+def _masked_loss_first_want(course: Course) -> float:
+    _, payload = split_expected(split_hidden(a_test_cell(course, "masked_loss").source)[1])
+    return payload["cases"][0]["want"]
+
+
+def _greedy_want(course: Course) -> list[int]:
+    cell = next(
+        c for c in source_cells(course, "03-one-word-at-a-time") if is_test(c) and grade_id(c) == "test_greedy_decode"
+    )
+    _, payload = split_expected(split_hidden(cell.source)[1])
+    return next(c["want"] for c in payload["cases"] if len(c["want"]) >= 7)
+
+
+def plants(course: Course) -> list[tuple[str, str]]:
+    """(what, a Markdown cell's text) of each leak an instructor's note could hold, each of another kind."""
+    want = _masked_loss_first_want(course)  # 6.1019764977808615
+    cut = str(want)[:6]  # 6.1019: the printed digits cut short
+    return [
+        ("the answer line, word for word", "*Note:* the key is `counted_427 = 5`."),
+        ("the answer line without spaces", "Remember `tokens_905=8` when you grade."),
+        ("an expected value rounded", f"The first pad case comes to {round(want, 5)}."),
+        ("an expected value cut short", f"It starts {cut}…"),
+        ("an expected value in e-notation", f"printed as {want:.2e} by the logger"),
+        ("an expected value as a percentage", f"the tie case: {_percent(course)}"),
+        ("a hidden input in the hidden tests' notation", "Try `g.random_array(6100, (8, 42), 2.0)` first."),
+        ("the same input without its g.", "Try random_array(6100, (8,42), 2.0) first."),
+        ("an expected list of ids, as numpy prints it", f"greedy: [{' '.join(map(str, _greedy_want(course)))}]"),
+    ]
+
+
+def _percent(course: Course) -> str:
+    """A probability the hidden tests of sample_next expect, written as a percentage with 4 digits."""
+    cell = next(
+        c for c in source_cells(course, "03-one-word-at-a-time") if is_test(c) and grade_id(c) == "test_sample_next"
+    )
+    _, payload = split_expected(split_hidden(cell.source)[1])
+    from whole_transformer.course.core.compare import floats
+
+    share = next(x for case in payload["cases"] for x in floats(case["want"]) if 0.1 < x < 0.9 and len(repr(x)) > 8)
+    return f"{share * 100:.2f} %"
+
+
+#: prose a student must see, which holds no answer: a name alone, a frame line, common numbers, a fact
+HONEST = [
+    "Write your count in `counted_427` and run the check.",
+    "The loop ends with `return ids`; `else:` and `break` are yours to place.",
+    "There are 64 rows, 42 tokens, 0.5 and 3.14 and 1e-3 and 6.1 in this sentence.",
+    "A model that guesses evenly has loss ln 42 ≈ 3.738, and the table's std is 0.1250.",
+    "Read `task.sequence(742)` aloud, and `task.prompt(427)`.",
+]
+
+
+@pytest.mark.slow
+def test_every_short_answer_planted_in_source_is_refused_naming_its_cell(course, tmp_path):
+    """Each leak of issue 39 planted in its own Markdown cell of source/: make release refuses, naming each cell and
+    what it showed; the honest cells beside them are not named."""
+    import shutil
+
+    root = tmp_path / "course"
+    shutil.copytree(course.root, root)
+    copy_ = Course(root)
+    path = copy_.source / f"{NB}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    first = len(nb.cells)
+    planted_ = plants(copy_)
+    nb.cells += [nbf.new_markdown_cell(text) for _, text in planted_]
+    nb.cells += [nbf.new_markdown_cell(text) for text in HONEST]
+    nbformat.write(nb, path)
+    before = (copy_.release / f"{NB}.ipynb").read_bytes()
+    with pytest.raises(ValueError) as e:
+        release(copy_, log=lambda *a: None)
+    err = str(e.value)
+    print(err)
+    lines = err.splitlines()
+    for i, (what, text) in enumerate(planted_):
+        label = f"{NB}.ipynb, cell {first + i + 1} (markdown"
+        assert any(ln.strip().startswith(label) for ln in lines), f"{what} ({text!r}) was not refused:\n{err}"
+    for j, text in enumerate(HONEST):
+        label = f"{NB}.ipynb, cell {first + len(planted_) + j + 1} (markdown"
+        assert not any(ln.strip().startswith(label) for ln in lines), f"honest prose refused: {text!r}\n{err}"
+    assert "'counted_427 = 5'" in err and "'tokens_905 = 8'" in err and "'6.10198'" in err  # what it found
+    assert (copy_.release / f"{NB}.ipynb").read_bytes() == before  # release/ left as it was
+
+
+def test_a_short_line_is_an_answer_by_what_it_does():
+    from whole_transformer.course.plugins.hide_tests import answer_line, solution_fragments
+
+    answers = ["tokens_905 = 8", "counted_427 = 5", 'x = "B"', "h = x @ W", "ids[-1]", "return h.sum()"]
+    frames = ["return ids", "return x, y", "y[i] = pad", "else:", "break", "ids.append(nxt)", "if nxt == eos:"]
+    assert all(answer_line(a) for a in answers), [a for a in answers if not answer_line(a)]
+    assert not any(answer_line(f) for f in frames), [f for f in frames if answer_line(f)]
+    cell = "### BEGIN SOLUTION\ncounted_427 = 5\n### END SOLUTION"
+    assert solution_fragments(cell) == {"counted_427 = 5"}
+
+
+def test_an_expected_value_is_found_however_written_and_only_then():
+    from whole_transformer.course.answers.leak_search import EXPECTED, found_in
+
+    kinds = {'"want": 6.1019764977808615': EXPECTED, '"want": [7, 9, 0, 4, 8, 4, 0, 4]': EXPECTED}
+    for shown in (
+        "6.10198",
+        "6.1020",
+        "6.1019",
+        "6.10e+00",
+        "-6.102"[1:],
+        "6.1019764977808615",
+        "(7, 9, 0, 4, 8, 4, 0, 4)",
+    ):
+        assert found_in(f"<p>the loss is {shown}.</p>", kinds), shown
+    for prose in ("6.1", "6.10", "6.103", "61019", "the loss is 6.2019", "[7, 9, 0, 4]", "x_6.10198", "2.4853939448"):
+        assert not found_in(f"<p>{prose}</p>", kinds), prose
+    assert not found_in("6.10198", kinds, own="my loss: 6.10198")  # the student's own output is theirs
+
+
+@pytest.mark.slow
+def test_a_leak_in_the_instructors_formgrader_comment_is_named_as_such(course, tmp_path):
+    """A feedback file refused for what the instructor's own comment said: the line says so and which comment."""
+    from nbgrader.api import Gradebook
+
+    want = round(_masked_loss_first_want(course), 5)
+    note = f"Close! The first case should come to {want}."
+    with Gradebook(course.db_url) as gb:
+        gb.update_or_create_student("commented")
+        gb.add_submission(ASSIGNMENT, "commented")
+        nb = gb.find_submission_notebook(NB, ASSIGNMENT, "commented")
+        comment = nb.comments[0]
+        comment.manual_comment = note
+        gb.db.commit()
+        cell = comment.name
+    f = write_feedback(course, "commented", [*honest_cells(course), nbf.new_markdown_cell(note)])
+    log: list[str] = []
+    assert remove_leaks(course, [f], log.append) == [f]
+    print(log)
+    assert log[0].startswith(f"REFUSED feedback/commented/{ASSIGNMENT}/{NB}.html: it showed expected value '{want}'")
+    assert f"your own Formgrader comment on {NB}, {cell}" in log[0]
+
+
+# ------------------------------------------------------------------ readable at a glance (issue 39)
+WIDE = (
+    "greedy_decode is not right yet for: random score tables, prompts of every length; the trained model reads "
+    "held-out numbers; max_new stops the loop; eos stops the loop. This looks like a typical mistake, 'the loop "
+    "never stops': stop as soon as the new token is eos. Hint: never run more than max_new steps, and return the "
+    "prompt with the new tokens after it, as one list."
+)
+
+
+def nbgrader_feedback_html(cells) -> str:
+    """A notebook as nbgrader's generate_feedback writes it: its feedback template (classic, bootstrap)."""
+    import os
+
+    import nbgrader
+    from nbconvert.exporters import HTMLExporter
+
+    formgrader = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+    exporter = HTMLExporter(
+        template_name="feedback",
+        extra_template_basedirs=[str(formgrader / "templates")],
+        extra_template_paths=[os.fspath(formgrader / "static" / "node_modules" / "bootstrap" / "dist" / "css")],
+    )
+    nb = nbf.new_notebook(cells=cells)
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb, _ = HideHiddenTests().preprocess(nb, {})
+    resources = {"nbgrader": {"notebook": NB, "score": 1.0, "max_score": 3.0, "late_penalty": 0, "student": "wide"}}
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    return body
+
+
+@pytest.mark.slow
+def test_the_feedback_verdict_and_its_hint_wrap_within_the_page_in_chromium(course, pw_driver, tmp_path):
+    """At 1,000 px and at 200 % zoom (500 CSS px, two device pixels each) neither nbgrader's feedback file nor the
+    page per student scrolls sideways: the verdict and its hint wrap. Screenshots in artifacts/feedback-*.png."""
+    from e2e.conftest import CHROMIUM, CHROMIUM_ARGS, require_browser
+
+    from whole_transformer.course.reports.feedback import make_readable
+    from whole_transformer.course.reports.student_page import page
+    from whole_transformer.course.reports.totals import StudentTotal
+
+    if not Path(CHROMIUM).exists():
+        require_browser(f"no Chromium at {CHROMIUM}: install Debian's `chromium` package (.ci/run does)")
+    meta = {"grade": True, "grade_id": "test_greedy_decode", "locked": True, "points": 3, "score": 1.0}
+    test = nbf.new_code_cell(
+        "### BEGIN HIDDEN TESTS\nx = 1\n### END HIDDEN TESTS",
+        metadata={"nbgrader": {**meta, "comment": "", "solution": False, "schema_version": 3}},
+    )
+    test.outputs = [nbf.new_output("error", ename="TestFailed", evalue=WIDE, traceback=[f"TestFailed: {WIDE}"])]
+    feedback_file = course.feedback / "wide" / ASSIGNMENT / f"{NB}.html"
+    feedback_file.parent.mkdir(parents=True, exist_ok=True)
+    feedback_file.write_text(nbgrader_feedback_html([nbf.new_markdown_cell("# 04"), test]))
+    make_readable(feedback_file)  # what make feedback does to every file
+    student_page = tmp_path / "wide.html"
+    student_page.write_text(page(course, StudentTotal("wide", notebooks={NB: (1.0, 3.0)})))
+    out = Path(__file__).resolve().parents[1] / "artifacts"
+    out.mkdir(exist_ok=True)
+    browser = pw_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    widest = "Math.max(0, ...[...document.querySelectorAll('pre')].map(e => e.scrollWidth - e.clientWidth))"
+    try:
+        for name, path in (("file", feedback_file), ("page", student_page)):
+            for width, zoom in ((1000, 1), (500, 2)):
+                view = browser.new_page(viewport={"width": width, "height": 900}, device_scale_factor=zoom)
+                view.goto(path.as_uri())
+                assert "Hint: never run more than max_new steps" in view.inner_text("body")
+                scroll = view.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+                assert scroll[0] <= scroll[1], (name, width, zoom, scroll)  # the page: no sideways scroll
+                assert view.evaluate(widest) == 0, (name, width, zoom)  # nor any box inside it
+                view.screenshot(path=str(out / f"feedback-{name}-{width}px-x{zoom}.png"), full_page=True)
+                view.close()
+    finally:
+        browser.close()

@@ -457,3 +457,123 @@ def test_insights_html_renders_in_chromium_with_its_plots(graded, pw_driver):
     finally:
         browser.close()
     assert all(u.startswith(("file:", "data:")) for u in requests), requests
+
+
+# ------------------------------------------------------------------------------ what happened, named (issue 39)
+def _error_cell(ename: str, evalue: str = ""):
+    """A test cell whose kernel raised ``ename`` (or was stopped by the clock) before it handed anything out."""
+    from nbformat import NotebookNode
+
+    return NotebookNode(
+        source="", outputs=[NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[ename])]
+    )
+
+
+def _stopped_answer_cell(name: str):
+    """A question's answer cell the grader's clock stopped (nbclient interrupted it: KeyboardInterrupt)."""
+    cell = _error_cell("KeyboardInterrupt")
+    cell["metadata"] = {"nbgrader": {"solution": True, "grade_id": name}}
+    return cell
+
+
+def _student_sees(outputs, grade: str) -> str:
+    """The verdict as the feedback (and so the page per student) shows it: through HideHiddenTests."""
+    meta = {"grade": True, "grade_id": grade, "points": 2, "locked": True, "solution": False}
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("check()", metadata={"nbgrader": meta})])
+    nb.cells[0].outputs = outputs
+    nb, _ = HideHiddenTests().preprocess(nb, {})
+    return "\n".join(nb.cells[0].outputs[0].traceback)
+
+
+def _insights_of(name: str, verdict: CellVerdict) -> list[str]:
+    """What insights' "next lecture" says of one student's verdict on ``name`` (exercise or question)."""
+    from whole_transformer.course.reports import class_insights as ci
+
+    row = {"student_id": "hal", "status": "graded", "score": "0", "max_score": "2"}
+    exercises, questions = {}, {}
+    if name in NOTEBOOK_OF:
+        exercises[name] = ci.Exercise(name)
+        ci._count_exercise(exercises[name], row, verdict)
+    else:
+        questions[name] = ci.Question(name)
+        ci._count_question(questions[name], row, verdict)
+    return [it["what"] for it in ci._next_lecture(exercises, questions)]
+
+
+WHAT_HAPPENED = [
+    # (test, what the kernel did, what grades-detail says, what the student reads, what insights says)
+    (
+        "greedy_decode",
+        _error_cell("KeyboardInterrupt"),
+        "ran over 30 s and was stopped on: the whole test cell",
+        "greedy_decode: your code ran over 30 s and was stopped",
+        "greedy_decode: ran over 30 s and was stopped",
+    ),
+    (
+        "next_token",
+        _error_cell("CellTimeoutError", "the cell ran over 30 s and did not stop when interrupted"),
+        "ran over 30 s and was stopped on: the whole test cell",
+        "next_token: your code ran over 30 s and was stopped",
+        "next_token: ran over 30 s and was stopped",
+    ),
+    (
+        "tokens_905",
+        _error_cell("NameError", "name 'tokens_905' is not defined"),
+        "raised NameError (a name not defined) on: the whole test cell",
+        "your code used a name that is not defined (NameError)",
+        "tokens_905: raised NameError (a name not defined)",
+    ),
+    (
+        "make_xy",
+        _error_cell("ModuleNotFoundError", "No module named 'whole_transformer.course'"),
+        "a refused import (ModuleNotFoundError) on: the whole test cell",
+        "your code imported a module the grader refused or lacks (ModuleNotFoundError)",
+        "make_xy: a refused import (ModuleNotFoundError)",
+    ),
+    (
+        "greedy_decode",
+        _cell([{"error": "TooManyCalls"}] * len(EXPECTED["greedy_decode"]["cases"]), "greedy_decode"),
+        "never stopped (TooManyCalls: over 200 model calls) on: ",
+        "On every one of them, your code called the model more than 200 times (TooManyCalls)",
+        "",  # named by the catalogue, or by what it did
+    ),
+]
+
+
+@pytest.mark.parametrize("case", WHAT_HAPPENED, ids=["timeout", "killed", "NameError", "import", "never-ending"])
+def test_a_timeout_an_error_a_refused_import_and_a_never_ending_loop_are_named_as_such_everywhere(case):
+    from whole_transformer.course.reports.grades import verdict_reason
+    from whole_transformer.course.service.attempt_feedback import _cell_line
+
+    name, cell, detail, student, insight = case
+    points = POINTS.get(name, 1.0)
+    outputs, v = assess(cell, EXPECTED[name], None, points, seconds=30)
+    assert v is not None and v.outcome == Outcome.RAISED, v
+    reason = verdict_reason(v)[1]
+    assert detail in reason, reason  # grades-detail.csv
+    sees = _student_sees(outputs, f"test_{name}")
+    assert student in sees, sees  # the feedback and the page per student
+    for hidden in ("KeyboardInterrupt", "CellTimeoutError", "(not recorded)"):
+        assert hidden not in sees, sees
+    line, ok = _cell_line(CellStatus("graded", verdict=v))
+    assert not ok and ("ran over 30 s" in line or "TooManyCalls" in line or "NameError" in line or "import" in line)
+    said = _insights_of(name, v)
+    assert all("(not recorded)" not in s for s in said), said
+    if insight:
+        assert insight in said, said
+    else:  # a loop that never stops: the catalogued mistake, or what the code did
+        assert said and said[0].startswith("greedy_decode: "), said
+
+
+def test_a_runaway_answer_cell_is_named_a_timeout_not_only_a_wrong_answer():
+    from whole_transformer.course.reports.grades import verdict_reason
+
+    expected = EXPECTED["tokens_905"]
+    outputs, v = assess(_cell([{"value": 26211070208}], "tokens_905"), expected, _stopped_answer_cell("tokens_905"))
+    assert v is not None and v.why == "the answer cell ran over 30 s and was stopped", v
+    reason = verdict_reason(v)[1]
+    assert "wrong on: the answer" in reason and "the answer cell ran over 30 s and was stopped" in reason, reason
+    assert "Your answer cell ran over 30 s and was stopped" in _student_sees(outputs, "test_tokens_905")
+    assert _insights_of("tokens_905", v) == [
+        "tokens_905: the answer cell ran over 30 s and was stopped (answered 26211070208)"
+    ]

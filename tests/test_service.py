@@ -339,3 +339,46 @@ def test_an_attempt_nbgrader_submit_is_still_writing_waits_for_its_secret(tmp_pa
     os.utime(folder, (old, old))
     (sub,) = scan(tmp_path)
     assert "no submission_secret.txt" in sub.problem
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("course-mini")
+@pytest.mark.parametrize("stop", ["SIGTERM", "Ctrl-C"])
+def test_a_stopped_service_leaves_no_temporary_folder(tmp_path, stop):
+    """make serve stopped by SIGTERM (a service manager) or Ctrl-C (SIGINT to its whole process group, as a
+    terminal sends it) once its kernel zygote and fork server run: no wt-* folder is left in its TMPDIR."""
+    require_sandbox()
+    course, exchange = course_with_exchange(tmp_path, SERVICE)
+    import shutil
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="serve-stop-", dir="/tmp"))  # short: the service's sockets are made in it
+    log = course.state / "service" / "serve.log"
+    cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(course.root), "serve"]
+    env = {**checkout_env(), "TMPDIR": str(tmp)}
+    proc = subprocess.Popen(
+        [*cmd, f"--exchange={exchange}", "--poll=0.5"],
+        env=env,
+        stdout=(tmp_path / "serve.out").open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        try:
+            _wait_for(log, "serve: grading", proc)
+        except AssertionError:
+            raise AssertionError((tmp_path / "serve.out").read_text()[-3000:]) from None
+        made = sorted(p.name for p in tmp.rglob("wt-*"))
+        assert any(name.startswith("wt-zygote-") for name in made), made  # the zygote ran, in the service's folder
+        if stop == "SIGTERM":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    left = sorted(p.name for p in tmp.iterdir())
+    shutil.rmtree(tmp, ignore_errors=True)
+    assert not [name for name in left if name.startswith("wt-")], left
+    assert f"serve: stopped ({'SIGTERM' if stop == 'SIGTERM' else 'Ctrl-C'})" in log.read_text()

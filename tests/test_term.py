@@ -17,11 +17,13 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import nbformat
@@ -581,6 +583,16 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     total = {s: round(sum(v.values()) * (1 - penalty.get(s, 0) / 100), 6) for s, v in expect.items()}
     assert total["ada"] == sum(maxima.values()) - nbs.grade_cells(NB1)["test_tokens_905"]
 
+    exported = {r["student_id"]: r for r in _csv(root / "grades.csv")}  # nbgrader's columns, by course.toml
+    assert float(exported["fay"]["late_submission_penalty"]) == pytest.approx(
+        float(Decimal(_n(sum(expect["fay"].values()))) - Decimal(_n(total["fay"])))
+    )
+    assert float(exported["fay"]["score"]) == pytest.approx(total["fay"], abs=0.005)
+    assert exported["fay"]["duedate"].startswith("2026-10-16 23:59") and exported["dee"]["duedate"].startswith(
+        "2026-10-18 23:59"
+    )
+    assert float(exported["ada"]["late_submission_penalty"]) == 0.0
+
     canvas = _csv(root / "canvas-grades.csv")
     assert list(canvas[0]) == [
         "Student",
@@ -645,10 +657,15 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     assert sorted(pages) == sorted(expect)
     for s in expect:
         assert f"Total: {_n(total[s])} / {_n(sum(maxima.values()))}" in pages[s], s
-        for n in nbs.names:
-            assert f"<td>{n}</td><td>{_n(expect[s][n])} / {_n(maxima[n])}</td>" in pages[s], (s, n)
+        rows = {}
+        for n in nbs.names:  # each row as scored, to the hundredth; together they add up to the score printed
+            row = re.search(rf"<td>{n}</td><td>([0-9.]+) / {_n(maxima[n])}</td>", pages[s])
+            assert row and abs(float(row.group(1)) - expect[s][n]) < 0.0101, (s, n)
+            rows[n] = Decimal(row.group(1))
+        assert sum(rows.values()) == Decimal(_n(sum(expect[s].values()))), (s, rows)
     fay_raw = sum(expect["fay"].values())
-    assert f"({_n(fay_raw)} from the tests, less {_n(fay_raw - total['fay'])} for lateness)" in pages["fay"]
+    less = Decimal(_n(fay_raw)) - Decimal(_n(total["fay"]))  # the parts printed add up to the total printed
+    assert f"({_n(fay_raw)} from the tests, less {less.normalize():f} for lateness)" in pages["fay"]
     assert "Handed in: late by 1 d 12 h (-20 %)." in pages["fay"]
 
     # the class report tells who was late by course.toml too (dee's extension makes her on time)
@@ -662,9 +679,16 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     assert "not handed in or not graded" in pages["eve"] and pages["eve"].count("class='wt-notebook'") == 1
     assert pages["ada"].count("class='wt-notebook'") == 4
 
+    # nothing of a student's in git: after the whole term, git offers to add only the course itself
+    offered = _untracked(root)
+    assert offered and not [p for p in offered if not p.startswith(COURSE_FILES)], offered
+
 
 def _n(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".")
+    """A score as the reports print it: to the hundredth, half up, no trailing zeros."""
+    from whole_transformer.course.reports.lms import _n as printed
+
+    return printed(x)
 
 
 # ------------------------------------------------------------------------------ release_feedback, mixed routes
@@ -696,3 +720,68 @@ def test_release_feedback_with_students_who_handed_in_another_way(mini_released,
     nbgrader(["fetch_feedback", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
     assert len(list((home / ASSIGNMENT / "feedback").glob(f"*/{NAME}.html"))) == 1
     assert (root / "feedback-pages" / "bo.html").is_file()
+
+
+# ------------------------------------------------------------------------------ nothing of a student's in git
+def _untracked(root: Path) -> list[str]:
+    """What ``git status`` in ``root`` (a course folder with the repository's .gitignore) would offer to add."""
+    shutil.copy(REPO / ".gitignore", root / ".gitignore")
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True, text=True, check=True
+    )
+    return [line[3:] for line in done.stdout.splitlines()]
+
+
+#: what an instructor commits of a course folder: the course itself, nothing about students
+COURSE_FILES = (".gitignore", "course.toml", "nbgrader_config.py", "source/", "release/", "release-history/")
+
+
+def test_every_file_the_commands_write_about_students_is_ignored_by_git(tmp_path):
+    from whole_transformer.course.reports import ABOUT_STUDENTS
+
+    root = tmp_path / "course"
+    for path, _ in ABOUT_STUDENTS:
+        target = root / path / "ada" / "note.txt" if path.endswith("/") else root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("about ada")
+    (root / "course.toml").write_text("")
+    assert _untracked(root) == [".gitignore", "course.toml"]
+
+
+# ------------------------------------------------------------------------------ totals that add up as printed
+class _Late:
+    """A lateness as term/late.py gives one: a penalty in per cent, applied to the tests' score."""
+
+    def __init__(self, percent: float):
+        self.percent, self.due, self.handin = percent, None, None
+
+    def apply(self, score: float) -> float:
+        return score * (1 - self.percent / 100)
+
+
+@pytest.mark.parametrize(
+    "notebooks, percent",
+    [
+        ({"01": 7.2489, "02": 5.4977, "03": 6.0, "04": 4.0}, 30.0),  # 22.7466 less 30 %: the issue's 15.93 / 22.75
+        ({"01": 1.005, "02": 2.675, "03": 0.125, "04": 3.3333}, 10.0),
+        ({"01": 1 / 3, "02": 1 / 3, "03": 1 / 3, "04": 0.0}, 0.0),
+        ({"01": 2.5, "02": 2.5, "03": 2.5, "04": 2.5}, 25.0),
+    ],
+)
+def test_every_printed_part_adds_up_to_the_printed_total(notebooks, percent):
+    from decimal import Decimal
+
+    from whole_transformer.course.reports.lms import _n
+    from whole_transformer.course.reports.totals import StudentTotal
+
+    t = StudentTotal("ada", notebooks={n: (s, 10.0) for n, s in notebooks.items()})
+    t.lateness = _Late(percent) if percent else None  # type: ignore[assignment]
+    shown = t.printed()
+    assert shown.final == Decimal(_n(t.final))  # the page prints what the LMS files hold
+    assert shown.score - shown.penalty == shown.final  # "Total: F (S from the tests, less P for lateness)"
+    assert sum(shown.notebooks.values()) == shown.score  # the notebook rows add up to the tests' score
+    assert all(abs(shown.notebooks[n] - Decimal(repr(s))) < Decimal("0.01") for n, s in notebooks.items())
+    if notebooks["01"] == 7.2489:
+        assert (_n(shown.final), _n(shown.score), _n(shown.penalty)) == ("15.92", "22.75", "6.83")

@@ -114,3 +114,16 @@ def unmark_region(source: str, markers: tuple[str, str]) -> str:
     """The source with the region's marker lines removed and its lines kept."""
     begin, end = markers
     return "\n".join(line for line in source.split("\n") if begin not in line and end not in line)
+
+
+def cell_name(cells, index: int) -> str:
+    """A cell without a grade_id named as a student finds it: by the question or exercise it follows (``your cell
+    after greedy_decode``), or the one it comes before at the top (``your cell before tokens_905``); its number
+    only in a notebook with no graded cell at all. (A number counts cells no one numbers in JupyterLab.)"""
+    before = next((g for c in reversed(list(cells)[:index]) if (g := grade_id(c))), None)
+    if before is not None:
+        return f"your cell after {before.removeprefix('test_')}"
+    after = next((g for c in list(cells)[index + 1 :] if (g := grade_id(c))), None)
+    if after is not None:
+        return f"your cell before {after.removeprefix('test_')}"
+    return f"cell {index + 1}"

@@ -3,7 +3,8 @@
 Two kinds. Set by the instructor (or a test): ``WT_COURSE_ROOT``, ``DB_URL``, ``WT_BWRAP``,
 ``WT_CLASSROOM_PYTHON``. Set by the course itself for a child process it starts, to hand it what it
 cannot get on its command line: ``WT_PRESTART_SANDBOX`` (``autograder/nbgrader_run.py`` to nbgrader's
-process) and ``WT_KERNEL_ZYGOTE`` (the grading service to its nbgrader runs). The variables the
+process) and ``WT_KERNEL_ZYGOTE`` (the grading service to its nbgrader runs); ``TMPDIR``, set by the grading
+service for itself and its children (``tmpdir``). The variables the
 student's kernel reads are in ``whole_transformer/envflags.py``; those the sandboxed programs read, in
 ``sandbox/limits.py`` (no file of this package is visible in the sandbox). docs/code.md has the table.
 
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 
 #: nbgrader's settings for the sandboxed kernels' fork server, as JSON (``warm_kernels.prestart``'s arguments)
 PRESTART_SANDBOX = "WT_PRESTART_SANDBOX"
@@ -66,3 +68,18 @@ def take_prestart_sandbox(env: MutableMapping[str, str] = os.environ) -> dict | 
 def kernel_zygote() -> str | None:
     """The socket of the kernel zygote this nbgrader run's kernels are forked by, if any (``KERNEL_ZYGOTE``)."""
     return os.environ.get(KERNEL_ZYGOTE) or None
+
+
+@contextmanager
+def tmpdir(folder: str) -> Iterator[None]:
+    """``TMPDIR`` set to ``folder`` meanwhile (the grading service's own temporary folder, for it and every process
+    it starts: ``service/serve.own_tmp``), then as it was."""
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before

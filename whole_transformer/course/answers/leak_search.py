@@ -1,4 +1,5 @@
-"""The one search for what a student must not see, run on what they receive: ``make release`` and ``make feedback``.
+"""The one search for what a student must not see, run on what they receive: ``make release`` and ``make
+feedback``.
 
 What is searched for (``test_secrets``, ``solution_secrets``), each fragment with its kind:
 
@@ -7,17 +8,20 @@ What is searched for (``test_secrets``, ``solution_secrets``), each fragment wit
 - ``INPUT``: each input of a hidden case long enough to identify it, as ``hidden_tests.py`` and the cell
   write it (``g.random_array(6411, (6, 8), 3.0)``, ``task.sequence(17)``, ``M(5201, 10)``, a literal list),
   also without its ``g.`` (so a line in hidden_tests.py's notation, or quoting one argument, is found);
-- ``SOLUTION``: each line of a reference solution (``solution_fragments``).
+- ``SOLUTION``: each line of a reference solution, whatever its length (``solution_fragments``): a short
+  one when it is a piece of the answer (``counted_427 = 5``), not when it is the frame every answer has
+  (``return ids``, ``else:``).
 
-``found_in`` searches a text as it is, HTML-unescaped and with its tags taken out; ``release_leaks``
-searches every cell of the released notebooks (source, outputs, metadata) and names the cell. Every
+``found_in`` (``leak_match.py``) finds each of them in a text however it is written (spaces, HTML, an expected
+value rounded, cut, in e-notation or as a percentage, a list of ids in any brackets). ``release_leaks``
+searches every cell of the released notebooks (source, outputs, metadata) and names the cell by where a reader
+finds it: its number, its kind, the question or exercise it belongs to or the heading it stands under. Every
 exercise's cells are read from the notebooks themselves, so one added later is searched the same way.
 """
 
 from __future__ import annotations
 
 import ast
-import html
 import json
 import re
 from pathlib import Path
@@ -26,9 +30,9 @@ import nbformat
 
 from ..cells import cell_source, grade_id, is_test, nbgrader_meta
 from ..plugins.hide_tests import expected_values, hidden_fragments, solution_fragments, split_hidden
+from .leak_match import EXPECTED, HIDDEN, INPUT, SOLUTION, Leak, Secrets, found_in, search
 
-HIDDEN, EXPECTED, SOLUTION, INPUT = "hidden test", "expected value", "solution", "hidden input"
-_TAG = re.compile(r"<[^>]*>")
+__all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "Leak", "Secrets", "found_in", "search"]
 _MIN_INPUT = 14  # an input shorter than this (``[2, 0, 4, 1]``, ``5``) is anyone's text
 _SEED = 1000  # a call whose first argument is a seed this large identifies its case at any length
 
@@ -93,36 +97,34 @@ def test_secrets(hidden: str) -> dict[str, str]:
     return found
 
 
+def identifying_input(text: str) -> bool:
+    """Whether a hidden input names its case: a seeded call (``g.random_array(6100, (8, 42), 2.0)``,
+    ``M(3401, 10)``) or a long literal list. ``task.sequence(742)`` does not: the lesson's own numbers are read
+    aloud in the prose, and a student who sees one learns nothing of what the tests expect."""
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return False
+    return any(_seeded(n) or _long_literal(n) for n in ast.walk(tree))
+
+
 def solution_secrets(source: str) -> dict[str, str]:
     return dict.fromkeys(solution_fragments(source), SOLUTION)
 
 
 def source_secrets(source_dir: Path) -> dict[str, str]:
     """Everything of ``source_dir``'s notebooks a student must not see (hidden tests, expected values,
-    reference solutions) → its kind."""
+    reference solutions, the hidden inputs that name a case) → its kind."""
     found: dict[str, str] = {}
     for path in sorted(Path(source_dir).glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
             if is_test(cell):
-                found.update(test_secrets(split_hidden(cell_source(cell))[1]))
+                secrets = test_secrets(split_hidden(cell_source(cell))[1])
+                found.update({t: k for t, k in secrets.items() if k != INPUT or identifying_input(t)})
             elif nbgrader_meta(cell).get("solution"):
                 for text, kind in solution_secrets(cell_source(cell)).items():
                     found.setdefault(text, kind)
     return found
-
-
-def found_in(text: str, kinds: dict[str, str], own: str = "") -> list[str]:
-    """What of ``kinds`` ``text`` shows: searched as it is, unescaped, and with its HTML tags taken out (a
-    highlighted cell splits a line of code into many tags). A solution line or an input found in ``own``
-    (the student's own submission) is the student's."""
-    plain = html.unescape(text)
-    bare = html.unescape(_TAG.sub("", text))
-    return [
-        ln
-        for ln, kind in kinds.items()
-        if (ln in text or ln in plain or ln in bare or html.escape(ln) in text)
-        and not (kind in (SOLUTION, INPUT) and ln in own)
-    ]
 
 
 def _cell_texts(cell) -> str:
@@ -136,23 +138,62 @@ def _cell_texts(cell) -> str:
     return "\n".join(parts)
 
 
-def _what(cell) -> str:
-    gid = grade_id(cell)
-    return f"{cell.cell_type}, {gid}" if gid else cell.cell_type
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def cell_names(cells) -> list[str]:
+    """Each cell named as a reader of the notebook finds it: ``cell 4 (markdown, before the question
+    counted_427)``, ``cell 12 (code, the exercise make_xy)``, ``cell 3 (markdown, under "Teacher forcing")``.
+    A question's or exercise's name is its solution cell's grade_id; a test cell is named by what it tests."""
+    gids = [grade_id(c) or "" for c in cells]
+    solutions = [gid if nbgrader_meta(c).get("solution") else "" for c, gid in zip(cells, gids, strict=True)]
+    names = []
+    heading = ""
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "markdown":
+            found = _HEADING.findall(cell_source(cell))
+            if found:
+                heading = found[-1].strip()
+        where = ""
+        if solutions[i]:
+            what = "exercise" if "def " in cell_source(cell) else "question"
+            where = f"the {what} {solutions[i]}"
+        elif is_test(cell):
+            where = f"the test {gids[i]}"
+        else:
+            after = next((s for s in solutions[i + 1 :] if s), "")
+            if after:
+                where = f"before {after}"
+            elif heading:
+                where = f'under "{heading[:50]}"'
+        names.append(f"cell {i + 1} ({cell.cell_type}, {where})" if where else f"cell {i + 1} ({cell.cell_type})")
+    return names
+
+
+def said(found: list[Leak], kinds: dict[str, str]) -> str:
+    """What a text showed, the first of each kind (an expected value first), then how many more."""
+    order = [EXPECTED, SOLUTION, HIDDEN, INPUT]
+    first: dict[str, Leak] = {}
+    for leak in found:
+        first.setdefault(kinds[leak], leak)
+    shown = sorted(first.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+    more = len(found) - len(shown)
+    return "; ".join(leak.says(kind) for kind, leak in shown) + (f" and {more} more" if more else "")
 
 
 def release_leaks(release_dir: Path, secrets: dict[str, str]) -> list[str]:
-    """One line per released cell (or notebook metadata) that shows any of ``secrets``, naming the cell."""
+    """One line per released cell (or notebook metadata) that shows any of ``secrets``, naming the cell and
+    what it showed."""
+    ready = search(secrets)
     lines = []
     for path in sorted(Path(release_dir).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         where = [("the notebook's metadata", json.dumps(dict(nb.metadata), ensure_ascii=False))]
-        where += [(f"cell {i} ({_what(c)})", _cell_texts(c)) for i, c in enumerate(nb.cells, start=1)]
+        where += [(name, _cell_texts(c)) for name, c in zip(cell_names(nb.cells), nb.cells, strict=True)]
         stubs = [""] + [cell_source(c) if nbgrader_meta(c).get("solution") else "" for c in nb.cells]
         for (label, text), stub in zip(where, stubs, strict=True):
             # a question's stub lists the choices ('# x = "A", "B" or "C"'): a solution line it holds is the stub's
-            found = [ln for ln in found_in(text, secrets) if not (secrets[ln] == SOLUTION and ln in stub)]
+            found = [ln for ln in ready.found(text) if not (secrets[ln] == SOLUTION and ln in stub)]
             if found:
-                more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-                lines.append(f"{path.name}, {label}: {secrets[found[0]]} {found[0][:70]!r}{more}")
+                lines.append(f"{path.name}, {label}: {said(found, secrets)}")
     return lines

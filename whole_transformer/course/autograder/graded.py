@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..cells import cell_name
 from ..core.results import FAILED, GRADED, CellStatus, NotebookResult
 from ..core.verdict import DETAIL_KEY, CellVerdict
 from ..layout import ASSIGNMENT, sqlite_url
@@ -24,10 +25,11 @@ def cell_statuses(res: NotebookResult, report: Path, graded: Path, cells) -> lis
     rep = json.loads(report.read_text()) if report.exists() else {"events": [], "cells": {}}
     details: dict[int, str] = {}  # cell index → what happened to it
     findings: list[tuple[str, str]] = []
+    named = _cells(graded) if any(not ev.get("grade_id") for ev in rep.get("events", [])) else []
     for ev in rep.get("events", []):
         if ev["kind"] == "restarted":
             continue
-        where = ev.get("grade_id") or f"cell {ev['cell'] + 1}"
+        where = ev.get("grade_id") or cell_name(named, ev["cell"])
         findings.append((where, f"while grading: {ev['detail']}"))
         details.setdefault(ev["cell"], ev["detail"])
     verdicts = _verdicts(graded, {gid for gid, _ in cells})
@@ -42,6 +44,14 @@ def cell_statuses(res: NotebookResult, report: Path, graded: Path, cells) -> lis
     if bad:
         res.reason = f"{len(bad)} test cell(s) could not run to the end: {', '.join(bad)}"
     return findings
+
+
+def _cells(graded: Path) -> list:
+    """The graded notebook's cells (none when it cannot be read): to name a cell as the student sees it."""
+    try:
+        return list(nbformat.read(graded, as_version=4).cells)
+    except Exception:  # noqa: BLE001 - unreadable: a cell is then named by its number
+        return []
 
 
 def _verdicts(graded: Path, grade_ids: set[str]) -> dict[str, CellVerdict]:

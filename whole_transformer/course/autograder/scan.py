@@ -16,7 +16,7 @@ import re
 
 from nbformat import NotebookNode
 
-from ..cells import cell_source, grade_id, is_protected, nbgrader_meta
+from ..cells import cell_name, cell_source, grade_id, is_protected, nbgrader_meta
 from ..core.results import Finding
 from .code_rules import Scanner
 
@@ -101,7 +101,7 @@ def scan_notebook(restored: NotebookNode, release: NotebookNode) -> list[Finding
     aliases = module_aliases([cell_source(c) for c in restored.cells if c.cell_type == "code"])
     out = []
     for i, cell in student_code_cells(restored, release):
-        label = grade_id(cell) or f"cell {i + 1}"
+        label = grade_id(cell) or cell_name(restored.cells, i)
         for msg in scan(cell_source(cell), aliases):
             out.append(Finding(label, msg))
     return out

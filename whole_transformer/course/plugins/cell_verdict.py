@@ -25,10 +25,13 @@ from .verdict_text import (
     FAILED,
     GRADER_ERROR,
     NOT_ANSWERED,
+    TIMEOUTS,
     answer_and_hint,
     error,
     failure_message,
     instructor_summary,
+    ran_over,
+    what_it_did,
 )
 
 MAX_RESULTS_BYTES = 4_000_000
@@ -88,10 +91,20 @@ def _still_as_released(expected: dict, solution) -> tuple[list[NotebookNode], Ce
     )
 
 
-def _no_single_result(expected: dict, outputs, handed: list, solution) -> tuple[list[NotebookNode], CellVerdict]:
+def stopped_by_the_clock(cell) -> bool:
+    """Whether a cell (the answer cell of a question) was stopped for running over its time."""
+    return cell is not None and any(
+        o.get("output_type") == "error" and o.get("ename") in TIMEOUTS for o in cell.get("outputs", [])
+    )
+
+
+def _no_single_result(
+    expected: dict, outputs, handed: list, solution, seconds: float | None = None
+) -> tuple[list[NotebookNode], CellVerdict]:
     """The verdict when the cell handed out no results, or more than one set."""
     errors = [o for o in outputs if o.get("output_type") == "error"]
     n = len(expected["cases"])
+    name = expected["name"]
     if errors and not handed:  # the kernel's own error: the student's code raised first, or a timeout
         e = errors[-1]
         ename = str(e.get("ename", "Error"))
@@ -99,11 +112,18 @@ def _no_single_result(expected: dict, outputs, handed: list, solution) -> tuple[
             return _still_as_released(expected, solution)
         # the kernel cannot speak for the grader
         ename = "Error" if ename in (FAILED, GRADER_ERROR, NOT_ANSWERED) else ename
-        return [error(ename, str(e.get("evalue", "")))], CellVerdict(
-            Outcome.RAISED, passed=0, run=n, errors={"the whole test cell": ename}
-        )
+        verdict = CellVerdict(Outcome.RAISED, passed=0, run=n, errors={"the whole test cell": ename})
+        if stopped_by_the_clock(solution):  # the answer cell was stopped first: what the test missed is its answer
+            verdict.why = f"the answer cell {ran_over(seconds)}"
+            text = f"{name}: your answer cell {ran_over(seconds)}, so there was no answer to grade"
+            return [error(FAILED, text)], verdict
+        verdict.why = what_it_did(ename, seconds)
+        if ename in TIMEOUTS or ename == "DeadKernelError":
+            text = f"{name}: your code {verdict.why}, so no case of this test could be checked"
+            return [error(FAILED, text + (": does a loop of it never end?" if ename in TIMEOUTS else ""))], verdict
+        return [error(ename, str(e.get("evalue", "")))], verdict
     why = "no results were handed out" if not handed else "more than one set of results was handed out"
-    return [error(FAILED, f"{expected['name']}: {why}")], CellVerdict(Outcome.WRONG, passed=0, run=n, why=why)
+    return [error(FAILED, f"{name}: {why}")], CellVerdict(Outcome.WRONG, passed=0, run=n, why=why)
 
 
 def _judged(expected: dict, results) -> tuple[list[str], list[bool]]:
@@ -167,7 +187,12 @@ def _diagnosed(expected: dict, results, passed: list[bool], points: float, setti
 
 
 def assess(
-    cell, expected: dict | None, solution=None, points: float = 0.0, settings: dict | None = None
+    cell,
+    expected: dict | None,
+    solution=None,
+    points: float = 0.0,
+    settings: dict | None = None,
+    seconds: float | None = None,
 ) -> tuple[list[NotebookNode], CellVerdict | None]:
     """(the outputs a test cell keeps, the verdict for the instructor's records, or None without expected values).
 
@@ -186,7 +211,7 @@ def assess(
         return [error(FAILED, refused)], CellVerdict(Outcome.WRONG, passed=0, run=n, failed=["refused"], says=refused)
     handed = _handed(outputs, expected["name"])
     if len(handed) != 1:
-        return _no_single_result(expected, outputs, handed, solution)
+        return _no_single_result(expected, outputs, handed, solution, seconds)
     results = handed[0].get("results") if handed[0] is not None else None
     failed, passed = _judged(expected, results)
     called = _called(results)
@@ -207,6 +232,8 @@ def assess(
         return _still_as_released(expected, solution)
     outcome = Outcome.RAISED if raised and all(raised) else Outcome.WRONG
     verdict = CellVerdict(outcome, passed=sum(passed), run=n, failed=failed, errors=errs)
+    if stopped_by_the_clock(solution):  # the answer is what the cell had reached when it was stopped
+        verdict.why = f"the answer cell {ran_over(seconds)}"
     return _wrong(cell, expected, results, passed, verdict, points, settings)
 
 
@@ -215,7 +242,9 @@ def _wrong(
 ) -> tuple[list[NotebookNode], CellVerdict]:
     """The verdict on results that are wrong (or raised): the error the student sees, after the partial score,
     and the verdict (``verdict`` so far, then the named mistake or the wrong answer and its hint)."""
-    message = failure_message(expected, verdict.failed or [])
+    message = failure_message(expected, verdict.failed or [], verdict.errors)
+    if verdict.why:  # the answer cell was stopped by the clock
+        message += f". Your answer cell {verdict.why.removeprefix('the answer cell ')}: what it had reached was graded"
     if expected.get("question"):
         verdict.answer, verdict.hint = answer_and_hint(expected, results)
         if verdict.hint:

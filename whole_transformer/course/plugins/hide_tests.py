@@ -28,10 +28,11 @@ from traitlets import Integer, Unicode
 from ..cells import HIDDEN_TESTS, SOLUTION, is_test, split_region
 from ..core.compare import floats
 from ..core.expected import split_expected
-from .verdict_text import FAILED, GRADER_ERROR, NOT_ANSWERED
+from .verdict import cell_time_limit
+from .verdict_text import FAILED, GRADER_ERROR, NOT_ANSWERED, TIMEOUTS, what_it_did
 
 NOT_SHOWN = "# (hidden tests: not shown)"
-GRADER_ERRORS = {"CellTimeoutError", "DeadKernelError", "NotRun"}
+GRADER_ERRORS = {"CellTimeoutError", "DeadKernelError", "NotRun"}  # what plugins/execute.py writes itself
 
 
 def split_hidden(source: str, markers: tuple[str, str] = HIDDEN_TESTS) -> tuple[str, str]:
@@ -119,23 +120,65 @@ def expected_values(hidden: str, min_len: int = 16) -> set[str]:
     return out
 
 
+def _statement(line: str) -> ast.stmt | None:
+    """One line of code as a statement (a line opening a block, ``if nxt == eos:``, is given a body)."""
+    for text in (line, line + " pass"):
+        try:
+            body = ast.parse(text).body
+        except SyntaxError:
+            continue
+        return body[0] if len(body) == 1 else None
+    return None
+
+
+def _is_plain_name(node: ast.AST | None) -> bool:
+    """A name, an attribute or a tuple of them (``x``, ``x, y``, ``self.ids``): what a question's words say."""
+    if isinstance(node, ast.Tuple):
+        return all(_is_plain_name(e) for e in node.elts)
+    return isinstance(node, (ast.Name, ast.Attribute))
+
+
+def answer_line(line: str) -> bool:
+    """Whether a short line of a solution is a piece of the answer, by what it does, not by its length.
+
+    It is when it binds or returns a value worked out or written down (``counted_427 = 5``, ``x = "B"``,
+    ``h = x @ W``, ``return h.sum()``) or holds a literal the answer needs (``ids[-1]``). It is not when it
+    only names what the question or the stub already names (``return ids``, ``return x, y``, ``y[i] = pad``),
+    or is the frame every answer has (``else:``, ``break``, ``ids.append(nxt)``, ``if nxt == eos:``): such a
+    line is ordinary text a student must see, in the stub, the prose and every classmate's answer."""
+    stmt = _statement(line)
+    if stmt is None:
+        return False
+    if any(
+        isinstance(n, ast.Constant) and n.value is not None and not isinstance(n.value, bool) for n in ast.walk(stmt)
+    ):
+        return True  # a literal: the answer written down, or a number it needs
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+        return stmt.value is not None and not _is_plain_name(stmt.value)
+    return False
+
+
 def solution_fragments(source: str, min_len: int = 16) -> set[str]:
-    """The lines of a solution cell's answer (between BEGIN and END SOLUTION) long enough to search for,
-    comments left out (a stub's comment may say the same)."""
+    """The lines of a solution cell's answer (between BEGIN and END SOLUTION) to search for, comments left
+    out (a stub's comment may say the same): every line at least ``min_len`` long, and every shorter line
+    that is a piece of the answer (``answer_line``: ``counted_427 = 5`` is, ``return ids`` is not)."""
     _, answer = split_region(source, SOLUTION)
-    return {
-        line.strip() for line in answer.split("\n") if len(line.strip()) >= min_len and not line.strip().startswith("#")
-    }
+    lines = (line.strip() for line in answer.split("\n"))
+    return {ln for ln in lines if ln and not ln.startswith("#") and (len(ln) >= min_len or answer_line(ln))}
 
 
-def _verdict(cell: NotebookNode, rules) -> NotebookNode:
+def _verdict(cell: NotebookNode, rules, seconds: float | None = None) -> NotebookNode:
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     stderr = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr"]
     if errors:
         e = errors[-1]
         ename, evalue = e.get("ename", "Error"), str(e.get("evalue", ""))
-        if ename in GRADER_ERRORS:
-            text = f"{ename}: {evalue}"
+        if ename == "NotRun":
+            text = f"Not graded: {evalue}."
+        elif ename in GRADER_ERRORS or ename in TIMEOUTS:  # the grader's clock, or the kernel died
+            text = f"Test failed: your code {what_it_did(ename, seconds)}, so the tests could not finish."
+            if ename in TIMEOUTS:
+                text += " Does a loop of it never end? Run the visible check above in your notebook."
         elif ename == NOT_ANSWERED:  # verdict.py: the stub still raises, or the cell is as released
             text = f"Not answered yet: {evalue}. Write your answer, run its check, and hand it in again."
         elif ename in (FAILED, GRADER_ERROR):  # the grader's own verdict (verdict.py)
@@ -148,14 +191,23 @@ def _verdict(cell: NotebookNode, rules) -> NotebookNode:
             text = "Not answered yet: the answer still raises NotImplementedError."
         else:
             text = (
-                f"Test failed: your code raised {ename} while the tests ran it. "
+                f"Test failed: while the tests ran it, your code {what_it_did(ename, seconds)}. "
                 "Run the visible check above in your notebook to see the details."
             )
-        return NotebookNode(output_type="error", ename="Failed", evalue=text, traceback=[text])
+        text = _lines(text)
+        return NotebookNode(output_type="error", ename="Failed", evalue=text, traceback=text.split("\n"))
     if stderr:
         text = "Test failed: the cell wrote to stderr (a warning or error message counts as a failure)."
         return NotebookNode(output_type="error", ename="Failed", evalue=text, traceback=[text])
     return NotebookNode(output_type="stream", name="stdout", text="Tests passed.\n")
+
+
+def _lines(text: str) -> str:
+    """The verdict, then what the course says of it, each on a line of its own: what failed, the typical mistake
+    it looks like, the hint."""
+    for said in (". This looks like a typical mistake", ". Hint: "):
+        text = text.replace(said, ".\n" + said[2:])
+    return text
 
 
 def _quotes(output: NotebookNode, fragments: set[str]) -> bool:
@@ -188,8 +240,9 @@ class HideHiddenTests(NbGraderPreprocessor):
                 constants |= k
             fragments |= hidden_fragments(hidden, self.min_fragment)
             tests.append((cell, visible, bool(hidden.strip())))
+        seconds = cell_time_limit(self.config)
         for cell, visible, had_hidden in tests:
-            cell.outputs = [_verdict(cell, (whole, prefixes, constants))]
+            cell.outputs = [_verdict(cell, (whole, prefixes, constants), seconds)]
             cell.source = visible + ("\n" + NOT_SHOWN if had_hidden else "")
         test_cells = {id(c) for c, _, _ in tests}
         for cell in nb.cells:

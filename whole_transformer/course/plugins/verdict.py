@@ -36,6 +36,12 @@ from ..core.verdict import DETAIL_KEY
 from .cell_verdict import assess
 
 
+def cell_time_limit(config) -> float | None:
+    """A cell's time limit in the grader's config (nbgrader_config.py's ``SandboxExecute.timeout``), if set."""
+    value = config.get("SandboxExecute", {}).get("timeout")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
 class HoldExpected(NbGraderPreprocessor):
     """Before the kernel runs: cut the expected values out of every test cell and keep them here."""
 
@@ -67,6 +73,7 @@ class Verdict(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         held = resources.get("wt_expected", {})
+        seconds = cell_time_limit(self.config)
         settings = {}
         if self.partial_credit_file:
             with open(self.partial_credit_file, encoding="utf-8") as f:
@@ -81,6 +88,6 @@ class Verdict(NbGraderPreprocessor):
                 expected = held.get(cell.metadata.nbgrader["grade_id"])
                 solution = answers.get(expected["name"]) if expected else None
                 points = float(cell.metadata.nbgrader.get("points", 0) or 0)
-                cell.outputs, verdict = assess(cell, expected, solution, points, settings)
+                cell.outputs, verdict = assess(cell, expected, solution, points, settings, seconds)
                 cell.metadata[DETAIL_KEY] = verdict.to_json() if verdict is not None else {}
         return nb, resources

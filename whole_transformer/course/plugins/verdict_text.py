@@ -13,6 +13,7 @@ import textwrap
 
 from nbformat import NotebookNode
 
+from ...grading import MAX_CALLS
 from ...questions import QUESTIONS, NoAnswer
 
 #: The names of the errors only the grader writes (feedback shows their messages as they are): a
@@ -30,11 +31,57 @@ NOT_ANSWERED = "NotAnswered"
 WRAP = 96  # the width the instructor's summary of failed cases is wrapped to
 
 
-def failure_message(expected: dict, failed: list[str]) -> str:
+#: The errors a cell stopped by the grader's clock shows: interrupted (KeyboardInterrupt), or killed after it
+#: ignored the interrupt (CellTimeoutError, written by plugins/execute.py).
+TIMEOUTS = frozenset({"KeyboardInterrupt", "CellTimeoutError"})
+IMPORTS = frozenset({"ModuleNotFoundError", "ImportError"})
+DEFAULT_TIMEOUT = 30  # nbgrader_config.py's SandboxExecute.timeout, when the grader is not told another
+
+
+def ran_over(seconds: float | None) -> str:
+    return f"ran over {seconds or DEFAULT_TIMEOUT:g} s and was stopped"
+
+
+def what_it_did(ename: str, seconds: float | None = None, short: bool = False) -> str:
+    """What an error says happened, in words a student reads (``short``: as an instructor's report names it): a
+    timeout, a dead kernel, a loop that never stops, a refused import, a name not defined, or an exception."""
+    if ename in TIMEOUTS:
+        return ran_over(seconds)
+    said = {
+        "DeadKernelError": ("killed the kernel", "stopped the kernel (it died: os._exit, a crash or out of memory)"),
+        "NotRun": ("was not run", "was not run (the notebook ran out of time, or the kernel could not start)"),
+        "TooManyCalls": (
+            f"never stopped (TooManyCalls: over {MAX_CALLS} model calls)",
+            f"called the model more than {MAX_CALLS} times (TooManyCalls): a loop that never stops",
+        ),
+        "NameError": (
+            "raised NameError (a name not defined)",
+            "used a name that is not defined (NameError): a variable of another cell, or a typo",
+        ),
+        "RecursionError": ("raised RecursionError", "called itself without end (RecursionError)"),
+        "MemoryError": ("ran out of memory (MemoryError)", "ran out of memory (MemoryError)"),
+    }
+    if ename in IMPORTS:
+        return f"a refused import ({ename})" if short else f"imported a module the grader refused or lacks ({ename})"
+    if ename in said:
+        return said[ename][0 if short else 1]
+    return f"raised {ename}"
+
+
+def failure_message(expected: dict, failed: list[str], errors: dict[str, str] | None = None) -> str:
+    """What a failed test cell says to the student: the kinds of case that failed, and what the code did on those
+    that raised (a loop that never stops, a name not defined…), never an expected value."""
     name = expected["name"]
     if expected.get("question"):
         return f"{name}: {expected.get('what', 'the answer')} is not right"
-    return f"{name} is not right yet for: " + "; ".join(failed)
+    text = f"{name} is not right yet for: " + "; ".join(failed)
+    by_error: dict[str, list[str]] = {}
+    for kind, ename in (errors or {}).items():
+        by_error.setdefault(ename, []).append(kind)
+    for ename, kinds in by_error.items():
+        where = "every one of them" if len(kinds) == len(failed) else "; ".join(kinds)
+        text += f". On {where}, your code {what_it_did(ename)}"
+    return text
 
 
 def answer_and_hint(expected: dict, results) -> tuple[str, str]:

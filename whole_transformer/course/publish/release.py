@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 
 from whole_transformer.course.answers import check_data, diagnose, hidden_cells
-from whole_transformer.course.answers.leak_search import INPUT, release_leaks, source_secrets
+from whole_transformer.course.answers.leak_search import release_leaks, source_secrets
 from whole_transformer.course.autograder.gradebook import prepare_database, stamp_gradebook
 from whole_transformer.course.cells import grade_id, nbgrader_meta
 from whole_transformer.course.layout import ASSIGNMENT, Course, run_nbgrader
@@ -138,9 +138,10 @@ def write_points(plan) -> None:
 
 # ---------------------------------------------------------------- nothing of the answers in it
 def refuse_leaks(course: Course, out: Path) -> None:
-    """Refuse a release whose notebooks (prose, code, outputs, metadata) show an expected value, a hidden
-    test's line or a reference solution's line of source/ (``answers/leak_search.py``), naming each cell."""
-    secrets = {text: kind for text, kind in source_secrets(course.source).items() if kind != INPUT}
+    """Refuse a release whose notebooks (prose, code, outputs, metadata) show an expected value (however
+    written), a hidden test's line, a hidden input that names its case or a reference solution's line of
+    source/, however short (``answers/leak_search.py``), naming each cell and what it showed."""
+    secrets = source_secrets(course.source)
     found = release_leaks(out, secrets)
     if found:
         raise ValueError(

@@ -23,6 +23,7 @@ from ..autograder.record import load_record
 from ..core.results import FAILED, GRADED, MISSING, UNANSWERED
 from ..core.verdict import CellVerdict
 from ..layout import ASSIGNMENT, NOTEBOOK_OF, Course, redact
+from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..term import settings as term_settings
 from ..term.late import student_lateness
 from .grades import detail_rows
@@ -36,6 +37,7 @@ class Exercise:
     name: str
     outcomes: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in OUTCOMES})
     mistakes: dict[str, dict] = field(default_factory=dict)  # id (or "") → {"name", "says", "students"}
+    errors: dict[str, list[str]] = field(default_factory=dict)  # what the code did (a timeout…) → students
 
 
 @dataclass
@@ -125,6 +127,11 @@ def _count_exercise(ex: Exercise, r: dict, verdict: CellVerdict | None) -> None:
     """One student's row of an exercise: its outcome, and the catalogued mistake it matches, if any."""
     s, got = r["student_id"], _outcome(r)
     ex.outcomes[got].append(s)
+    if got in ("partial", "none") and verdict is not None and verdict.errors and not verdict.mistake:
+        whole = verdict.why if verdict.why and "whole test cell" in verdict.errors else ""
+        for ename in sorted(set(verdict.errors.values())):
+            said = whole if whole and ename in TIMEOUTS else what_it_did(ename, short=True)
+            ex.errors.setdefault(said, []).append(s)
     if got in ("partial", "none") and verdict is not None and verdict.mistake_name:
         key = verdict.mistake or ""
         m = ex.mistakes.setdefault(key, {"name": verdict.mistake_name, "says": verdict.says or "", "students": []})
@@ -139,10 +146,25 @@ def _count_question(q: Question, r: dict, verdict: CellVerdict | None) -> None:
     elif r["status"] == GRADED and float(r["score"]) >= float(r["max_score"]):
         q.right.append(s)
     elif r["status"] == GRADED:
-        answer = verdict.answer if verdict is not None and verdict.answer is not None else "(not recorded)"
         hint = verdict.hint if verdict is not None and verdict.hint is not None else ""
-        w = q.wrong.setdefault(answer, {"hint": hint, "students": []})
+        w = q.wrong.setdefault(what_was_given(verdict), {"hint": hint, "students": []})
         w["students"].append(s)
+
+
+def what_was_given(verdict: CellVerdict | None) -> str:
+    """What a student gave for a question that lost its points, named as what happened: ``answered 7``, ``raised
+    NameError (a name not defined)``, ``the answer cell ran over 30 s and was stopped (answered 26211070208)``."""
+    if verdict is None:
+        return "no verdict recorded (graded before the course kept verdicts: grade again)"
+    said = f"answered {verdict.answer}" if verdict.answer is not None and not verdict.answer.startswith("(") else ""
+    if verdict.why and verdict.why.startswith("the answer cell"):
+        return verdict.why + (f" ({said})" if said else "")
+    if said:
+        return said
+    errors = sorted(set((verdict.errors or {}).values()))
+    if errors:
+        return "; ".join(what_it_did(e, short=True) for e in errors)
+    return verdict.why or (f"answered {verdict.answer}" if verdict.answer else "gave no answer the grader could read")
 
 
 def _item(what: str, detail: str, students: list[str], hint: str) -> dict:
@@ -159,12 +181,15 @@ def _next_lecture(
         for key, m in ex.mistakes.items():
             if key:
                 items.append(_item(f"{ex.name}: {m['name']}", key, m["students"], m["says"]))
+        for said, students in ex.errors.items():
+            hint = "What the code did, not a wrong value: go over how such code is found and stopped."
+            items.append(_item(f"{ex.name}: {said}", said, students, hint))
         left = [s for s in ex.outcomes["unanswered"] if s not in empty]
         if left:
             hint = "Walk through the exercise once more: these students left it as released."
             items.append(_item(f"{ex.name}: not answered", "unanswered", left, hint))
     for q in questions.values():
         for answer, w in q.wrong.items():
-            items.append(_item(f"{q.name}: answered {answer}", answer, w["students"], w["hint"]))
+            items.append(_item(f"{q.name}: {answer}", answer, w["students"], w["hint"]))
     items.sort(key=lambda it: (-it["count"], it["what"]))
     return items[:NEXT_LECTURE]

@@ -6,8 +6,10 @@ see: each distinctive line of every hidden test, the EXPECTED part's JSON line a
 each expected value (from the gradebook, where nbgrader keeps the test cells as written in
 source/), and each line of every reference solution (from source/: the gradebook keeps a solution
 cell as released). A solution line the student wrote in their own submission is theirs,
-and text the released notebooks hold is every student's: neither counts. A file that contains
-anything else of it is deleted and reported, so a leak is never handed out, whatever the cause.
+and text the released notebooks hold is every student's: neither counts (nor does a number or list of
+numbers either one prints). A file that shows anything else of it refuses the whole run: it is taken out,
+reported with what it showed and, when that came from the instructor's own Formgrader comment, which comment;
+the previous run's feedback is kept as it was, so a leak is never handed out, whatever the cause.
 """
 
 from __future__ import annotations
@@ -17,12 +19,23 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 
-from ..answers.leak_search import EXPECTED, HIDDEN, INPUT, SOLUTION, found_in, notebook_text, test_secrets
+from ..answers.leak_search import (
+    EXPECTED,
+    HIDDEN,
+    INPUT,
+    SOLUTION,
+    Leak,
+    Secrets,
+    found_in,
+    notebook_text,
+    said,
+    test_secrets,
+)
 from ..cells import cell_source, nbgrader_meta
 from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
 from ..plugins.hide_tests import solution_fragments, split_hidden
-from .student_page import FOLDER, write_pages
+from .student_page import FOLDER, comments, readable, write_pages
 from .whole_output import replaced_whole
 
 __all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "notebook_text"]  # the kinds, as feedback's users know them
@@ -47,10 +60,10 @@ def secrets(course: Course) -> dict[str, str]:
                 for text in solution_fragments(cell_source(cell)):
                     found.setdefault(text, SOLUTION)
     released = "\n".join(_notebook_text(p) for p in sorted((course.root / "release" / ASSIGNMENT).glob("*.ipynb")))
-    return {text: kind for text, kind in found.items() if text not in released}
+    return Secrets({text: kind for text, kind in found.items() if text not in released}, excused=released)
 
 
-def leaks(path: Path, lines, own: str = "") -> list[str]:
+def leaks(path: Path, lines, own: str = "") -> list[Leak]:
     """What of ``lines`` (text to search for; a dict maps it to its kind) the file at ``path`` shows.
 
     The file is searched as it is, unescaped, and with its HTML tags taken out (a highlighted cell
@@ -74,12 +87,26 @@ def own_submission(course: Course, feedback_file: Path) -> str:
     return "\n".join(_notebook_text(p) for p in sorted(folder.rglob("*.ipynb")) if p.is_file() and not p.is_symlink())
 
 
+def make_readable(path: Path) -> None:
+    path.write_text(readable(path.read_text(encoding="utf-8", errors="replace")), encoding="utf-8")
+
+
 class LeakError(RuntimeError):
-    """Files were removed because they showed what a student must not see; the message says what each showed."""
+    """Files showed what a student must not see and the run was refused; the message says what each showed,
+    where it came from and what was kept."""
+
+
+def comment_of(course: Course, student: str, leak: Leak) -> tuple[str, str] | None:
+    """(notebook, cell) of the instructor's own Formgrader comment that holds ``leak``, if one does."""
+    for notebook, cell, text in comments(course, student):
+        if leak.shown in text or str(leak) in text or found_in(text, {str(leak): EXPECTED}):
+            return notebook, cell
+    return None
 
 
 def remove_leaks(course: Course, files: list[Path], log=print) -> list[Path]:
-    """Delete each of ``files`` that shows anything of ``secrets(course)``, saying what; the deleted ones."""
+    """Take out each of ``files`` that shows anything of ``secrets(course)``, saying what it showed and where
+    that came from; the files taken out."""
     lines = secrets(course)
     bad = []
     for f in files:
@@ -87,18 +114,23 @@ def remove_leaks(course: Course, files: list[Path], log=print) -> list[Path]:
         if found:
             bad.append(f)
             f.unlink()
-            log(_removed(course, f, lines, found))
+            log(_refused(course, f, lines, found))
     return bad
 
 
-def _removed(course: Course, f: Path, lines: dict[str, str], found: list[str]) -> str:
-    return f"REMOVED {f.relative_to(course.root)}: it contained {lines[found[0]]} text ({found[0][:60]!r})" + (
-        f" and {len(found) - 1} more" if len(found) > 1 else ""
-    )
+def _refused(course: Course, f: Path, lines: dict[str, str], found: list[Leak]) -> str:
+    line = f"REFUSED {f.relative_to(course.root)}: it showed {said(found, lines)}"
+    comment = next((c for leak in found if (c := comment_of(course, student_of(course, f), leak))), None)
+    if comment is not None:
+        line += (
+            f"; it came from your own Formgrader comment on {comment[0]}, {comment[1]}: edit that comment "
+            "and run make feedback again"
+        )
+    return line
 
 
 def _check_leaks(course: Course, files: list[Path], what: str, log=print) -> list[Path]:
-    """``remove_leaks``, then a LeakError naming each removed file and what it showed, if any was removed."""
+    """``remove_leaks``, then a LeakError naming each refused file and what it showed, if any was refused."""
     said: list[str] = []
 
     def say(line: str) -> None:
@@ -108,8 +140,8 @@ def _check_leaks(course: Course, files: list[Path], what: str, log=print) -> lis
     bad = remove_leaks(course, files, say)
     if bad:
         raise LeakError(
-            f"{len(bad)} {what} contained hidden tests, expected values or solutions and were removed "
-            "(nothing was handed out):\n" + "\n".join(said)
+            f"make feedback refused: {len(bad)} {what} of this run showed hidden tests, expected values or "
+            "solutions, so nothing of this run was handed out:\n" + "\n".join(said)
         )
     return bad
 
@@ -123,7 +155,10 @@ def feedback(course: Course, log=print) -> list[Path]:
         with replaced_whole([course.feedback, course.root / FOLDER]):
             return _generate(course, log)
     except LeakError as e:
-        raise LeakError(f"{e}\nthe previous feedback/ and {FOLDER}/ are left as they were") from None
+        raise LeakError(
+            f"{e}\nkept: the previous feedback/ and {FOLDER}/ are left as they were (a file named above that is "
+            "there now is the previous run's, which was checked when it was made)"
+        ) from None
 
 
 def _generate(course: Course, log=print) -> list[Path]:
@@ -132,6 +167,7 @@ def _generate(course: Course, log=print) -> list[Path]:
         log(f"nbgrader generate_feedback reported errors:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     files = sorted(course.feedback.glob(f"*/{ASSIGNMENT}/*.html"))
     for f in files:  # what the student wrote is inert already (MakeInert); the policy is the second wall
+        make_readable(f)
         protect(f)
     _check_leaks(course, files, "feedback file(s)", log)
     log(

@@ -1,20 +1,22 @@
 """``make grades``: nbgrader's ``grades.csv``, and ``grades-detail.csv`` that tells zeros apart.
 
-``grades.csv`` is ``nbgrader export``: one row per student and assignment with the total score.
-A student whose notebook could not be graded exports there as 0, like a student who got
-everything wrong. ``grades-detail.csv`` says which: one row per student × graded cell,
+``grades.csv`` is ``nbgrader export``: one row per student and assignment with the total score, its
+``duedate``, ``late_submission_penalty`` and ``score`` made right by course.toml (``course_columns``: the
+student's due date with any extension, the points the late policy took, what is left; ``raw_score`` is the
+tests' score), which nbgrader alone does not know. A student whose notebook could not be graded exports there
+as 0, like a student who got everything wrong. ``grades-detail.csv`` says which: one row per student × graded
+cell,
 
     student_id, notebook, grade_id, score, max_score, status, reason, cases
 
-where ``status`` is ``graded`` (the test ran; the score is what it earned, partial credit by kind
-of case included), ``unanswered`` (the test ran, and the answer is not written yet: the stub still
-raises NotImplementedError, or the cell is as released), ``failed`` (the test
-could not run to the end: invalid notebook, kernel died or hung, nbgrader failed; ``reason``
-says which) or ``missing`` (nothing was handed in for it). ``reason`` also notes findings on the
-cell (restored after tampering, suspicious code) so a zero can be checked quickly, and for every
-graded cell that lost points why (``verdict_reason``): which exception on which kind of case, the
-failed kinds and the catalogued mistake the answer is, or a question's wrong answer and its hint.
-``cases`` is the cases passed of the cases run ("12 of 15").
+where ``status`` is ``graded`` (the test ran; the score is what it earned, partial credit by kind of case
+included), ``unanswered`` (the test ran, and the answer is not written yet: the stub still raises
+NotImplementedError, or the cell is as released), ``failed`` (the test could not run to the end: invalid
+notebook, kernel died or hung, nbgrader failed; ``reason`` says which) or ``missing`` (nothing was handed in
+for it). ``reason`` also notes findings on the cell (restored after tampering, suspicious code) so a zero can
+be checked quickly, and for every graded cell that lost points why (``verdict_reason``): which exception on
+which kind of case, the failed kinds and the catalogued mistake the answer is, or a question's wrong answer
+and its hint. ``cases`` is the cases passed of the cases run ("12 of 15").
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..cells import grade_id
 from ..core.results import FAILED, GRADED, MISSING, UNANSWERED
 from ..core.verdict import CellVerdict, Outcome
 from ..layout import ASSIGNMENT, Course, redact, run_nbgrader
+from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..term.names import say_problems
 from .lms import write_lms
 from .totals import totals
@@ -57,12 +60,16 @@ def verdict_reason(verdict: CellVerdict | None) -> tuple[str | None, str, str]:
     by_error: dict[str, list[str]] = {}
     for kind, ename in errors.items():
         by_error.setdefault(ename, []).append(kind)
+    said_why = False
     for ename, kinds in by_error.items():
-        notes.append(f"raised {ename} on: {'; '.join(kinds)}")
+        what = what_it_did(ename, short=True)
+        if ename in TIMEOUTS and verdict.why:  # the time limit the grader had: "ran over 30 s and was stopped"
+            what, said_why = verdict.why, True
+        notes.append(f"{what} on: {'; '.join(kinds)}")
     wrong = [k for k in verdict.failed or [] if k not in errors]
     if wrong:
         notes.append(f"wrong on: {'; '.join(wrong)}")
-    elif verdict.why:
+    if verdict.why and not said_why and (wrong or not by_error or verdict.why.startswith("the answer cell")):
         notes.append(verdict.why)
     if verdict.answer is not None:
         notes.append(f"answered {verdict.answer}" + (f" (hint: {verdict.hint})" if verdict.hint else ""))
@@ -196,6 +203,32 @@ def _graded_yet(course: Course) -> None:
         raise ValueError("nothing is graded yet: run make autograde first, then make grades (nothing was written)")
 
 
+def course_columns(path: Path, all_totals) -> None:
+    """nbgrader's export made right where course.toml decides: ``duedate`` each student's due date (an extension
+    included; empty only when the course sets none), ``late_submission_penalty`` the points the late policy took
+    and ``score`` what is left, as the page per student and the LMS files print them; ``raw_score`` stays the
+    tests' score. (nbgrader alone knows neither course.toml's due date nor its late policy: it wrote 0.0 and an
+    empty due date for every late student.)"""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        fields, rows = list(reader.fieldnames or []), list(reader)
+    if not {"student_id", "duedate", "late_submission_penalty", "score"} <= set(fields):
+        return
+    by_student = {t.student: t for t in all_totals}
+    for row in rows:
+        t = by_student.get(row["student_id"])
+        if t is None or row.get("assignment", ASSIGNMENT) != ASSIGNMENT or t.lateness is None:
+            continue
+        shown = t.printed()
+        row["duedate"] = t.lateness.due.isoformat(sep=" ") if t.lateness.due else ""
+        row["late_submission_penalty"] = f"{shown.penalty:f}"
+        row["score"] = f"{shown.final:f}"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
 def grades(course: Course, log=print) -> tuple[Path, Path]:
     """grades.csv, grades-detail.csv and the LMS files; all or nothing: grades.csv is replaced only once the
     export and every row are ready."""
@@ -209,6 +242,11 @@ def grades(course: Course, log=print) -> tuple[Path, Path]:
         raise RuntimeError(f"nbgrader export failed:\n{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}")
     try:
         rows = detail_rows(course)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        course_columns(tmp, totals(course))
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -38,11 +38,13 @@ def csv_rows(ins: Insights) -> list[dict]:
         out += [row("exercise", ex.name, k, ex.outcomes[k]) for k in OUTCOMES]
         for key, m in sorted(ex.mistakes.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0])):
             out.append(row("mistake", ex.name, f"{key} ({m['name']})" if key else m["name"], m["students"], m["says"]))
+        for said, students in sorted(ex.errors.items()):
+            out.append(row("what the code did", ex.name, said, students))
     for q in ins.questions.values():
         out.append(row("question", q.name, "right", q.right))
         out.append(row("question", q.name, "unanswered", q.unanswered))
         for answer, w in sorted(q.wrong.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0])):
-            out.append(row("question", q.name, f"answered {answer}", w["students"], w["hint"]))
+            out.append(row("question", q.name, answer, w["students"], w["hint"]))
     out += [row("late", s, how, [s]) for s, how in ins.late]
     out += [row("failed", s, why, [s]) for s, why in ins.failed]
     out += [

@@ -209,7 +209,7 @@ def _questions_html(ins: Insights) -> str:
     for q in ins.questions.values():
         qrows.append([q.name, "right", len(q.right), ", ".join(q.right), ""])
         for answer, w in sorted(q.wrong.items(), key=lambda kv: (-len(kv[1]["students"]), kv[0])):
-            qrows.append([q.name, f"answered {answer}", len(w["students"]), ", ".join(w["students"]), w["hint"]])
+            qrows.append([q.name, answer, len(w["students"]), ", ".join(w["students"]), w["hint"]])
         if q.unanswered:
             qrows.append([q.name, "unanswered", len(q.unanswered), ", ".join(q.unanswered), ""])
     return _table(

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import csv
 import os
+from decimal import Decimal
 from pathlib import Path
 
 from whole_transformer.course.layout import Course
 
-from .totals import StudentTotal, totals
+from .totals import StudentTotal, _cents, totals
 
 CANVAS = "canvas-grades.csv"
 MOODLE = "moodle-grades.csv"
@@ -36,8 +37,9 @@ MOODLE_ID_COLUMNS = ["ID number", "Email address", "First name", "Last name"]
 TOTAL = "The whole Transformer (total)"
 
 
-def _n(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".")
+def _n(x) -> str:
+    """A score as every report prints it: in hundredths, rounded half up once, no trailing zeros (``15.93``, ``31``)."""
+    return format(_cents(x).normalize(), "f") if not isinstance(x, Decimal) else format(x.normalize(), "f")
 
 
 def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
@@ -73,9 +75,10 @@ def moodle_rows(all_totals: list[StudentTotal]) -> tuple[list[str], list[list[st
     for t in all_totals:
         note = t.lateness.describe() if t.lateness else "nothing handed in"
         if t.penalty:
-            note += f"; {_n(t.score)} before the late penalty of {_n(t.penalty)} points"
+            shown = t.printed()
+            note += f"; {_n(shown.score)} before the late penalty of {_n(shown.penalty)} points"
         if t.lateness and t.lateness.handin and t.lateness.handin.used:  # the time used (term/handin_time.py)
-            note += f"; {t.lateness.handin.describe()}"
+            note += f"; {t.handed_in()}"
         rows.append(
             [t.lms_user_id, t.email, t.first_name, t.last_name, _n(t.final)]
             + [_n(t.notebooks[n][0]) for n in names]

@@ -27,8 +27,29 @@ _BODY = re.compile(r"<body[^>]*>(?P<body>.*)</body>", re.S | re.I)
 SCORE_STYLE = (
     "<style>table.wt-scores{border-collapse:collapse;margin:0.5em 0 1em}"
     "table.wt-scores th,table.wt-scores td{padding:0.3em 1.2em 0.3em 0;text-align:left}"
-    "table.wt-scores td+td,table.wt-scores th+th{text-align:right}</style>"
+    "table.wt-scores td+td,table.wt-scores th+th{text-align:right}"
+    "body>h1,body>h2,body>p,body>ul,body>table{margin-left:1rem;margin-right:1rem}</style>"
 )
+#: what makes a feedback page readable at a glance, at any width and zoom: an output (the verdict and its hint
+#: first) wraps within the page instead of standing on one line as wide as the text; code keeps its lines
+READABLE = (
+    '<style id="wt-readable">'
+    "div.output_subarea pre,.jp-OutputArea-output pre,.wt-verdict pre"
+    "{white-space:pre-wrap;overflow-wrap:anywhere;word-break:normal}"
+    "div.output_subarea,div.output_area,.jp-OutputArea-output{max-width:100%;min-width:0}"
+    "img,svg,table{max-width:100%}"
+    "</style>"
+)
+
+
+def readable(page: str) -> str:
+    """The page with ``READABLE`` at the end of its head (once)."""
+    if 'id="wt-readable"' in page:
+        return page
+    at = page.lower().find("</head>")
+    return page[:at] + READABLE + page[at:] if at != -1 else READABLE + page
+
+
 _STYLES = re.compile(r"<style[^>]*>.*?</style>|<link[^>]+stylesheet[^>]*>", re.S | re.I)
 
 
@@ -50,16 +71,19 @@ def comments(course: Course, student: str) -> list[tuple[str, str, str]]:
 def page(course: Course, t: StudentTotal) -> str:
     esc = html.escape
     parts = [f"<h1>The whole Transformer: feedback for {esc(t.display_name)}</h1>"]
-    total = f"<p class='wt-total'><b>Total: {_n(t.final)} / {_n(t.max_score)}</b>"
-    if t.penalty:
-        total += f" ({_n(t.score)} from the tests, less {_n(t.penalty)} for lateness)"
+    shown = t.printed()  # rounded once, at the end: the parts printed add up to the total printed
+    total = f"<p class='wt-total'><b>Total: {_n(shown.final)} / {_n(shown.max_score)}</b>"
+    if shown.penalty:
+        total += f" ({_n(shown.score)} from the tests, less {_n(shown.penalty)} for lateness)"
     parts.append(total + "</p>")
     if t.lateness is not None:
         parts.append(f"<p class='wt-late'>Handed in: {esc(t.lateness.describe())}.</p>")
-        h = t.lateness.handin  # the time the course used (term/handin_time.py)
-        if h and h.used:
-            parts.append(f"<p class='wt-when'>{esc('H' + h.describe()[1:])}.</p>")
-    rows = "".join(f"<tr><td>{esc(n)}</td><td>{_n(s)} / {_n(m)}</td></tr>" for n, (s, m) in t.notebooks.items())
+        when = t.handed_in()  # the time the course used (term/handin_time.py), in the course's time zone
+        if when:
+            parts.append(f"<p class='wt-when'>{esc('H' + when[1:])}.</p>")
+    rows = "".join(
+        f"<tr><td>{esc(n)}</td><td>{_n(shown.notebooks[n])} / {_n(m)}</td></tr>" for n, (_, m) in t.notebooks.items()
+    )
     parts.append(f"<table class='wt-scores'><tr><th>Notebook</th><th>Score</th></tr>{rows}</table>")
     said = comments(course, t.student)
     if said:
@@ -81,9 +105,11 @@ def page(course: Course, t: StudentTotal) -> str:
             f"{m.group('body') if m else text}</section>"
         )
     return with_policy(
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}{SCORE_STYLE}</head>"
-        f"<body>{''.join(parts)}</body></html>\n"
+        readable(
+            "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<title>Feedback: {esc(t.display_name)}, The whole Transformer</title>{styles}{SCORE_STYLE}</head>"
+            f"<body>{''.join(parts)}</body></html>\n"
+        )
     )
 
 

@@ -29,7 +29,9 @@ from ..core.results import GRADED, MISSING, CellStatus
 from ..core.verdict import Outcome
 from ..csp import with_policy
 from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
+from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..reports.feedback import leaks, notebook_text
+from ..reports.student_page import readable
 from .watch import Submission
 
 _STYLE = (
@@ -69,12 +71,21 @@ def _cell_line(cell: CellStatus | None) -> tuple[str, bool]:
         return "passed", True
     if v.outcome == Outcome.UNANSWERED:
         return f"not answered yet ({v.why or ''})", False
-    if v.outcome == Outcome.RAISED:
-        errs = v.errors or {}
-        return "raised an error: " + "; ".join(f"{e} for {k}" for k, e in errs.items()), False
-    if v.failed:
-        return "not right yet for: " + "; ".join(v.failed), False
-    return "not right yet", False
+    if v.why and v.why.startswith("the answer cell"):  # stopped by the clock: "your answer cell ran over 30 s…"
+        return "your " + v.why.removeprefix("the ") + ", so its answer is not right yet", False
+    errs = v.errors or {}
+    if v.outcome == Outcome.RAISED and "the whole test cell" in errs:
+        ename = errs["the whole test cell"]
+        what = v.why if ename in TIMEOUTS and v.why else what_it_did(ename)
+        return f"your code {what}, so no case could be checked", False
+    by_error: dict[str, list[str]] = {}
+    for kind, ename in errs.items():
+        by_error.setdefault(ename, []).append(kind)
+    said = [f"your code {what_it_did(e)} on: {'; '.join(kinds)}" for e, kinds in by_error.items()]
+    wrong = [k for k in v.failed or [] if k not in errs]
+    if wrong:
+        said.insert(0, "not right yet for: " + "; ".join(wrong))
+    return ("; ".join(said) if said else "not right yet"), False
 
 
 def pass_fail_pages(result, grade_cells: dict, header: list[str]) -> dict[str, str]:
@@ -122,7 +133,7 @@ def full_pages(
                 continue
             text = f.read_text(errors="replace")
             at = text.find(">", text.find("<body")) + 1 if "<body" in text else 0
-            pages[f.stem] = text[:at] + banner + text[at:]
+            pages[f.stem] = readable(text[:at] + banner + text[at:])
         return pages
     finally:
         shutil.rmtree(private, ignore_errors=True)

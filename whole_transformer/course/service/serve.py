@@ -13,15 +13,25 @@ start of the grading until the record is written, so ``make autograde`` run mean
 to the service, and the service waits for a student ``make autograde`` is grading. One service runs
 per course (a lock file). A grading whose worker died is tried again (three times), a grader that
 fails is reported: either way only that attempt is touched.
+
+Stopped by Ctrl-C, SIGTERM or SIGHUP, it ends its gradings and leaves nothing in /tmp: every temporary
+folder of the service and of what it starts (the kernel zygote's, the fork servers', the kernels') is made
+inside one folder of its own (``TMPDIR`` for the service and its children), removed as it stops.
 """
 
 from __future__ import annotations
 
 import fcntl
 import shutil
+import signal
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from .. import env_vars
 from ..autograder.claims import Claims
 from ..autograder.gradebook import source_digest
 from ..autograder.graders import DaskGraders, LocalGraders
@@ -32,6 +42,7 @@ from ..autograder.template import build_template
 from ..core.scheduler import Scheduler
 from ..layout import Course, exchange_root, inbound
 from ..reports.feedback import secrets
+from ..sandbox import zygote
 from ..sandbox.bubblewrap import check_sandbox
 from ..term.settings import Settings, SettingsError, load
 from . import warm
@@ -147,6 +158,56 @@ class Service:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+SHORT_TMP = 40  # a TMPDIR longer than this leaves too little of a socket's path: the service's folder goes to /tmp
+
+
+class Stopped(KeyboardInterrupt):
+    """The service was sent SIGTERM or SIGHUP: it stops as after Ctrl-C."""
+
+
+def _stop(signum, frame) -> None:
+    raise Stopped(signal.Signals(signum).name)
+
+
+@contextmanager
+def own_tmp() -> Iterator[Path]:
+    """One temporary folder for the service and every process it starts (``TMPDIR``), and SIGTERM and SIGHUP
+    taken as Ctrl-C, so that however it is stopped (but SIGKILL) nothing of it stays in /tmp."""
+    base = tempfile.gettempdir()
+    # the sockets made in it (the fork server's, the zygote's) need a short path: at most 107 bytes in all
+    folder = Path(tempfile.mkdtemp(prefix="wt-serve-", dir=base if len(base) <= SHORT_TMP else "/tmp"))
+    before = tempfile.tempdir
+    main = threading.current_thread() is threading.main_thread()  # signals reach the main thread only
+    handlers = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)} if main else {}
+    tempfile.tempdir = str(folder)
+    try:
+        with env_vars.tmpdir(str(folder)):
+            yield folder
+    finally:
+        try:
+            zygote.close_all()  # the kernel zygote and its folder (its atexit would come too late)
+            _forget(folder)
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+            tempfile.tempdir = before
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _forget(folder: Path) -> None:
+    """multiprocessing's fork server and temporary folder, if started in ``folder``: stopped and forgotten, so a
+    later use in this process starts them afresh (``warm.py``'s nbgrader runs are forked from that server)."""
+    import multiprocessing.process
+    from multiprocessing import forkserver
+
+    config = multiprocessing.process.current_process()._config  # type: ignore[attr-defined]
+    if str(config.get("tempdir", "")).startswith(str(folder)):
+        config.pop("tempdir", None)
+    address = getattr(forkserver._forkserver, "_forkserver_address", None)
+    if address and str(address).startswith(str(folder)):
+        forkserver._forkserver._stop()  # type: ignore[attr-defined]
+
+
 def serve(
     course: Course,
     exchange: str | None = None,
@@ -159,7 +220,34 @@ def serve(
     no_sandbox: bool = False,
     echo=print,
 ) -> int:
-    """Run the service until Ctrl-C (``once``: until nothing is left to grade). See the module doc."""
+    """Run the service until Ctrl-C, SIGTERM or SIGHUP (``once``: until nothing is left to grade). See the module
+    doc."""
+    with own_tmp():
+        return _serve(
+            course,
+            exchange,
+            port=port,
+            jobs=jobs,
+            scheduler=scheduler,
+            once=once,
+            poll=poll,
+            no_sandbox=no_sandbox,
+            echo=echo,
+        )
+
+
+def _serve(
+    course: Course,
+    exchange: str | None,
+    *,
+    port: int | None,
+    jobs: int,
+    scheduler: str | None,
+    once: bool,
+    poll: float,
+    no_sandbox: bool,
+    echo,
+) -> int:
     folder = course.state / "service"
     folder.mkdir(parents=True, exist_ok=True)
     lock = open(folder / "serve.lock", "a")
@@ -186,8 +274,9 @@ def serve(
                 status.log("serve: nothing left to grade")
                 return 0
             time.sleep(0.2 if svc.running else poll)
-    except KeyboardInterrupt:
-        status.log("serve: stopped (Ctrl-C); attempts not finished are graded at the next start")
+    except KeyboardInterrupt as e:
+        how = str(e) if isinstance(e, Stopped) else "Ctrl-C"
+        status.log(f"serve: stopped ({how}); attempts not finished are graded at the next start")
         return 130
     finally:
         svc.close()

@@ -33,7 +33,7 @@ COLUMNS = {
 _WHY = {
     "first_name": "the LMS files and the Formgrader will have no first names",
     "last_name": "the LMS files and the Formgrader will have no last names",
-    "email": "moodle-grades.csv will have no Email address to match students on",
+    "email": "canvas-grades.csv will have no SIS Login ID and moodle-grades.csv no Email address to match students on",
     "lms_user_id": "canvas-grades.csv and moodle-grades.csv will have no LMS id to match students on, "
     "and collect-zip finds students by name only",
 }

@@ -1,0 +1,245 @@
+"""How a secret is found in a text, however it is written: ``found_in`` and the ``Search`` it runs.
+
+A secret (a key of ``leak_search``'s secrets, text → kind) is found in a text as it is, HTML-unescaped, with
+its tags taken out, and with its spaces taken out but one between two words (``counted_427=5``,
+``g.random_array(6100,(8,42),2.0)``). An expected value (``"want": …``) is found however it is written: a
+float with more digits than stored (worked out anew: ``6.1019764977808615`` of ``6.101976498``), or rounded
+(either way at a half) or cut to at least ``MIN_DIGITS`` significant digits (``6.10198``,
+``6.1019``), in e-notation from 3 digits on (``6.10e+00``), as a percentage (``61.02 %`` of 0.6102); a list of
+whole numbers in any brackets and separators (``[ 2 12 13]``, ``(2, 12, 13)``) from ``MIN_SEQUENCE`` numbers on.
+Fewer digits are anyone's text: 3 digits written plainly already match numbers the lesson prints by chance. A
+float that is also a fact of the course (``FACTS``) is searched for only as the EXPECTED part writes it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+
+from ..core.compare import floats
+
+HIDDEN, EXPECTED, SOLUTION, INPUT = "hidden test", "expected value", "solution", "hidden input"
+MIN_DIGITS = 4  # a number written with this many significant digits is no longer anyone's text (3 in e-notation)
+MIN_SEQUENCE = 5  # a list of this many whole numbers in a row identifies a case, in whatever brackets
+# Floats an expected value may equal that the course prints in its prose on purpose: a model that guesses
+# evenly among the 42 tokens has loss ln 42; the token table's std 1/√64; √64. Searched for only in full.
+FACTS = (math.log(42), 1 / math.sqrt(64), math.sqrt(64))
+_WANT = '"want": '
+_TAG = re.compile(r"<[^>]*>")
+
+
+class Leak(str):
+    """One secret found: the secret itself (a key of the secrets searched for), and ``shown``, what the text
+    showed of it (the same text, or ``6.10198`` for the expected value ``6.1019764977808615``)."""
+
+    shown: str
+    of: str
+
+    def __new__(cls, secret: str, shown: str = "", of: str = "") -> Leak:
+        leak = super().__new__(cls, secret)
+        leak.shown = shown or secret
+        leak.of = of or secret.removeprefix(_WANT)
+        return leak
+
+    def says(self, kind: str) -> str:
+        """``expected value '6.10198' (6.1019764977808615 written another way)``: the kind, what was shown, of what."""
+        if self.shown == str(self):
+            return f"{kind} {self.shown[:70]!r}"
+        return f"{kind} {self.shown[:70]!r} ({self.of[:60]} written another way)"
+
+
+_WORD = re.compile(r"\w")
+_SPACE = re.compile(r"\s+")
+_NUMBER = re.compile(r"(?<![\w.])([-−]?)(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?(\s?%)?")
+_INT_RUN = re.compile(r"(?:(?<![\w.])-?\d+(?![\w.])(?:[\s,;\[\]()]|array|tensor)*)+")
+_INT = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
+
+
+def _digits(mantissa: str) -> int:
+    """Significant digits as written: ``6.10`` has 3, ``0.0123`` has 3."""
+    return len(mantissa.replace(".", "").lstrip("0"))
+
+
+def _roundings(value: float) -> set[tuple[int, Decimal]]:
+    """(significant digits, value) of every way to write ``value`` shorter than in full: rounded either way at a
+    half, or cut, to 3 digits and more."""
+    exact = Decimal(repr(value))
+    out = set()
+    for k in range(3, _digits(repr(abs(value)).lower().split("e")[0]) + 1):
+        step = Decimal(1).scaleb(exact.adjusted() - k + 1)
+        for mode in (ROUND_HALF_EVEN, ROUND_HALF_UP, ROUND_DOWN):
+            out.add((k, exact.quantize(step, rounding=mode).normalize()))
+    return out
+
+
+def _rounded(value: Decimal, digits: int) -> Decimal:
+    return value.quantize(Decimal(1).scaleb(value.adjusted() - digits + 1), rounding=ROUND_HALF_EVEN).normalize()
+
+
+def _ints(value) -> list[int] | None:
+    if type(value) is int:
+        return [value]
+    if type(value) in (list, tuple):
+        out: list[int] = []
+        for v in value:
+            part = _ints(v)
+            if part is None:
+                return None
+            out += part
+        return out
+    return None
+
+
+_LOOSE_SPACE = re.compile(r"(?<!\w) | (?!\w)")
+
+
+def _squeezed(text: str) -> str:
+    """``text`` with no space but one between two words: ``random_array(6100,(8,42),2.0)``, ``counted_427=5``,
+    ``return ids``."""
+    return _LOOSE_SPACE.sub("", _SPACE.sub(" ", text))
+
+
+def _occurs(needle: str, hay: str) -> bool:
+    """``needle`` in ``hay`` as a whole: not the end of a longer name or number (``x=5`` is not in ``max=50``)."""
+    start = hay.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        before = start == 0 or not (_WORD.match(needle[0]) and _WORD.match(hay[start - 1]))
+        after = end == len(hay) or not (_WORD.match(needle[-1]) and _WORD.match(hay[end]))
+        if before and after:
+            return True
+        start = hay.find(needle, start + 1)
+    return False
+
+
+class Secrets(dict):
+    """Secrets (text → kind) with the text every student has (``excused``: the released notebooks): a number or
+    a list of numbers written there is no one's secret, in whatever notation a file shows it."""
+
+    def __init__(self, kinds: dict[str, str], excused: str = ""):
+        super().__init__(kinds)
+        self.excused = excused
+
+
+class Search:
+    """``kinds`` (secret → its kind) made ready to search many texts: each secret as text, with and without
+    spaces; each expected float by its roundings; each expected list of whole numbers by its numbers."""
+
+    def __init__(self, kinds: dict[str, str]):
+        self.kinds = kinds
+        self.excused = getattr(kinds, "excused", "")
+        self.squeezed = {k: _squeezed(k) for k in kinds}
+        self.numbers: dict[tuple[int, Decimal], tuple[str, str]] = {}
+        self.stored: set[int] = set()  # the significant digits the EXPECTED parts store floats with
+        self.sequences: dict[str, str] = {}
+        for key, kind in kinds.items():
+            if kind != EXPECTED or not key.startswith(_WANT):
+                continue
+            try:
+                want = json.loads(key.removeprefix(_WANT))
+            except ValueError:
+                continue
+            ints = _ints(want)
+            if ints is not None and len(ints) >= MIN_SEQUENCE:
+                self.sequences.setdefault("," + ",".join(map(str, ints)) + ",", key)
+            for x in floats(want):
+                if math.isfinite(x) and _digits(repr(abs(x)).lower().split("e")[0]) > 3 and not _fact(x):
+                    for r in _roundings(x):
+                        self.numbers.setdefault(r, (key, repr(x)))
+                    self.stored.add(_digits(repr(abs(x)).lower().split("e")[0]))
+
+    def _numbers_in(self, text: str, own: str) -> list[Leak]:
+        out = []
+        for m in _NUMBER.finditer(text):
+            sign, mantissa, exponent, percent = m.groups()
+            k = _digits(mantissa)
+            if not ("." in mantissa or exponent) or k < (3 if exponent else MIN_DIGITS):
+                continue
+            try:
+                value = Decimal(("-" if sign else "") + mantissa + (exponent or ""))
+            except InvalidOperation:
+                continue
+            key = self.numbers.get((k, value.normalize()))
+            if key is None and percent:
+                key = self.numbers.get((k, (value / 100).normalize()))
+            for d in sorted(d for d in self.stored if d < k) if key is None else ():
+                key = self.numbers.get((d, _rounded(value, d)))  # more digits than stored: the value worked out anew
+                if key is not None:
+                    break
+            if key is not None and m.group(0).strip() not in own:
+                out.append(Leak(key[0], m.group(0).strip(), of=key[1]))
+        return out
+
+    def _sequences_in(self, text: str, own_runs: str) -> list[Leak]:
+        if not self.sequences:
+            return []
+        out = []
+        for m in _INT_RUN.finditer(text):
+            ints = _INT.findall(m.group(0))
+            if len(ints) < MIN_SEQUENCE:
+                continue
+            run = "," + ",".join(str(int(i)) for i in ints) + ","
+            for seq, key in self.sequences.items():
+                if seq in run and seq not in own_runs:
+                    out.append(Leak(key, m.group(0).strip(" \n,;[]()")))
+        return out
+
+    def found(self, text: str, own: str = "") -> list[Leak]:
+        """What of the secrets ``text`` shows. A solution line or an input found in ``own`` (the student's own
+        submission) is the student's, and so is a number or a list of numbers their own notebook prints."""
+        own = f"{own}\n{self.excused}" if self.excused else own
+        plain = html.unescape(text)
+        bare = html.unescape(_TAG.sub("", text))
+        flat = _squeezed(bare)
+        own_flat = _squeezed(own)
+        out: list[Leak] = []
+        seen: set[str] = set()
+        for ln, kind in self.kinds.items():
+            sq = self.squeezed[ln]
+            if not (ln in text or ln in plain or ln in bare or html.escape(ln) in text or (sq and _occurs(sq, flat))):
+                continue
+            if kind in (SOLUTION, INPUT) and (ln in own or (sq and _occurs(sq, own_flat))):
+                continue
+            out.append(Leak(ln))
+            seen.add(ln)
+        own_runs = ""
+        if own and self.sequences:
+            own_runs = " ".join(
+                "," + ",".join(str(int(i)) for i in _INT.findall(m.group(0))) + "," for m in _INT_RUN.finditer(own)
+            )
+        for leak in self._numbers_in(bare, own) + self._sequences_in(bare, own_runs):
+            if str(leak) not in seen:
+                out.append(leak)
+                seen.add(str(leak))
+        return out
+
+
+def _fact(x: float) -> bool:
+    return any(math.isclose(x, f, rel_tol=1e-9) for f in FACTS)
+
+
+_searches: dict[int, tuple[dict[str, str], int, Search]] = {}
+
+
+def search(kinds: dict[str, str] | Search) -> Search:
+    """``kinds`` made ready to search (once per dict of secrets: the feedback check searches many files)."""
+    if isinstance(kinds, Search):
+        return kinds
+    held = _searches.get(id(kinds))
+    if held is not None and held[0] is kinds and held[1] == len(kinds):
+        return held[2]
+    ready = Search(kinds)
+    _searches.clear()
+    _searches[id(kinds)] = (kinds, len(kinds), ready)
+    return ready
+
+
+def found_in(text: str, kinds: dict[str, str] | Search, own: str = "") -> list[Leak]:
+    """What of ``kinds`` ``text`` shows (``Search.found``): searched as it is, unescaped, with its HTML tags
+    taken out (a highlighted cell splits a line of code into many tags) and with its spaces taken out; each
+    expected value however it is written. A solution line or an input found in ``own`` (the student's own
+    submission) is the student's."""
+    return search(kinds).found(text, own)
