@@ -104,8 +104,8 @@ def shift_table_html(n: int, task: str = "read") -> str:
     th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #767676;"
     return (
         f'<div class="wt-shift" data-counted="{counted}" data-targets="{len(y)}" style="{FONT}">'
-        f'<div style="margin-bottom: 4px;">{esc(" ".join(VOCAB[i] for i in seq))} · x = the sequence without '
-        f"its last token, y = without its first · {counted} of {len(y)} targets count</div>"
+        f'<div style="margin-bottom: 4px;">{esc(" ".join(VOCAB[i] for i in seq))} · x drops the last token, '
+        f"y drops the first · {counted} of {len(y)} targets count</div>"
         f'<table style="border-collapse: collapse; {FONT}"><tr><th style="{th}">position</th>'
         f'<th style="{th}">input x</th>'
         f'<th style="{th}">next token</th><th style="{th}">target y</th><th style="{th}">loss</th>'

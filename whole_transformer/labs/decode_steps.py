@@ -1,4 +1,4 @@
-"""The decode lab (notebook 03): a trained model reads a number aloud, one token per step.
+"""The decode lab (notebook 03): step by step, one run of the model per token, a trained model writes a number out in words.
 
 ``decode_lab()`` shows the shipped model (after 2 or after 60 epochs of training) reading the
 number typed in the box. Each press of *Next step* runs one step of greedy decoding: the rows
