@@ -1,4 +1,4 @@
-"""The decode lab (notebook 03): step by step, one run of the model per token, a trained model writes a number out in words.
+"""The decode lab (notebook 03): one run of the model per step, a trained model writes a number out in words.
 
 ``decode_lab()`` shows the shipped model (after 2 or after 60 epochs of training) reading the
 number typed in the box. Each press of *Next step* runs one step of greedy decoding: the rows
