@@ -78,18 +78,24 @@ KEY_PHRASES = {
         r"every weight is only read",
         r"no weight changes",
         r"none is written",
+        r"no loss, no backward pass",
     ],
     "rows_742": [r"\b7 rows\b", r"seven rows"],
     "sampling_742": [
         r"lower (the )?temperature[^.]{0,80}(right|correct) (most|more) often",
         r"(lowest|coldest) temperature[^.]{0,60}(right|best)",
         r"temperature 0\.3[^.]{0,60}(most often|every time|20 of 20)",
+        r"as .?T.? goes towards 0, sampling becomes greedy",
     ],
     "cached_rows_742": [
         r"\b8 rows\b",
         r"eight rows",
         r"(each|every) token (goes|passes) through the blocks (exactly )?once",
         r"4 \+ 1 \+ 1 \+ 1 \+ 1",
+        r"only the newest token goes through the blocks",
+        r"a step puts only the newest token through the blocks",
+        r"every later step reads one row",
+        r"first step has no cache yet, so it reads the whole prompt",
     ],
     "maps_hundred_427": [
         r"row of .?hundred.?[^.]{0,60}(looks|weight)[^.]{0,30} (on|at) (the )?.?2\b",
@@ -252,4 +258,6 @@ def test_the_key_phrases_do_find_the_answers_where_they_are_given():
         "learns_nothing",
         "logits_shape",
         "attention_scores_shape",
+        "cached_rows_742",
+        "sampling_742",
     }, found
