@@ -28,7 +28,7 @@ import ipywidgets as widgets
 
 from ..task import VOCAB
 from ._cache import CachedStep, cost_html, read_with_cache, rows_html, same_html
-from ._decode import CHECKPOINTS, check_args, model_for, parse_number
+from ._decode import CHECKPOINTS, check_args, chooser_layout, model_for, model_options, model_phrase, parse_number
 from ._html import esc
 from ._widgets import LIVE, LabBox
 
@@ -83,9 +83,9 @@ class CacheLab(LabBox):
             continuous_update=False,  # read on Enter or when the box loses focus
             layout=widgets.Layout(width="160px"),
         )
-        models = [(label, key) for key, label in CHECKPOINTS.items()]  # the decode lab's chooser, "yours" included
+        models = model_options()  # the decode lab's chooser, every kept run included
         self.checkpoint = widgets.Dropdown(
-            options=models, value=checkpoint, description="model", layout=widgets.Layout(width="240px")
+            options=models, value=checkpoint, description="model", **chooser_layout(models)
         )
         self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
@@ -155,7 +155,8 @@ class CacheLab(LabBox):
         if k == 0:
             self._message = (
                 f"The prompt of {n} has {first.new_rows} tokens and the cache is empty. Press Next step: the whole "
-                f"prompt goes through the blocks ({model}), and its keys and values fill the cache."
+                f"prompt goes through the blocks of {model_phrase(self.checkpoint.value)}, and its keys and values "
+                "fill the cache."
             )
             self.status.value = f'<div class="wt-small wt-muted">nothing written yet · model: {esc(model)}</div>'
             self.view.value = ""
