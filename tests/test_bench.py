@@ -105,8 +105,13 @@ def test_quick_run_writes_every_row(quick_run):
     ):
         assert re.fullmatch(r"[\d.]+ m?s", items[key][2]), items[key]
         assert items[key][5] in ("pass", "**MISS**")
-    assert "faster than x-transformers" in items["training step, batch 64, default model (ours)"][6]
-    assert "faster than one at a time" in items["read all 1,000 numbers, batched (read_numbers)"][6]
+    # the ratios are measured and written; how large they are is the table's pass or MISS, not this test's
+    assert re.search(
+        r"[\d.]+× (faster|slower) than x-transformers", items["training step, batch 64, default model (ours)"][6]
+    )
+    assert re.search(
+        r"[\d.]+× (faster|slower) than one at a time", items["read all 1,000 numbers, batched (read_numbers)"][6]
+    )
     assert done.returncode == 0, f"bench.py exited {done.returncode}:\n{done.stderr[-3000:]}"
 
 

@@ -51,15 +51,34 @@ def _hashes(ex: ec.Exercise, fn) -> list[str]:
     return [ec.digest(ex.name, i, ec.run_case(ex.runner(fn), c).canonical(), SALT) for i, c in enumerate(cases)]
 
 
+#: How far (relative) a right float lies at least from where its hash's rounding tips: a right answer worked out
+#: another way (another order of a sum) still hashes right.
+RIGHT_MARGIN = 1e-9
+#: The same for a mistake's float: another CPU or BLAS changes a float by up to about 2.5e-14 of it (16th-17th
+#: digit), so the data file, and the mistake a student's result is named by, are the same on every machine.
+MISTAKE_MARGIN = 1e-11
+
+
+def _tips(x: float, margin: float) -> bool:
+    """``x`` moved by ``margin`` of itself could hash as another value (its digits, or 0 below ``ZERO``)."""
+    if not math.isfinite(x):
+        return False
+    near = {x * (1 - margin), x, x * (1 + margin)}
+    return len({ec._canon(y) for y in near}) != 1
+
+
 def _assert_stable(ex: ec.Exercise) -> None:
-    """A right float must not lie at a rounding boundary of its hash (a right answer could miss it)."""
-    for c in ex.cases():
-        for x in floats(ec.run_case(ex.runner(REFERENCE[ex.name]), c).value):
-            if not math.isfinite(x) or x == 0:
-                continue
-            near = {f"{y:.{ec.FLOAT_DIGITS - 1}e}" for y in (x * (1 - 1e-9), x, x * (1 + 1e-9))}
-            if len(near) != 1:
-                raise AssertionError(f"{ex.name}, {c.label}: {x!r} lies on a rounding boundary; change the case")
+    """No right float, nor a mistake's, lies at a rounding boundary of its hash (``RIGHT_MARGIN``,
+    ``MISTAKE_MARGIN``): a right answer could miss it, another CPU could write another hash."""
+    for label, fn, margin in [("the right result", REFERENCE[ex.name], RIGHT_MARGIN)] + [
+        (f"the mistake {m.name!r}", m.code, MISTAKE_MARGIN) for m in MISTAKES[ex.name]
+    ]:
+        for c in ex.cases():
+            for x in floats(ec.run_case(ex.runner(fn), c).value):
+                if _tips(x, margin):
+                    raise AssertionError(
+                        f"{ex.name}, {c.label}: {label} {x!r} lies on a rounding boundary of its hash; change the case"
+                    )
 
 
 def _assert_margins(ex: ec.Exercise) -> None:

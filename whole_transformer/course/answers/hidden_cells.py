@@ -2,8 +2,11 @@
 solution cell (a question), and kept in step.
 
 ``test_cell_source`` writes a test cell's whole source; ``out_of_sync`` names the cells that differ from it,
-``write`` (``make release``) rewrites them. A generated cell edited by hand is not overwritten: ``write``
-refuses, naming the place to make the change instead (``HandEdited``, ``hand_edited``).
+``write`` (``make release``) rewrites them. A cell is in step when it is that text, or differs from it only in
+expected floats that lie within 1/STEP of their tolerance (``core/expected.in_step``: another CPU rounds a
+float's last bits otherwise, and one in thousands of values lands on the other side of its rounding), so a
+committed course is in step on any machine and keeps its bytes. A generated cell edited by hand is not
+overwritten: ``write`` refuses, naming the place to make the change instead (``HandEdited``, ``hand_edited``).
 """
 
 from __future__ import annotations
@@ -15,10 +18,28 @@ import nbformat
 from whole_transformer.questions import QUESTIONS
 
 from ..cells import cell_source, grade_id, is_test, tracked_id
-from .hidden_parts import HandEdited, exercise_hidden, is_hand_edited, question_hidden, solution_value, stamped
+from ..core.expected import in_step, split_expected
+from .hidden_parts import (
+    HEADER,
+    HandEdited,
+    exercise_hidden,
+    is_hand_edited,
+    question_hidden,
+    solution_value,
+    stamped,
+)
 from .hidden_tests import CASES
 
-__all__ = ["HandEdited", "hand_edited", "home_of", "out_of_sync", "test_cell_source", "write"]
+__all__ = [
+    "HandEdited",
+    "hand_edited",
+    "home_of",
+    "in_step_cell",
+    "out_of_sync",
+    "stored_expected",
+    "test_cell_source",
+    "write",
+]
 
 
 def home_of(test_id: str, notebook: str = "") -> str:
@@ -64,9 +85,43 @@ def _planned(source: Path):
         yield path, nb, changes
 
 
+def in_step_cell(old: str, new: str) -> bool:
+    """A test cell's source ``old`` is the generated ``new``: the same text, or, in a cell not edited by hand,
+    the same text but for its stamp and expected floats each within 1/STEP of its tolerance."""
+    if old == new:
+        return True
+    if is_hand_edited(old):
+        return False
+    old_rest, old_payload = split_expected(HEADER.sub("", old, count=1))
+    new_rest, new_payload = split_expected(HEADER.sub("", new, count=1))
+    return (
+        old_payload is not None
+        and new_payload is not None
+        and old_rest == new_rest
+        and in_step(old_payload, new_payload)
+    )
+
+
 def out_of_sync(source: Path) -> list[str]:
-    """The grade_ids of test cells whose source differs from what this module generates."""
-    return [tracked_id(c) for _, _, changes in _planned(source) for c, new in changes if cell_source(c) != new]
+    """The grade_ids of test cells whose source is not what this module generates (``in_step_cell``)."""
+    return [
+        tracked_id(c)
+        for _, _, changes in _planned(source)
+        for c, new in changes
+        if not in_step_cell(cell_source(c), new)
+    ]
+
+
+def stored_expected(source: Path) -> dict[str, dict]:
+    """name → the EXPECTED payload of its generated test cell in ``source``, as the grader reads it."""
+    out = {}
+    for _, nb in _notebooks(source):
+        for c in nb.cells:
+            if is_test(c) and _generated(tracked_id(c)):
+                payload = split_expected(cell_source(c))[1]
+                if payload is not None:
+                    out[tracked_id(c).removeprefix("test_")] = payload
+    return out
 
 
 def hand_edited(source: Path) -> list[tuple[str, str, str]]:
@@ -89,7 +144,7 @@ def write(source: Path, discard: bool = False) -> list[str]:
     for path, nb, changes in _planned(source):
         touched = False
         for c, new in changes:
-            if cell_source(c) != new:
+            if not in_step_cell(cell_source(c), new):  # a cell in step keeps its bytes
                 c.source = new
                 changed.append(tracked_id(c))
                 touched = True

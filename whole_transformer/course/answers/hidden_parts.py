@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from whole_transformer import grading as g
 from whole_transformer.questions import QUESTIONS
 
-from ..core.expected import expected_region
+from ..core.expected import expected_region, rounded_payload
 
 BATCH_Y = "task.make_batch(range(64))[1].numpy().reshape(-1)"  # (320,) the targets of the batch 0…63
 
@@ -106,6 +106,12 @@ class Case:
         return out
 
 
+def exercise_expected(exercise: str, cases: list[Case]) -> dict:
+    """The EXPECTED payload of an exercise's hidden test: its cases' kinds and right results, the floats
+    rounded by each case's tolerance (``core/expected.rounded_payload``: the same text on every CPU)."""
+    return rounded_payload({"name": exercise, "compare": SETUP[exercise][1], "cases": [c.expected() for c in cases]})
+
+
 def exercise_hidden(exercise: str, cases: list[Case]) -> str:
     """The hidden part of an exercise's test cell, which asks for ``cases`` (``hidden_tests.CASES``)."""
     setup, compare, model_at = SETUP[exercise]
@@ -113,7 +119,7 @@ def exercise_hidden(exercise: str, cases: list[Case]) -> str:
     lines = "\n".join(f"        ({c.args}, {c.kwargs}{', ' + c.draws if c.draws else ''}),  # {c.kind}" for c in cases)
     options = f", watch={watch}" if watch is not None else ""
     options += f", models={model_at}" if model_at is not None else ""
-    expected = {"name": exercise, "compare": compare, "cases": [c.expected() for c in cases]}
+    expected = exercise_expected(exercise, cases)
     setup_lines = "\n".join(f"    {s}" for s in setup)
     called = f"{DRIVERS[exercise]}({exercise})" if exercise in DRIVERS else exercise
     return f"""### BEGIN HIDDEN TESTS
@@ -147,7 +153,7 @@ def question_hidden(qid: str, answer) -> str:
     }
     return f"""### BEGIN HIDDEN TESTS
 grading.hand_out_answer("{qid}", {qid})
-{expected_region(expected)}
+{expected_region(rounded_payload(expected))}
 ### END HIDDEN TESTS"""
 
 

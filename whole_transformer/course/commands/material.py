@@ -109,9 +109,9 @@ def cmd_in_step(course: Course, args) -> int:
 )
 def cmd_mistake_table(course: Course, args) -> int:
     if args.write:
-        print(f"wrote {diagnose.write()}")
+        print(f"wrote {diagnose.write(course.source)}")
         return 0
-    if diagnose.is_current():
+    if diagnose.is_current(course.source):
         print(f"{diagnose.TABLE_FILE.name} is up to date")
         return 0
     print(

@@ -47,6 +47,8 @@ def _same(got, want, rel: float, abs_tol: float) -> bool:
     return want is None and got is None
 
 
+#: A case's tolerance unless it says its own (``rel``, ``abs``): got passes when |got - want| <= ABS + REL |want|.
+REL, ABS = 1e-6, 1e-9
 #: The upper tail the bound leaves to a right sampler: e^-TAIL.
 TAIL = 16.0
 #: An id this improbable is taken as never drawn (a temperature near 0 leaves the others about e^-100).
@@ -118,6 +120,12 @@ def _ids(value) -> bool:
     return type(value) is list and all(type(v) is int for v in value)
 
 
+def tolerance(compare: str, case: dict) -> tuple[float, float]:
+    """(rel, abs): how far a float of the case's ``want`` may be from the right one and still pass; for a
+    sampler's case, how finely its probabilities matter (an id below NEVER is never drawn)."""
+    return case.get("rel", REL), case.get("abs", NEVER if compare == "sample" else ABS)
+
+
 def case_passes(compare: str, case: dict, result: dict) -> bool:
     """Whether one handed-out result (``grading.outcome``) is right for one expected case."""
     if type(result) is not dict:
@@ -129,7 +137,7 @@ def case_passes(compare: str, case: dict, result: dict) -> bool:
     got, want = result["value"], case["want"]
     if "before" in case and result.get("after") != case["before"]:
         return False  # the function changed the list it was given
-    rel, abs_tol = case.get("rel", 1e-6), case.get("abs", 1e-9)
+    rel, abs_tol = tolerance(compare, case)
     if compare == "same":
         return _same(got, want, rel, abs_tol)
     if compare == "shape":

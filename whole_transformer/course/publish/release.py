@@ -174,7 +174,7 @@ def out_of_step(course: Course, questions_data: Path | None = None, grading: boo
     ]
     if questions_data is None and not grading and not check_data.is_current():
         out.append(f"visible checks' data {check_data.DATA.name} is out of date")
-    if questions_data is None and not grading and not diagnose.is_current():
+    if questions_data is None and not grading and not diagnose.is_current(course.source):
         out.append(f"the mistake table {diagnose.TABLE_FILE.name} is out of date")
     released = course.release
     if not all((released / p.name).exists() for p in course.source.glob("*.ipynb")):
@@ -202,8 +202,8 @@ def bring_in_step(course: Course, log=print, questions_data: Path | None = None)
     if questions_data is None and not check_data.is_current():
         check_data.write()
         changes.append(f"visible checks' data rewritten ({check_data.DATA.name})")
-    if questions_data is None and not diagnose.is_current():  # what each catalogued mistake returns on the cases
-        diagnose.write()
+    if questions_data is None and not diagnose.is_current(course.source):  # what each catalogued mistake returns
+        diagnose.write(course.source)
         changes.append(f"the mistake table rewritten ({diagnose.TABLE_FILE.name})")
     for line in changes:
         log(f"release: {line}")
