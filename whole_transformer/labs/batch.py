@@ -180,9 +180,9 @@ class BatchLab(LabBox):
         counted, prompt, padding = counts["counted"], counts["prompt"], counts["padding"]
         self._message = (
             f"{plural(B, 'number')}: x {counts['x_shape']}, logits {counts['logits_shape']}; "
-            f"{plural(counts['targets'], 'target')}: {counted} {'counts' if counted == 1 else 'count'}, "
-            f"{prompt} {'is a digit' if prompt == 1 else 'are digits'} or '=', "
-            f"{padding} {'is' if padding == 1 else 'are'} padding"
+            f"{plural(counts['targets'], 'target')}: {counted:,} {'counts' if counted == 1 else 'count'}, "
+            f"{prompt:,} {'is a digit' if prompt == 1 else 'are digits'} or '=', "
+            f"{padding:,} {'is' if padding == 1 else 'are'} padding"
         )
         self.summary.value = summary_html(counts)
         self.grid.value = grid_html(chosen, L)

@@ -140,10 +140,10 @@ class DecodeLab(LabBox):
             layout=widgets.Layout(display="none"),
         )
         self.play_button = widgets.Button(
-            description=PLAY, tooltip="play the steps one by one", layout=widgets.Layout(width="100px")
+            description=PLAY, tooltip="play the steps one by one", layout=widgets.Layout(width="120px")
         )
         self.stop_button = widgets.Button(
-            description="■ Stop", tooltip="stop where it is (Reset goes back)", layout=widgets.Layout(width="90px")
+            description="■ Stop", tooltip="stop where it is (Reset goes back)", layout=widgets.Layout(width="110px")
         )
 
     def _make_choosers(self, block: int, head: str | int, n_layers: int, n_heads: int) -> None:
@@ -171,6 +171,7 @@ class DecodeLab(LabBox):
         self.play.observe(lambda _: self._show_playing(), names="playing")
         self.number.observe(lambda _: self._recompute(), names="value")
         self.checkpoint.observe(lambda _: self._recompute(), names="value")
+        self.play.observe(lambda _: self._stop_at_end(), names="value")
         self.play.observe(lambda _: self._render(), names="value")
         self.block.observe(lambda _: self._render(), names="value")
         self.head.observe(lambda _: self._render(), names="value")
@@ -225,7 +226,15 @@ class DecodeLab(LabBox):
         self.play.playing = True
 
     def _show_playing(self) -> None:
-        self.play_button.description = PAUSE if self.play.playing else PLAY
+        """▶ Play or ❚❚ Pause: Pause only while a step is still to come (never once the reading has ended)."""
+        self.play_button.description = PAUSE if self.play.playing and not self.done else PLAY
+
+    def _stop_at_end(self) -> None:
+        """The last step reached: stop the timer here at once, so the button reads ▶ Play again without waiting for
+        the browser's timer to notice (it showed ❚❚ Pause for one more tick)."""
+        if self.done and self.play.playing:
+            self.play.playing = False
+        self._show_playing()
 
     def run_to_end(self) -> None:
         if self._trace is not None:
