@@ -18,8 +18,8 @@ from test_e2e_maps import notebook, opened_and_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
-NAME = "no-mask-seed-3-1-epochs"
-LABEL = f"{NAME} (no causal mask, seed 3, 1 epochs)"
+NAME = "a-long-name-for-my-own-run-seed-3"
+LABEL = f"{NAME} (the course's model, seed 3, 1 epoch)"
 
 # For a <select>, the chosen option's text against the room inside the box (its arrow and padding aside); for any
 # other element, whether its text runs onto a second line or past its box.
@@ -51,7 +51,7 @@ def test_the_labs_show_every_label_whole_and_on_one_row(lab):
         lab.server,
         "text-fits/03-labs.ipynb",
         "from whole_transformer.labs import attention_maps_lab, batch_lab, cache_lab, decode_lab, training_lab\n"
-        f"t = training_lab()\nt.train('no_mask', epochs=1, seed=3)\nt.keep({NAME!r}, replace=True)",
+        f"t = training_lab()\nt.train('main', epochs=1, seed=3)\nt.keep({NAME!r}, replace=True)",
         f"decode_lab(number=14, checkpoint='yours:{NAME}', interval_ms=150)",
         f"cache_lab(number=742, checkpoint='yours:{NAME}')",
         f"attention_maps_lab(427, checkpoint='yours:{NAME}')",
@@ -68,7 +68,7 @@ def test_the_labs_show_every_label_whole_and_on_one_row(lab):
     for cls in ("wt-decode-stop", "wt-decode-playpause"):
         fits(decode.locator(f"button.{cls}"))
     decode.get_by_role("button", name="Reset").click()
-    wait_text(decode.locator(".wt-live"), f"your run “{NAME}” (no causal mask, seed 3, 1 epochs) reads it")
+    wait_text(decode.locator(".wt-live"), f"your run “{NAME}” (the course's model, seed 3, 1 epoch) reads it")
     assert "the model your model" not in decode.locator(".wt-live").inner_text()
     decode.locator("button.wt-decode-playpause").click()
     wait_text(decode.locator(".wt-decode-status"), "Done after", timeout=30)

@@ -106,8 +106,8 @@ def load(name: str) -> tuple[Transformer, dict]:
 
 def settings(meta: dict) -> str:
     """What was trained: "no causal mask, seed 3, 15 epochs"."""
-    seed = meta.get("train_config", {}).get("seed", "?")
-    return f"{meta.get('run_label', 'a run of the lab')}, seed {seed}, {meta.get('epochs_trained', '?')} epochs"
+    seed, epochs = meta.get("train_config", {}).get("seed", "?"), meta.get("epochs_trained", "?")
+    return f"{meta.get('run_label', 'a run of the lab')}, seed {seed}, {epochs} epoch{'' if epochs == 1 else 's'}"
 
 
 def label(name: str) -> str:

@@ -1,7 +1,8 @@
 """The cache lab (notebook 03): a trained model reads a number with a KV cache, one step per press.
 
 ``cache_lab()`` reads the number typed in the box with the chosen model (the decode lab's choice of models,
-``_decode.CHECKPOINTS``). Each press of *Next step* shows one step: the cached key rows and value rows of the
+``_decode.CHECKPOINTS``, each model trained with the causal mask: a kept run without it cannot be cached, and asking
+for one says so). Each press of *Next step* shows one step: the cached key rows and value rows of the
 chosen block and head (one line per token read so far, the row the step added marked "new →" in its label
 and outlined), the step's multiply-adds and measured time with the cache and re-reading every row, and the
 highest scores both ways, printed to 4 decimals, with whether all the scores agree to the last printed digit.
@@ -32,6 +33,11 @@ from ._decode import CHECKPOINTS, check_args, chooser_layout, model_for, model_o
 from ._html import esc
 from ._widgets import LIVE, LabBox
 
+NO_MASK = (
+    "{model} has no causal mask, and a KV cache needs one: without it an earlier token's keys and values would change "
+    "as later tokens come in, so nothing could be kept. Choose a model trained with the mask."
+)
+
 
 class CacheLab(LabBox):
     """Greedy decoding of one number with a KV cache, step by step, with the cost both ways."""
@@ -41,6 +47,8 @@ class CacheLab(LabBox):
         if kwargs:
             raise TypeError(f"cache_lab() got unexpected arguments {sorted(kwargs)}")
         checkpoint, block, n_layers, n_heads = check_args(checkpoint, block, head)
+        if not model_for(checkpoint).cfg.causal:
+            raise ValueError(NO_MASK.format(model=CHECKPOINTS[checkpoint]))
         self._steps: list[CachedStep] = []
         self._n: int | None = None
         self._step = 0
@@ -83,7 +91,8 @@ class CacheLab(LabBox):
             continuous_update=False,  # read on Enter or when the box loses focus
             layout=widgets.Layout(width="160px"),
         )
-        models = model_options()  # the decode lab's chooser, every kept run included
+        # the decode lab's chooser, every kept run that has a causal mask (a cache needs one)
+        models = [(label, key) for label, key in model_options() if model_for(key).cfg.causal]
         self.checkpoint = widgets.Dropdown(
             options=models, value=checkpoint, description="model", **chooser_layout(models)
         )
