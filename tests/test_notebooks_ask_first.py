@@ -33,7 +33,7 @@ NOTEBOOKS = ["01-whole-machine.ipynb", "02-microscope.ipynb", "03-one-word-at-a-
 # reader sees. Each is a form the course's outputs really use (or the plain form of the answer).
 GIVEAWAYS = {
     "tokens_905": [r"9 0 5 = nine hundred five <eos>", r"905\D{0,20}\b8 tokens"],
-    "logits_shape": [r"\(64, 8, 42\)", r"B 64 , L 8 , V 42", r"B 64, L 8, V 42", r"64 × 8 × 42"],
+    "logits_shape": [r"\(64, 8, 42\)", r"B 64 ?, L 8 ?, (V|n_vocab) 42", r"64 × 8 × 42"],
     "heads_4_to_8": [r"with 8 heads", r"heads 4 → 8"],
     "ffn_params": [r"16,576", r"\b16576\b"],
     "attention_scores_shape": [r"\(64, 4, 8, 8\)", r"B 64 ?, h 4 ?, L_q 8 ?, L_k 8"],

@@ -8,7 +8,7 @@ input, the target, and whether the loss counts that target (and why, or why not)
 coloured by what happens to it in the loss: counted (a word or ``<eos>``), skipped because it
 is part of the question (a digit or ``=``), or skipped because it is padding after a short
 sequence. Beside it: the shapes of x, y and the logits, the number of targets of each kind
-(from ``task.batch_counts``), and the flattening to (B·L, V) for the loss.
+(from ``task.batch_counts``), and the flattening to (B·L, n_vocab) for the loss.
 
 Attributes tests and notebooks use: ``numbers`` (Text), ``summary``, ``grid``, ``flat`` (HTML),
 and the read-only ``counts`` (the dict of ``task.batch_counts``, or None after bad input),
