@@ -17,7 +17,7 @@ from ..numpy_model import softmax_rows
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
 from . import _yours
-from ._html import esc
+from ._html import esc, plural
 
 TOP = 5  # how many of the last row's scores are drawn
 SHIPPED = {"60": "after 60 epochs", "2": "after 2 epochs"}
@@ -130,14 +130,14 @@ def step_status(t: Trace, k: int, n: int) -> tuple[str, str]:
     if done:
         want = expected_answer(n)
         if right:
-            line = f"Done after {k} steps: {n} reads '{t.answer}'."
+            line = f"Done after {plural(k, 'step')}: {n} reads '{t.answer}'."
             verdict = (
                 '<span class="wt-decode-right" style="color: rgb(46,125,50); font-weight: bold;">'
                 "✓ Right.</span>"
             )  # the words say it; the colour only repeats them
         else:
             ended = "wrote <eos>" if t.finished else f"stopped after {MAX_NEW} new tokens without <eos>"
-            line = f"Done after {k} steps ({ended}): it says '{t.answer}'."
+            line = f"Done after {plural(k, 'step')} ({ended}): it says '{t.answer}'."
             verdict = (
                 f'<span class="wt-decode-wrong" style="color: rgb(178,24,43); font-weight: bold;">'
                 f"✗ Wrong: {n} is '{esc(want)}'.</span>"
@@ -208,7 +208,7 @@ def top_scores_html(scores: np.ndarray, top: int = TOP) -> str:
     out = [
         '<div class="wt-decode-top" style="font-family: ui-monospace, Menlo, Consolas, monospace; '
         'font-size: 12px; margin-top: 6px;">'
-        '<div style="color: #444; margin-bottom: 2px;">the last row\'s highest scores (logits); '
+        '<div style="color: #444; margin-bottom: 2px;">the last row\'s largest logits; '
         "bar = probability after softmax</div>"
     ]
     for rank, i in enumerate(order):
