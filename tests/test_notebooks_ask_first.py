@@ -52,8 +52,8 @@ GIVEAWAYS = {
     "maps_hundred_427": [r"query 'hundred' \(row \d\), the row that picks 'twenty', gives the key '2'"],
     "counted_427": [r"5 of 8 targets count"],
     "flat_shape": [r"\(320, 42\)"],
-    "no_causal_mask": [r"no causal mask, (after|epoch) \d+"],
-    "learns_nothing": [r"copy task, (after|epoch) \d+"],
+    "no_causal_mask": [r"no causal mask, (seed \d+, )?(after|epoch) \d+"],
+    "learns_nothing": [r"copy task, (seed \d+, )?(after|epoch) \d+"],
 }
 # The key phrase of each right answer, as prose could state it before the question is asked (read over the
 # Markdown above a question and the hints a student meets before answering it).
@@ -203,10 +203,10 @@ def test_04_each_training_lab_shows_its_own_run(released):
     for c, (key, label) in zip(cells, TRAINING_RUNS.items(), strict=True):
         assert f'"{key}"' in c.source or key == "main", c.source
         shown = widget_text(nb, c)
-        assert re.search(rf"{re.escape(label)}, after \d+ epochs", shown), (label, shown[:300])
+        assert re.search(rf"{re.escape(label)}, seed \d+, after \d+ epochs", shown), (label, shown[:300])
         for other_key, other in TRAINING_RUNS.items():
             if other_key != key:
-                assert f"{other}, after" not in shown, f"the lab of {label} shows the run of {other}"
+                assert not re.search(rf"{re.escape(other)}, seed \d+, after", shown), f"the {label} lab shows {other}"
         assert not stream_text(c).strip(), f"a printed line beside the {label} lab goes stale: {stream_text(c)!r}"
 
 
