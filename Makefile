@@ -18,7 +18,7 @@ AXE_VERSION := 4.14.1
 AXE := .a11y/axe-core-$(AXE_VERSION).installed
 
 .PHONY: help lab test quick e2e lint typecheck release lecture handout autograde workers feedback grades insights bench checkpoints \
-        roster collect-zip term serve \
+        roster collect-zip term serve lti-key lti-config lti-post lti-hub \
         venv a11y-tools clean classroom classroom-stop classroom-test classroom-proxy
 
 # An instructor command's lines (make release ... make term: its help line, then the variables it takes) are
@@ -50,6 +50,12 @@ help:
 	@echo "                 FILE=subs.zip; a newer file replaces an older one, the rest is kept (REPLACE=1: whole"
 	@echo "                 hand-ins)"
 	@echo "make term        the due date, late policy and each student's hand-in (course.toml)"
+	@echo "make lti-key     make the tool's own key pair for the LMS (private key kept out of git, public key set written)"
+	@echo "                 REPLACE=1 makes a new one (then paste its public key into the LMS again)"
+	@echo "make lti-config  print the tool configuration an LMS admin pastes (Canvas developer key, Moodle tool)"
+	@echo "make lti-post    send each student's score (late penalty included) to the LMS's gradebook; retry what did not arrive"
+	@echo "                 DRY_RUN=1 shows who gets which score and sends nothing; AGAIN=1 sends the whole class again"
+	@echo "make lti-hub     print the jupyterhub_config.py lines that sign students in from the LMS (LTI 1.3)"
 	@echo "make bench       measure speed, write benchmarks/results.md"
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
 	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
@@ -136,6 +142,20 @@ term: $(STAMP)
 
 insights: $(STAMP)
 	$(PY) -m whole_transformer.course insights
+
+# the course inside an LMS (LTI 1.3; course.toml [lti], docs/lms.md)
+lti-key: $(STAMP)
+	$(PY) -m whole_transformer.course lti-key $(if $(filter 1 yes true,$(REPLACE)),--replace)
+
+lti-config: $(STAMP)
+	$(PY) -m whole_transformer.course lti-config
+
+lti-post: $(STAMP)
+	$(PY) -m whole_transformer.course lti-post $(if $(filter 1 yes true,$(DRY_RUN)),--dry-run) \
+	    $(if $(filter 1 yes true,$(AGAIN)),--again)
+
+lti-hub: $(STAMP)
+	$(PY) -m whole_transformer.course lti-hub
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(if $(BENCH_NOTE),--note "$(BENCH_NOTE)")

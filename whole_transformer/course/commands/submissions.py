@@ -17,6 +17,8 @@ from ..term.late import student_lateness
 from ..term.roster import import_roster, list_roster
 from ..term.settings import load
 from .declare import arg, command, grading
+from .lti import post_after_grades
+from .lti import term_lines as lti_term_lines
 
 
 @command(
@@ -70,6 +72,7 @@ def cmd_term(course: Course, args) -> int:
         if late.handin and late.handin.finding:  # term/handin_time.py: a claim its evidence contradicts
             print(f"  INTEGRITY {student}: {late.handin.finding}")
     say_problems(course, print, "term", s)
+    lti_term_lines(course)  # lti/passback.py: each score that has not reached the LMS, and why
     return 0
 
 
@@ -103,6 +106,7 @@ def cmd_autograde(course: Course, args) -> int:
     except KeyboardInterrupt:
         print("autograde stopped (Ctrl-C); run it again to grade who is left", file=sys.stderr)
         return 130
+    post_after_grades(course)  # course.toml [lti] post_after_grading: the scores sent to the LMS (lti/)
     return 0
 
 
@@ -174,6 +178,7 @@ def cmd_grades(course: Course, args) -> int:
     from ..reports.grades import grades  # lazy: nbgrader, nbformat
 
     grades(course)
+    post_after_grades(course)  # course.toml [lti] post_after_grading: the scores sent to the LMS (lti/)
     return 0
 
 

@@ -28,8 +28,8 @@ from .late_policy import LatePolicy, read_late
 from .service_policy import ServicePolicy, read_service
 from .toml_values import FILE, SettingsError, read_date, read_number, shift, where
 
-# partial_credit: read by answers/diagnose.py; service: grading on submission (service/)
-_SECTIONS = {"assignment", "late", "extensions", "points", "partial_credit", "service"}
+# partial_credit: read by answers/diagnose.py; service: grading on submission (service/); lti: lti/settings.py
+_SECTIONS = {"assignment", "late", "extensions", "points", "partial_credit", "service", "lti"}
 
 
 @dataclass(frozen=True)
