@@ -55,7 +55,7 @@ c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograde"
 c.CourseDirectory.feedback_directory = "feedback"
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".wt", "your-model.pt"]
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".wt", "your-model.pt", "your-models"]
 if db_url():  # e.g. postgresql://grader@dbhost/course (see the docstring)
     c.CourseDirectory.db_url = db_url()
 

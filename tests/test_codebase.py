@@ -343,7 +343,7 @@ NOT_IN_THE_REPOSITORY = {
     # a course folder, as the instructor's commands and nbgrader fill it
     "timestamp.txt", "submission_secret.txt", "handin-times.json", "course_config.py", "gradebook.db",
     "grades.csv", "grades-detail.csv", "insights.csv", "insights.html", "integrity-report.csv",
-    "canvas-grades.csv", "moodle-grades.csv", "students.csv", "submissions.zip", "your-model.pt",
+    "canvas-grades.csv", "moodle-grades.csv", "students.csv", "submissions.zip", "your-model.pt", "your-models",
     "serve.log", "status.json", "roster.json", "moodle-participants.json", "taken-in.json", "times.csv",
     "lti-tool-jwks.json", "lti-passback.json", "lti-launches.json", "lti-nonces.json",  # lti/: the course in an LMS
     # the classroom on JupyterHub (make classroom): its folder DIR and the hub's own files

@@ -181,7 +181,7 @@ def test_machine_stack_and_part_selection():
     assert lab.part.value == "block 2"
     lab.buttons["output layer"].click()
     card = text(lab.detail.value)
-    assert "input (B 64, L 8, d_model 64)" in card and "output (B 64, L 8, V 42)" in card
+    assert "input (B 64, L 8, d_model 64)" in card and "output (B 64, L 8, n_vocab 42)" in card
     assert "2,730" in card and "64 × 42 + 42" in card
     lab.part.value = "+ positions"
     assert "parameters 0" in text(lab.detail.value) and "fixed sinusoids" in text(lab.detail.value)
@@ -196,12 +196,12 @@ def test_machine_batch_and_length_change_shapes_not_counts():
     lab.batch.value = 2
     lab.length.value = 5
     assert lab.total == 72_106
-    assert lab.shapes["output layer"][1] == ((2, 5, 42), ("B", "L", "V"))
+    assert lab.shapes["output layer"][1] == ((2, 5, 42), ("B", "L", "n_vocab"))
     assert lab.shapes["token table"][0] == ((2, 5), ("B", "L"))
     assert "(B 2, L 5, d_model 64)" in text(lab.detail.value)
     assert "unchanged" in text(lab.change.value)
     stack = " ".join(text(w.value) for w in lab.stack.children if hasattr(w, "value") and isinstance(w.value, str))
-    assert "logits (B 2, L 5, V 42)" in stack and "ids (B 2, L 5)" in stack
+    assert "logits (B 2, L 5, n_vocab 42)" in stack and "ids (B 2, L 5)" in stack
 
 
 def test_machine_rejects_bad_sizes():

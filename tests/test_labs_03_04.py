@@ -355,7 +355,7 @@ def test_each_training_lab_shows_its_own_run_and_can_draw_another_labs_runs(monk
     assert 'data-run="main"' in ablation.chart.value and "trained in the lab above" in ablation.chart.value
     ablation.train()
     assert set(ablation.runs) == {"no_mask"} and set(main.runs) == {"main"}
-    assert "no causal mask, after 1 epochs" in ablation.message and "the course's model" in main.message
+    assert "no causal mask, seed 0, after 1 epochs" in ablation.message and "the course's model" in main.message
     assert 'data-run="no_mask"' not in main.chart.value, "a run of one lab appeared in another"
     assert 'data-run="main"' in ablation.chart.value and 'data-run="no_mask"' in ablation.chart.value
     with pytest.raises(ValueError, match="compare"):

@@ -183,9 +183,9 @@ def test_notebook_runs_top_to_bottom_in_a_fresh_kernel(name, mode, record_proper
         assert set(losses) == {"2", "60"}, "masked_loss agrees with PyTorch to six digits"
         labs = "\n".join(widget_text(nb, c) for c in nb.cells if c.cell_type == "code" and "training_lab(" in c.source)
         runs = {
-            m[0]: (int(m[1]), float(m[2]), int(m[4]))  # epochs, training loss, held out right (held-out loss m[3])
+            m[0]: (int(m[2]), float(m[3]), int(m[5]))  # epochs, training loss, held out right (held-out loss m[4])
             for m in re.findall(
-                r"(the course's model|no causal mask|token table std 1|copy task), after (\d+) epochs: "
+                r"(the course's model|no causal mask|token table std 1|copy task), seed (\d+), after (\d+) epochs: "
                 r"training loss ([0-9.]+), held-out loss ([0-9.]+), (\d+) % of the 100 held-out",
                 labs,
             )

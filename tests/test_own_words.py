@@ -21,9 +21,14 @@ Where the page is absent the test skips and says why; under CI (``CI=true``) it 
 
 from __future__ import annotations
 
+import ast
 import difflib
+import io
 import os
 import re
+import subprocess
+import sys
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -32,7 +37,10 @@ import pytest
 from whole_transformer.exercise_checks import EXERCISES
 
 REPO = Path(__file__).resolve().parents[1]
-PAGE = REPO.parent / "shared" / "reference" / "level-17-page.txt"
+# the shared folder beside the repository (a worktree one level deeper finds the one above it)
+SHARED = next((p / "shared" for p in REPO.parents if (p / "shared" / "reference").is_dir()), REPO.parent / "shared")
+PAGE = SHARED / "reference" / "level-17-page.txt"
+TOOL = SHARED / "tools" / "own_words.py"  # the course's own-words finder
 SOURCE = REPO / "source" / "whole-transformer"
 PACKAGE = REPO / "whole_transformer"
 RUN = 10
@@ -62,7 +70,7 @@ def shared_runs(text: str, page_grams: set[tuple[str, ...]]) -> list[str]:
         text = text.replace(sig, " \x00 ")
     out: list[list[int]] = []
     for part in text.split("\x00"):
-        w = words(part)
+        w = [spelt_one_way(x) for x in words(part)]  # "normalised" and "normalized" are one word
         spans: list[list[int]] = []
         for i in range(len(w) - RUN + 1):
             gram = tuple(w[i : i + RUN])
@@ -78,6 +86,35 @@ def shared_runs(text: str, page_grams: set[tuple[str, ...]]) -> list[str]:
 SENTENCE_WORDS = 6  # shorter sentences ("Run the cell below first.") may coincide
 ALIKE = 0.9  # letters alike, after spelling and punctuation are made the same
 CODE = re.compile(r"\w\s*=\s*\S|\bdef \w|\bimport \w|\w\([^)]*\)\s*:|>>>")  # a line of code, not a sentence
+
+
+def python_text(src: str) -> str:
+    """What a reader of Python code reads as text: every string as Python joins it, and the comments.
+
+    Adjacent literals are one string (``"a normalised " "copy of x"`` reads "a normalised copy of x"), and an
+    f-string reads with its fields blanked, so a sentence split across the lines of a lab's source is still one.
+    """
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return src
+    out = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    out += [
+        "".join(v.value if isinstance(v, ast.Constant) else " " for v in n.values)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.JoinedStr)
+    ]
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(src).readline)
+        out += [t.string.lstrip("#") for t in tokens if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, IndentationError):
+        pass
+    return "\n\n".join(out)
+
+
+def read_as_read(text: str, python: bool) -> str:
+    """The text itself, and for Python its strings as joined and its comments too (both are read)."""
+    return text + "\n\n" + python_text(text) if python else text
 
 
 def spelt_one_way(word: str) -> str:
@@ -124,7 +161,7 @@ def page_sentences(text: str) -> list[tuple[str, str]]:
 
 
 def grams_of(text: str) -> set[tuple[str, ...]]:
-    w = words(text)
+    w = [spelt_one_way(x) for x in words(text)]
     return {tuple(w[i : i + RUN]) for i in range(len(w) - RUN + 1)}
 
 
@@ -168,14 +205,15 @@ def _param(rel: str):
 @pytest.mark.parametrize("name", sorted(p.name for p in SOURCE.glob("*.ipynb")))
 def test_no_notebook_cell_copies_the_page(page_grams, page, name):
     nb = nbformat.read(SOURCE / name, as_version=4)
-    found = [f"cell {c.get('id')}: {run}" for c in nb.cells for run in shared_runs(c.source, page_grams)]
-    found += [f"cell {c.get('id')}: {near}" for c in nb.cells for near in near_copies(c.source, page)]
+    read = [(c.get("id"), read_as_read(c.source, c.cell_type == "code")) for c in nb.cells]
+    found = [f"cell {i}: {run}" for i, text in read for run in shared_runs(text, page_grams)]
+    found += [f"cell {i}: {near}" for i, text in read for near in near_copies(text, page)]
     assert not found, f"{name} shares these runs of words with the lesson page:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("rel", [_param(r) for r in package_files()])
 def test_no_package_text_copies_the_page(page_grams, page, rel):
-    text = (REPO / rel).read_text(encoding="utf-8")
+    text = read_as_read((REPO / rel).read_text(encoding="utf-8"), rel.endswith(".py"))
     found = shared_runs(text, page_grams) + near_copies(text, page)
     assert not found, f"{rel} shares these runs of words with the lesson page:\n" + "\n".join(found)
 
@@ -219,3 +257,24 @@ def test_a_sentence_that_differs_only_in_spelling_or_punctuation_is_shared():
     assert near_copies("What shape are the scores of one block!", short)  # 8 words: too short for a run of 10
     assert not near_copies("Run the cell below.", short)  # 4 words may coincide
     assert spelt_one_way("colours") == spelt_one_way("colors") and spelt_one_way("modelled") == "modeled"
+
+
+def test_a_sentence_split_across_python_literals_is_read_whole(page_grams):
+    page = page_sentences("Each sublayer reads a normalized copy of x and adds its result to x.")
+    src = 'CAPTION = (\n    "Each sublayer reads a normalised "\n    "copy of x and adds its result to x."\n)\n'
+    assert not near_copies(src, page), "the raw source splits the sentence: only the joined string shows it"
+    assert near_copies(read_as_read(src, python=True), page)
+    assert "reads a normalised copy of x" in python_text('f"Each sublayer {k} reads a normalised " "copy of x"')
+
+
+def test_the_shared_own_words_finder_finds_no_sentence_of_the_page():
+    """../shared/tools/own_words.py reads what students read (strings joined, spelling and punctuation aside) and
+    also catches a page sentence with a word or two swapped; on the course it must find nothing."""
+    if not TOOL.is_file():
+        message = f"the own-words finder is not at {TOOL} (the shared folder beside the repository)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + "; under CI it must be there")
+        pytest.skip(message)
+    _page_text()  # the finder reads the page too
+    done = subprocess.run([sys.executable, str(TOOL)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, "sentences of the lesson page still stand in the course:\n" + done.stdout[-6000:]

@@ -163,8 +163,9 @@ def _train(model_config, train_config, callback, progress, snapshots, evaluate_e
     return run
 
 
-def save_checkpoint(run: Run, path: str | Path) -> Path:
-    """A small file with the weights, the model config, the training settings and the history."""
+def save_checkpoint(run: Run, path: str | Path, extra: dict | None = None) -> Path:
+    """A small file with the weights, the model config, the training settings and the history (and ``extra``: plain
+    names and numbers a caller keeps with it, such as the training lab's run and the name a student gave it)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().clone() for k, v in run.model.state_dict().items()}
@@ -176,6 +177,7 @@ def save_checkpoint(run: Run, path: str | Path) -> Path:
             "history": [asdict(h) for h in run.history],
             "state_dict": state,
             "torch_version": str(torch.__version__),
+            **(extra or {}),
         },
         path,
     )

@@ -94,6 +94,9 @@ def test_attention_maps_by_mouse_and_keyboard(lab, artifacts):
     side.save(artifacts / "maps-427-60-and-2.png")
 
 
+MINE = "mine (the course's model, seed 7, 2 epochs)"
+
+
 def test_your_model_trained_in_one_notebook_is_offered_in_a_fresh_kernel_of_another(lab, artifacts):
     folder = "yours"
     reading = notebook(
@@ -110,23 +113,32 @@ def test_your_model_trained_in_one_notebook_is_offered_in_a_fresh_kernel_of_anot
         f"{folder}/04-training.ipynb",
         "from whole_transformer.labs import training_lab\nlab = training_lab()\nlab",
     )
-    assert not (lab.server.root / folder / "your-model.pt").exists()
+    kept = lab.server.root / folder / "your-models" / "mine.pt"
+    assert not kept.exists()
     nb = opened_and_run(lab, reading)
     decode = nb.lab_widget("decode").first
     assert "No model of your own yet: train one in notebook 04" in decode.inner_text()
-    assert "your model" not in decode.locator("select").first.inner_text().replace("\xa0", " ")
+    assert "mine" not in decode.locator("select").first.inner_text().replace("\xa0", " ")
     nb = opened_and_run(lab, training)
     root = nb.lab_widget("training").first
     set_slider(root.locator(".wt-training-epochs"), "2")
+    seed = root.locator(".wt-training-seed input")
+    seed.fill("7")
+    seed.press("Enter")
     root.get_by_role("button", name="Train").click()
-    wait_text(root.locator(".wt-training-status"), "Saved as your-model.pt", timeout=120)
+    wait_text(root.locator(".wt-training-status"), "keep it under a name", timeout=120)
     assert "held-out loss" in root.locator(".wt-training-table").inner_text()
+    name = root.locator(".wt-training-keep-name input")
+    name.fill("mine")
+    name.press("Enter")
+    root.get_by_role("button", name="Keep this run").click()
+    wait_text(root.locator(".wt-training-status"), "Kept as", timeout=60)
     lab.shot(root, "yours-trained")
-    assert (lab.server.root / folder / "your-model.pt").is_file()
+    assert kept.is_file()
     nb = opened_and_run(lab, reading)  # a fresh kernel
     decode = nb.lab_widget("decode").first
-    choose(decode.locator(".wt-decode-checkpoint select"), "your model (2 epochs)")
-    wait_text(decode.locator(".wt-live"), "your model (2 epochs)")
+    choose(decode.locator(".wt-decode-checkpoint select"), MINE)
+    wait_text(decode.locator(".wt-live"), "your run “mine”")
     next_step = decode.get_by_role("button", name="Next step")
     for _ in range(7):
         if next_step.is_disabled():
@@ -137,11 +149,11 @@ def test_your_model_trained_in_one_notebook_is_offered_in_a_fresh_kernel_of_anot
     wait_text(decode.locator(".wt-decode-status"), "Done after")
     lab.shot(decode, "yours-decode")
     maps = nb.lab_widget("maps").first
-    choose(maps.locator(".wt-maps-checkpoint select"), "your model (2 epochs)")
-    wait_text(maps.locator(".wt-live"), "your model (2 epochs) read 427")
+    choose(maps.locator(".wt-maps-checkpoint select"), MINE)
+    wait_text(maps.locator(".wt-live"), "Your run “mine” (the course's model, seed 7, 2 epochs) read 427")
     lab.shot(maps, "yours-maps")
     table = nb.panel.locator(".wt-heldout").first
-    assert "your model (2 epochs):" in table.inner_text().replace("\xa0", " ")
+    assert f"{MINE}:" in table.inner_text().replace("\xa0", " ")
     lab.shot(table, "yours-heldout")
     assert_no_serious(axe_outputs(nb, artifacts, "your model in 03's labs"), "03's labs with your model")
 

@@ -65,7 +65,7 @@ def summary_html(c: BatchCounts) -> str:
         f'<div style="{FONT} padding: 0 12px;">'
         f'<div>x {shape_html("x", c["x_shape"])} · y {shape_html("y", c["x_shape"])} · "·" is &lt;pad&gt;</div>'
         f"<div>logits {shape_html('logits', c['logits_shape'])}: B {plural(B, 'number')}, L {plural(L, 'position')} "
-        f"(the longest x), V {VOCAB_SIZE} scores</div>"
+        f"(the longest x), n_vocab {VOCAB_SIZE} logits</div>"
         f'<table style="border-collapse: collapse; margin-top: 6px; {FONT}">'
         + count_html("targets", c["targets"], f"targets (B × L = {B} × {L})")
         + count_html("counted", c["counted"], "count: words and <eos> (solid border, bold)", LOOK["counted"])
@@ -140,7 +140,7 @@ def flat_html(chosen: list[int], c: BatchCounts) -> str:
         f"become {shape_html('flat logits', c['flat_shape'])} and y {shape_html('y', c['x_shape'])} becomes "
         f"{shape_html('flat targets', (c['targets'],))}: row r is number r // {L}, position r % {L}. "
         f"Each row is one guess with its right answer; cross-entropy with ignore_index=PAD averages over "
-        f"the {c['counted']} rows whose target is not PAD. The first rows:"
+        f"the {c['counted']} rows with a target other than PAD. The first rows:"
         f'<table style="border-collapse: collapse; margin-top: 4px; {FONT}"><tr><th style="{th}">row</th>'
         f'<th style="{th}">from</th><th style="{th}">target</th><th style="{th}">loss</th></tr>'
         f"{''.join(rows)}</table></div>"

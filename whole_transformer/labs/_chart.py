@@ -1,26 +1,34 @@
 """The training lab's chart (notebook 04): training loss (solid, log scale), held-out loss (dotted, same scale)
 and held-out accuracy (dashed) per epoch, one colour and one marker shape per run, with the chart in words as its
-alt text (``role="img"``, ``aria-label``); the per-epoch table beside the chart is its twin in numbers."""
+alt text (``role="img"``, ``aria-label``); the per-epoch table beside the chart is its twin in numbers, and the
+numbers a finished run reads aloud are drawn under it (``table_html``, ``reads_html``)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from ..train import EpochLog
+from ..decode import read_numbers
+from ..task import expected_answer, split
+from ..train import EpochLog, Run
 from ._html import esc
 from ._runs import RUNS
 
+SAMPLE = 8  # held-out numbers read aloud after a run
 ACC_INSET = 6  # px between the frame and the 0 % and 100 % of the accuracy axis
 
 
 def marker_svg(shape: str, cx: float, cy: float, colour: str, r: float = 3.5) -> str:
-    """One point's marker: circle, square, triangle or diamond (a white centre for the accuracy's points)."""
+    """One point's marker: circle, square, triangle, triangle-down or diamond (the accuracy's: a white centre)."""
     if shape == "circle":
         return f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r}" fill="{colour}"/>'
     if shape == "square":
         return f'<rect x="{cx - r:.1f}" y="{cy - r:.1f}" width="{2 * r}" height="{2 * r}" fill="{colour}"/>'
-    pts = {"triangle": [(0, -1.2), (1.1, 0.8), (-1.1, 0.8)], "diamond": [(0, -1.3), (1.1, 0), (0, 1.3), (-1.1, 0)]}
+    pts = {
+        "triangle": [(0, -1.2), (1.1, 0.8), (-1.1, 0.8)],
+        "triangle-down": [(0, 1.2), (1.1, -0.8), (-1.1, -0.8)],
+        "diamond": [(0, -1.3), (1.1, 0), (0, 1.3), (-1.1, 0)],
+    }
     return (
         f'<polygon points="{" ".join(f"{cx + r * dx:.1f},{cy + r * dy:.1f}" for dx, dy in pts[shape])}" '
         f'fill="{colour}"/>'
@@ -155,7 +163,8 @@ def legend_html(histories: dict[str, list[EpochLog]], borrowed: frozenset = froz
     legend = " ".join(
         f'<span style="margin-right: 12px;"><svg width="22" height="12" aria-hidden="true">'
         f'<line x1="0" x2="22" y1="6" y2="6" stroke="{RUNS[k].colour}" stroke-width="2"/>'
-        f"{marker_svg(RUNS[k].marker, 11, 6, RUNS[k].colour)}</svg> {esc(RUNS[k].label)} ({RUNS[k].marker})"
+        f"{marker_svg(RUNS[k].marker, 11, 6, RUNS[k].colour)}</svg> {esc(RUNS[k].label)} "
+        f"({RUNS[k].marker.replace('-', ' ')})"
         f"{' (trained in the lab above)' if k in borrowed else ''}</span>"
         for k in histories
         if k in RUNS
@@ -171,4 +180,46 @@ def _titles(left: float, w: float, top: float, h: float, width: int, height: int
         f'fill="#333">loss: training solid, held out dotted</text>'
         f'<text x="{width - 10}" y="{top + h / 2}" transform="rotate(90 {width - 10} {top + h / 2})" '
         f'text-anchor="middle" fill="#333">held out right (dashed)</text>'
+    )
+
+
+def table_html(hist: list[EpochLog]) -> str:
+    """The training table: the last 8 epochs' losses, held-out share and seconds."""
+    th = "padding: 1px 8px; text-align: right; border-bottom: 1px solid #888;"
+    rows = "".join(
+        f'<tr><td style="padding: 1px 8px; text-align: right;">{lg.epoch}</td>'
+        f'<td style="padding: 1px 8px; text-align: right;">{lg.loss:.4f}</td>'
+        f'<td style="padding: 1px 8px; text-align: right;">{lg.held_out_loss:.4f}</td>'
+        f'<td style="padding: 1px 8px; text-align: right;">{100 * lg.held_out:.0f} %</td>'
+        f'<td style="padding: 1px 8px; text-align: right;">{lg.seconds:.2f}</td></tr>'
+        for lg in hist[-8:]
+    )
+    return (
+        f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
+        f'font-size: 12px; margin-right: 24px;"><tr><th style="{th}">epoch</th>'
+        f'<th style="{th}">training loss</th><th style="{th}">held-out loss</th>'
+        f'<th style="{th}">held out right</th><th style="{th}">s</th></tr>{rows}</table>'
+    )
+
+
+def reads_html(result: Run, task: str) -> str:
+    """A few held-out numbers read by a finished run, each marked right or wrong in words."""
+    _, held_out = split()
+    sample = held_out[:: max(1, len(held_out) // SAMPLE)][:SAMPLE]
+    said = read_numbers(result.model, sample)  # for the copy task too: whatever the model writes
+    rows = []
+    for n in sample:
+        ok = said[n] == expected_answer(n, task)
+        rows.append(
+            f'<tr class="wt-read" data-right="{int(ok)}"><td style="padding: 1px 8px; '
+            f'text-align: right;">{n}</td><td style="padding: 1px 8px;">{esc(said[n]) or "(nothing)"}'
+            f'</td><td style="padding: 1px 8px; color: {"rgb(46,125,50)" if ok else "rgb(178,24,43)"};">'
+            f"{'✓ right' if ok else '✗ wrong, it is ' + esc(expected_answer(n, task))}</td></tr>"
+        )
+    th = "padding: 1px 8px; text-align: left; border-bottom: 1px solid #888;"
+    return (
+        f'<div style="font-size: 12px;">held-out numbers, read by this model:</div>'
+        f'<table style="border-collapse: collapse; font-family: ui-monospace, Menlo, monospace; '
+        f'font-size: 12px;"><tr><th style="{th}">number</th><th style="{th}">it says</th>'
+        f'<th style="{th}">right?</th></tr>{"".join(rows)}</table>'
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping
 
+import ipywidgets as widgets
 import numpy as np
 import torch
 
@@ -16,7 +17,7 @@ from ..model import Transformer
 from ..task import VOCAB, expected_answer, parse_prompt
 from ..train import load_model
 from . import _yours
-from ._html import esc
+from ._html import esc, plural
 
 TOP = 5  # how many of the last row's scores are drawn
 SHIPPED = {"60": "after 60 epochs", "2": "after 2 epochs"}
@@ -24,14 +25,17 @@ _MODELS: dict[str, Transformer] = {}
 
 
 class Checkpoints(Mapping[str, str]):
-    """The models a lab offers, key → label: the shipped ones, then ``"yours"`` (the model trained in notebook
-    04, see ``_yours``) whenever its file is there. Looked up afresh each time, so a model saved after the
-    kernel started is offered by the next lab made."""
+    """The models a lab offers, key → label: the shipped ones, then each run the student kept in notebook 04
+    (``"yours:<name>"``, labelled with its name and settings, see ``_yours``). Looked up afresh each time, so a run
+    kept after the kernel started is offered by the next lab made. ``"yours"`` alone is the run kept last: it can
+    be asked for, though the choosers list each run by its own key."""
 
     def _now(self) -> dict[str, str]:
-        return {**SHIPPED, _yours.KEY: _yours.label()} if _yours.exists() else dict(SHIPPED)
+        return {**SHIPPED, **{_yours.key(n): _yours.label(n) for n in _yours.names()}}
 
     def __getitem__(self, key: str) -> str:
+        if key == _yours.KEY:
+            return _yours.label(_yours.name_of(key) or "")
         return self._now()[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -45,9 +49,10 @@ CHECKPOINTS = Checkpoints()
 
 
 def model_for(name: str) -> Transformer:
-    """The shipped model after 60 or after 2 epochs (loaded once per kernel), or ``"yours"``."""
-    if name == _yours.KEY:
-        return _yours.load()[0]  # says how to get one if there is none
+    """The shipped model after 60 or after 2 epochs (loaded once per kernel), or a run the student kept."""
+    yours = _yours.name_of(name)  # says how to get one if there is none
+    if yours is not None:
+        return _yours.load(yours)[0]
     if name not in SHIPPED:
         raise ValueError(f"unknown checkpoint {name!r}: use one of {sorted(CHECKPOINTS)}")
     if name not in _MODELS:
@@ -64,13 +69,21 @@ def parse_number(text: str) -> int:
     return int("".join(VOCAB[i] for i in ids[:-1]))
 
 
-def check_args(checkpoint, block, head) -> tuple[str, int, int, int]:
-    """The lab's checkpoint, block and head checked: (checkpoint, block, the model's blocks, its heads)."""
+def resolve(checkpoint) -> str:
+    """A chooser's key checked: a shipped model, a kept run ("yours:<name>"), or "yours", the run kept last."""
     checkpoint = str(checkpoint)
-    if checkpoint == _yours.KEY and not _yours.exists():
-        raise ValueError(_yours.HOW)
+    yours = _yours.name_of(checkpoint)  # "yours" with none kept: how to keep one
+    if yours is not None:
+        _yours.load(yours)  # a name not kept, or a broken file: says which, and what to do
+        checkpoint = _yours.key(yours)  # "yours" is the run kept last, by its own key
     if checkpoint not in CHECKPOINTS:
         raise ValueError(f"checkpoint must be one of {sorted(CHECKPOINTS)}, got {checkpoint!r}")
+    return checkpoint
+
+
+def check_args(checkpoint, block, head) -> tuple[str, int, int, int]:
+    """The lab's checkpoint, block and head checked: (checkpoint, block, the model's blocks, its heads)."""
+    checkpoint = resolve(checkpoint)
     n_layers, n_heads = model_for(checkpoint).cfg.n_layers, model_for(checkpoint).cfg.n_heads
     block = n_layers if block is None else block
     if block not in range(1, n_layers + 1):
@@ -80,10 +93,21 @@ def check_args(checkpoint, block, head) -> tuple[str, int, int, int]:
     return checkpoint, block, n_layers, n_heads
 
 
+def model_phrase(checkpoint: str, start: bool = False) -> str:
+    """A model named inside a sentence: "the model after 60 epochs", or "your run “no-mask-3” (no causal mask, …)"
+    (with a capital first letter when it ``start``s the sentence)."""
+    yours = _yours.name_of(checkpoint)
+    if yours is None:
+        text = f"the model {CHECKPOINTS[checkpoint]}"
+    else:
+        text = f"your run “{yours}” {_yours.label(yours)[len(yours) + 1 :]}"
+    return text[0].upper() + text[1:] if start else text
+
+
 def prompt_message(t: Trace, n: int, model_name: str) -> str:
     """What the lab says before the first step."""
     return (
-        f"The prompt of {n} has {len(t.prompt)} tokens; the model {model_name} reads it. "
+        f"The prompt of {n} has {len(t.prompt)} tokens; {model_name} reads it. "
         f"Press Next step: the model reads "
         f"all {len(t.prompt)} rows and its last row picks the first word."
     )
@@ -106,14 +130,14 @@ def step_status(t: Trace, k: int, n: int) -> tuple[str, str]:
     if done:
         want = expected_answer(n)
         if right:
-            line = f"Done after {k} steps: {n} reads '{t.answer}'."
+            line = f"Done after {plural(k, 'step')}: {n} reads '{t.answer}'."
             verdict = (
                 '<span class="wt-decode-right" style="color: rgb(46,125,50); font-weight: bold;">'
                 "✓ Right.</span>"
             )  # the words say it; the colour only repeats them
         else:
             ended = "wrote <eos>" if t.finished else f"stopped after {MAX_NEW} new tokens without <eos>"
-            line = f"Done after {k} steps ({ended}): it says '{t.answer}'."
+            line = f"Done after {plural(k, 'step')} ({ended}): it says '{t.answer}'."
             verdict = (
                 f'<span class="wt-decode-wrong" style="color: rgb(178,24,43); font-weight: bold;">'
                 f"✗ Wrong: {n} is '{esc(want)}'.</span>"
@@ -184,7 +208,7 @@ def top_scores_html(scores: np.ndarray, top: int = TOP) -> str:
     out = [
         '<div class="wt-decode-top" style="font-family: ui-monospace, Menlo, Consolas, monospace; '
         'font-size: 12px; margin-top: 6px;">'
-        '<div style="color: #444; margin-bottom: 2px;">the last row\'s highest scores (logits); '
+        '<div style="color: #444; margin-bottom: 2px;">the last row\'s largest logits; '
         "bar = probability after softmax</div>"
     ]
     for rank, i in enumerate(order):
@@ -214,3 +238,16 @@ def step_seconds(lab, repeats: int = 20) -> list[float]:
             lab.next_step()
             times.append(time.perf_counter() - start)
     return times
+
+
+def model_options() -> list[tuple[str, str]]:
+    """The choosers' options, (label, key): the shipped models, then each run kept in notebook 04."""
+    return [(label, key) for key, label in CHECKPOINTS.items()]
+
+
+def chooser_layout(options: list[tuple[str, str]], description_px: int = 50) -> dict:
+    """A model chooser's layout and style: wide enough for its longest label on one line (about 7.6 px a
+    character of the 13 px interface font, plus the arrow), so "no-mask-seed-3 (no causal mask, …)" is never cut."""
+    longest = max((len(label) for label, _ in options), default=10)
+    width = min(760, description_px + 44 + round(7.6 * longest))
+    return {"layout": widgets.Layout(width=f"{width}px"), "style": {"description_width": f"{description_px}px"}}

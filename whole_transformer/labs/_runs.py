@@ -19,7 +19,7 @@ class RunSpec:
 
 
 RUNS: dict[str, RunSpec] = {
-    # Okabe and Ito's colours (blue, vermillion, reddish purple, bluish green), each with its own marker
+    # Okabe and Ito's colours (blue, vermillion, reddish purple, orange, bluish green), each with its own marker
     "main": RunSpec(
         "the course's model",
         ModelConfig(),
@@ -43,6 +43,14 @@ RUNS: dict[str, RunSpec] = {
         "rgb(204,121,167)",
         "token rows start 8 times larger, so they drown the positions",
         "triangle",
+    ),
+    "no_scale": RunSpec(
+        "no × √d_model",
+        ModelConfig(scale_embedding=False),
+        "read",
+        "rgb(230,159,0)",
+        "token rows not multiplied by √64 = 8: about 1 long beside position rows about 5.7 long",
+        "triangle-down",
     ),
     "copy": RunSpec(
         "copy task", ModelConfig(), "copy", "rgb(0,158,115)", "1 2 3 = 1 2 3: the debugging habit", "diamond"

@@ -1,6 +1,6 @@
 """The attention maps lab (notebook 03): where every head of every block looks, for a number you type.
 
-``attention_maps_lab()`` lets the chosen model (after 60 or 2 epochs, or "your model" from notebook 04) read the
+``attention_maps_lab()`` lets the chosen model (after 60 or 2 epochs, or a run kept in notebook 04) read the
 typed number aloud, then shows the attention weights of its last step: every query row against every key column,
 for each of the 2 blocks × 4 heads, all small at once, and one of them large. In the large map each cell is a
 button: click it, or Tab to it and press Enter or Space, and the line under the lab says which query token looks
@@ -24,7 +24,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from . import _maps, _yours
-from ._decode import CHECKPOINTS, check_args, model_for, parse_number
+from ._decode import check_args, chooser_layout, model_for, model_options, model_phrase, parse_number
 from ._html import cell_colour, esc
 from ._widgets import LIVE, LabBox
 
@@ -40,8 +40,9 @@ class AttentionMapsLab(LabBox):
         self.number = widgets.Text(
             value=str(number), description="number", continuous_update=False, layout=widgets.Layout(width="170px")
         )
+        models = model_options()
         self.checkpoint = widgets.Dropdown(
-            options=[(v, k) for k, v in CHECKPOINTS.items()], value=checkpoint, description="model"
+            options=models, value=checkpoint, description="model", **chooser_layout(models)
         )
         self.map_choice = widgets.Dropdown(
             options=[(f"block {b}, head {h}", (b, h)) for b in range(1, n_layers + 1) for h in range(1, n_heads + 1)],
@@ -122,7 +123,7 @@ class AttentionMapsLab(LabBox):
             self.select(*self.selected)
         else:
             self._say(
-                f"The model {CHECKPOINTS[self.checkpoint.value]} read {self._n}; at its last step {len(m.tokens)} "
+                f"{model_phrase(self.checkpoint.value, start=True)} read {self._n}; at its last step {len(m.tokens)} "
                 f"tokens went in. Block {block}, head {head} is shown large: select a cell (click it, or Tab to it "
                 f"and press Enter) to hear what it means."
             )

@@ -8,7 +8,7 @@ input, the target, and whether the loss counts that target (and why, or why not)
 coloured by what happens to it in the loss: counted (a word or ``<eos>``), skipped because it
 is part of the question (a digit or ``=``), or skipped because it is padding after a short
 sequence. Beside it: the shapes of x, y and the logits, the number of targets of each kind
-(from ``task.batch_counts``), and the flattening to (B·L, V) for the loss.
+(from ``task.batch_counts``), and the flattening to (B·L, n_vocab) for the loss.
 
 Attributes tests and notebooks use: ``numbers`` (Text), ``summary``, ``grid``, ``flat`` (HTML),
 and the read-only ``counts`` (the dict of ``task.batch_counts``, or None after bad input),
@@ -104,8 +104,8 @@ def shift_table_html(n: int, task: str = "read") -> str:
     th = "padding: 2px 8px; text-align: left; border-bottom: 1px solid #767676;"
     return (
         f'<div class="wt-shift" data-counted="{counted}" data-targets="{len(y)}" style="{FONT}">'
-        f'<div style="margin-bottom: 4px;">{esc(" ".join(VOCAB[i] for i in seq))} · x = the sequence without '
-        f"its last token, y = without its first · {counted} of {len(y)} targets count</div>"
+        f'<div style="margin-bottom: 4px;">{esc(" ".join(VOCAB[i] for i in seq))} · x drops the last token, '
+        f"y drops the first · {counted} of {len(y)} targets count</div>"
         f'<table style="border-collapse: collapse; {FONT}"><tr><th style="{th}">position</th>'
         f'<th style="{th}">input x</th>'
         f'<th style="{th}">next token</th><th style="{th}">target y</th><th style="{th}">loss</th>'
@@ -180,9 +180,9 @@ class BatchLab(LabBox):
         counted, prompt, padding = counts["counted"], counts["prompt"], counts["padding"]
         self._message = (
             f"{plural(B, 'number')}: x {counts['x_shape']}, logits {counts['logits_shape']}; "
-            f"{plural(counts['targets'], 'target')}: {counted} {'counts' if counted == 1 else 'count'}, "
-            f"{prompt} {'is a digit' if prompt == 1 else 'are digits'} or '=', "
-            f"{padding} {'is' if padding == 1 else 'are'} padding"
+            f"{plural(counts['targets'], 'target')}: {counted:,} {'counts' if counted == 1 else 'count'}, "
+            f"{prompt:,} {'is a digit' if prompt == 1 else 'are digits'} or '=', "
+            f"{padding:,} {'is' if padding == 1 else 'are'} padding"
         )
         self.summary.value = summary_html(counts)
         self.grid.value = grid_html(chosen, L)

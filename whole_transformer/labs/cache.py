@@ -1,7 +1,8 @@
 """The cache lab (notebook 03): a trained model reads a number with a KV cache, one step per press.
 
 ``cache_lab()`` reads the number typed in the box with the chosen model (the decode lab's choice of models,
-``_decode.CHECKPOINTS``). Each press of *Next step* shows one step: the cached key rows and value rows of the
+``_decode.CHECKPOINTS``, each model trained with the causal mask: a kept run without it cannot be cached, and asking
+for one says so). Each press of *Next step* shows one step: the cached key rows and value rows of the
 chosen block and head (one line per token read so far, the row the step added marked "new →" in its label
 and outlined), the step's multiply-adds and measured time with the cache and re-reading every row, and the
 highest scores both ways, printed to 4 decimals, with whether all the scores agree to the last printed digit.
@@ -28,9 +29,14 @@ import ipywidgets as widgets
 
 from ..task import VOCAB
 from ._cache import CachedStep, cost_html, read_with_cache, rows_html, same_html
-from ._decode import CHECKPOINTS, check_args, model_for, parse_number
+from ._decode import CHECKPOINTS, check_args, chooser_layout, model_for, model_options, model_phrase, parse_number
 from ._html import esc
 from ._widgets import LIVE, LabBox
+
+NO_MASK = (
+    "{model} has no causal mask, and a KV cache needs one: without it an earlier token's keys and values would change "
+    "as later tokens come in, so nothing could be kept. Choose a model trained with the mask."
+)
 
 
 class CacheLab(LabBox):
@@ -41,6 +47,8 @@ class CacheLab(LabBox):
         if kwargs:
             raise TypeError(f"cache_lab() got unexpected arguments {sorted(kwargs)}")
         checkpoint, block, n_layers, n_heads = check_args(checkpoint, block, head)
+        if not model_for(checkpoint).cfg.causal:
+            raise ValueError(NO_MASK.format(model=CHECKPOINTS[checkpoint]))
         self._steps: list[CachedStep] = []
         self._n: int | None = None
         self._step = 0
@@ -83,9 +91,10 @@ class CacheLab(LabBox):
             continuous_update=False,  # read on Enter or when the box loses focus
             layout=widgets.Layout(width="160px"),
         )
-        models = [(label, key) for key, label in CHECKPOINTS.items()]  # the decode lab's chooser, "yours" included
+        # the decode lab's chooser, every kept run that has a causal mask (a cache needs one)
+        models = [(label, key) for label, key in model_options() if model_for(key).cfg.causal]
         self.checkpoint = widgets.Dropdown(
-            options=models, value=checkpoint, description="model", layout=widgets.Layout(width="240px")
+            options=models, value=checkpoint, description="model", **chooser_layout(models)
         )
         self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
@@ -155,7 +164,8 @@ class CacheLab(LabBox):
         if k == 0:
             self._message = (
                 f"The prompt of {n} has {first.new_rows} tokens and the cache is empty. Press Next step: the whole "
-                f"prompt goes through the blocks ({model}), and its keys and values fill the cache."
+                f"prompt goes through the blocks of {model_phrase(self.checkpoint.value)}, and its keys and values "
+                "fill the cache."
             )
             self.status.value = f'<div class="wt-small wt-muted">nothing written yet · model: {esc(model)}</div>'
             self.view.value = ""

@@ -1,4 +1,4 @@
-"""The decode lab (notebook 03): a trained model reads a number aloud, one token per step.
+"""The decode lab (notebook 03): one run of the model per step, a trained model writes a number out in words.
 
 ``decode_lab()`` shows the shipped model (after 2 or after 60 epochs of training) reading the
 number typed in the box. Each press of *Next step* runs one step of greedy decoding: the rows
@@ -14,11 +14,11 @@ The whole reading is computed once when the number or the model changes (a few m
 a step only redraws light HTML, so it responds in about a millisecond.
 
 Attributes tests and notebooks use: ``number`` (Text), ``checkpoint`` (Dropdown, values "60"
-and "2", and "yours" once notebook 04 has saved the student's model), ``next_button``,
+and "2", and "yours:<name>" for each run kept in notebook 04), ``next_button``,
 ``reset_button``, ``play_button``, ``stop_button`` (Buttons), ``play`` (a hidden Play widget, the
 timer: its value is the step shown), ``block`` (Dropdown of block numbers 1…N), ``head``
-(Dropdown: "mean" or 1…h), ``status``, ``view``, ``live``, ``yours`` (HTML: what "your model"
-is, or how to get one), and the read-only ``trace`` (the ``decode.Trace``, or None after
+(Dropdown: "mean" or 1…h), ``status``, ``view``, ``live``, ``yours`` (HTML: which kept runs
+there are, or how to keep one), and the read-only ``trace`` (the ``decode.Trace``, or None after
 bad input), ``step`` (0 … len(trace.steps)), ``done``, ``right``, ``message``. Methods:
 ``next_step()``, ``reset()``, ``run_to_end()``.
 
@@ -44,9 +44,11 @@ from ..decode import MAX_NEW, Trace, greedy_trace
 from ..task import VOCAB, expected_answer, parse_prompt
 from . import _yours
 from ._decode import (
-    CHECKPOINTS,
     check_args,
+    chooser_layout,
     model_for,
+    model_options,
+    model_phrase,
     parse_number,
     prompt_message,
     rows_html,
@@ -120,12 +122,10 @@ class DecodeLab(LabBox):
         self.number = widgets.Text(
             value=str(number), description="number", continuous_update=False, layout=widgets.Layout(width="170px")
         )
+        models = model_options()
         self.checkpoint = widgets.Dropdown(
-            options=[(v, k) for k, v in CHECKPOINTS.items()],
-            value=checkpoint,
-            description="model",
-            layout=widgets.Layout(width="290px"),  # "your model (60 epochs)" in full
-        )
+            options=models, value=checkpoint, description="model", **chooser_layout(models)
+        )  # every label in full
         self.next_button = widgets.Button(description="Next step", button_style="primary", icon="step-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
         # ipywidgets' own Play draws ▶ and ■ as unnamed icons, and its ■ goes back to the start; it stays as the
@@ -140,10 +140,10 @@ class DecodeLab(LabBox):
             layout=widgets.Layout(display="none"),
         )
         self.play_button = widgets.Button(
-            description=PLAY, tooltip="play the steps one by one", layout=widgets.Layout(width="100px")
+            description=PLAY, tooltip="play the steps one by one", layout=widgets.Layout(width="120px")
         )
         self.stop_button = widgets.Button(
-            description="■ Stop", tooltip="stop where it is (Reset goes back)", layout=widgets.Layout(width="90px")
+            description="■ Stop", tooltip="stop where it is (Reset goes back)", layout=widgets.Layout(width="110px")
         )
 
     def _make_choosers(self, block: int, head: str | int, n_layers: int, n_heads: int) -> None:
@@ -171,6 +171,7 @@ class DecodeLab(LabBox):
         self.play.observe(lambda _: self._show_playing(), names="playing")
         self.number.observe(lambda _: self._recompute(), names="value")
         self.checkpoint.observe(lambda _: self._recompute(), names="value")
+        self.play.observe(lambda _: self._stop_at_end(), names="value")
         self.play.observe(lambda _: self._render(), names="value")
         self.block.observe(lambda _: self._render(), names="value")
         self.head.observe(lambda _: self._render(), names="value")
@@ -225,7 +226,15 @@ class DecodeLab(LabBox):
         self.play.playing = True
 
     def _show_playing(self) -> None:
-        self.play_button.description = PAUSE if self.play.playing else PLAY
+        """▶ Play or ❚❚ Pause: Pause only while a step is still to come (never once the reading has ended)."""
+        self.play_button.description = PAUSE if self.play.playing and not self.done else PLAY
+
+    def _stop_at_end(self) -> None:
+        """The last step reached: stop the timer here at once, so the button reads ▶ Play again without waiting for
+        the browser's timer to notice (it showed ❚❚ Pause for one more tick)."""
+        if self.done and self.play.playing:
+            self.play.playing = False
+        self._show_playing()
 
     def run_to_end(self) -> None:
         if self._trace is not None:
@@ -265,7 +274,7 @@ class DecodeLab(LabBox):
         if t is None or n is None:  # both are set together, by a number that reads
             return
         self.next_button.disabled = self.done  # after <eos> (or the last new token) there is no next step
-        model_name = CHECKPOINTS[self.checkpoint.value]
+        model_name = model_phrase(self.checkpoint.value)
         if k == 0:
             tokens = [VOCAB[i] for i in t.prompt]
             self._message = prompt_message(t, n, model_name)

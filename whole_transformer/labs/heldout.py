@@ -2,8 +2,8 @@
 
 ``held_out_table(numbers, {label: model})`` reads numbers with several models and shows what each
 says, as words, with "✓ right" / "✗ wrong" and a count. Without ``models`` it reads them with every
-model the labs' chooser offers (``_decode.CHECKPOINTS``): after 60 and after 2 epochs, and "your model"
-once notebook 04 has saved one; a line under the table says what "your model" is, or how to get one.
+model the labs' chooser offers (``_decode.CHECKPOINTS``): after 60 and after 2 epochs, and every run kept
+in notebook 04; a line under the table names the kept runs with their settings, or says how to keep one.
 Notebook 03 shows the 100 held-out numbers. The table scrolls inside a region that the keyboard can reach (Tab,
 then the arrow keys) and that a screen reader names. CSS classes: ``wt-heldout``; each answer
 ``wt-heldout-right`` / ``wt-heldout-wrong``.
@@ -28,7 +28,7 @@ class HeldOutTable:
         if not self.numbers:
             raise ValueError("give at least one number to read")
         self.note = ""
-        if models is None:  # every model the labs offer, "your model" too once there is one
+        if models is None:  # every model the labs offer, every kept run too
             models = {label: model_for(key) for key, label in CHECKPOINTS.items()}
             self.note = _yours.note()
         self.said = {label: read_numbers(m, self.numbers) for label, m in models.items()}

@@ -174,7 +174,7 @@ class MachineLab(LabBox):
         for i in range(1, self.blocks.value + 1):
             out[f"block {i}"] = (rows, rows)
         out["final LayerNorm"] = (rows, rows)
-        out["output layer"] = (rows, ((B, L, VOCAB_SIZE), ("B", "L", "V")))
+        out["output layer"] = (rows, ((B, L, VOCAB_SIZE), ("B", "L", "n_vocab")))
         return out
 
     def select(self, name: str) -> None:

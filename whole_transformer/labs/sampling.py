@@ -29,7 +29,7 @@ import ipywidgets as widgets
 
 from ..task import VOCAB, expected_answer, prompt, sequence
 from . import _sampling as sp
-from ._decode import CHECKPOINTS, model_for, parse_number
+from ._decode import CHECKPOINTS, chooser_layout, model_for, model_options, model_phrase, parse_number, resolve
 from ._html import esc
 from ._widgets import LIVE, LabBox
 
@@ -70,8 +70,9 @@ class SamplingLab(LabBox):
         self._message = ""
         wide = {"description_width": "90px"}
         self.number = widgets.Text(value=str(number), description="number", continuous_update=False)
+        models = model_options()
         self.checkpoint = widgets.Dropdown(
-            options=[(v, k) for k, v in CHECKPOINTS.items()], value=str(checkpoint), description="model"
+            options=models, value=resolve(checkpoint), description="model", **chooser_layout(models, 90)
         )
         self.step = widgets.IntSlider(value=step, min=1, max=8, description="step", style=wide)
         self.temperature = widgets.FloatSlider(
@@ -156,7 +157,7 @@ class SamplingLab(LabBox):
         right = answer[k - 1]
         top = max(range(len(VOCAB)), key=lambda i: st.final[i])
         self._message = (
-            f"Step {k} of reading {n} (the model {CHECKPOINTS[self.checkpoint.value]}), after '{before or '='}': "
+            f"Step {k} of reading {n} ({model_phrase(self.checkpoint.value)}), after '{before or '='}': "
             f"{s.text()}. {st.kept} of {len(VOCAB)} tokens kept; "
             f"'{right}' (the right word) has probability {st.final[VOCAB.index(right)]:.3f}, "
             f"'{VOCAB[top]}' the most ({st.final[top]:.3f})."

@@ -104,7 +104,7 @@ def make_xy(seq, eq=EQ, pad=PAD):
 
 
 def masked_loss(logits, targets, pad=PAD):
-    """Mean cross-entropy over the rows whose target is not ``pad``: logits (N, V), targets (N,)."""
+    """Average cross-entropy of the rows with a target other than ``pad``: logits (N, n_vocab), targets (N,)."""
     logits = np.asarray(logits, dtype=np.float64)
     targets = np.asarray(targets)
     N = len(targets)
