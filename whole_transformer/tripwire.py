@@ -87,7 +87,6 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "whole_transformer.stepwise:token_by_token",
         "whole_transformer.model:Attention.attend",
         "whole_transformer.model:Attention.forward",
-        "whole_transformer.numpy_model:_attention_sublayer",
         "torch.nn.functional:scaled_dot_product_attention",
         "torch.nn.functional:multi_head_attention_forward",
     ),
@@ -95,6 +94,34 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "whole_transformer.labs._sampling:stages",
         "whole_transformer.labs._sampling:keep_mask",
         "whole_transformer.labs._sampling:read_many",
+    ),
+    # notebook 02: the forward pass in NumPy (answers/forbidden.py also refuses a cell that imports torch or the
+    # model's code, from its syntax tree; these catch a call that reaches the model by another name)
+    "layer_norm": (
+        "torch.nn.functional:layer_norm",
+        "torch:layer_norm",
+    ),
+    "multi_head_attention": (
+        "whole_transformer.model:Attention.forward",
+        "whole_transformer.model:Attention.attend",
+        "whole_transformer.model:Attention.split_heads",
+        "torch.nn.functional:scaled_dot_product_attention",
+        "torch.nn.functional:multi_head_attention_forward",
+    ),
+    "decoder_block": (
+        "whole_transformer.model:Block.forward",
+        "whole_transformer.model:Attention.forward",
+        "whole_transformer.model:FFN.forward",
+        "torch.nn.functional:layer_norm",
+        "torch.nn.functional:scaled_dot_product_attention",
+    ),
+    "forward": (
+        "whole_transformer.model:Transformer.forward",
+        "whole_transformer.model:Transformer.embed",
+        "whole_transformer.model:Block.forward",
+        "whole_transformer.model:sinusoidal_positions",
+        "whole_transformer.steps:trace",
+        "whole_transformer.weights:float64_model",
     ),
 }
 
