@@ -123,11 +123,21 @@ def check_markers(text: str) -> None:
     assert not re.search(r"\b(red|orange|green|purple|blue) (lines|ones)\b", text), "a run named by a colour alone"
 
 
-def check_main_run(text: str, main) -> None:
-    """The course's model's epochs as the prose tells them: first all right, the dip, all right again."""
-    full = [e for e, lg in enumerate(main, 1) if lg.held_out == 1.0]
-    dips = [e for e in range(full[0], len(main) + 1) if main[e - 1].held_out < 1.0]
-    (dip,) = {round(100 * main[e - 1].held_out) for e in dips}
+def shipped_history() -> list[dict]:
+    """The course's model's epochs as the shipped 60-epoch checkpoint keeps them: the run the prose quotes. A
+    retrain on another CPU rounds its sums' last bits otherwise and may reach 100/100 an epoch sooner or later,
+    so the epochs the prose names are pinned to this stored run, never to a retrain of this machine's."""
+    from whole_transformer.train import load_checkpoint
+
+    return load_checkpoint("60")[1]["history"]
+
+
+def check_main_run(text: str, main, stored: list[dict]) -> None:
+    """The course's model's epochs as the prose tells them (the shipped run): first all right, the dip, all right
+    again; and, in the lab's run of this machine, the held-out loss below the training loss at first."""
+    full = [e for e, lg in enumerate(stored, 1) if lg["held_out"] == 1.0]
+    dips = [e for e in range(full[0], len(stored) + 1) if stored[e - 1]["held_out"] < 1.0]
+    (dip,) = {round(100 * stored[e - 1]["held_out"]) for e in dips}
     text = " ".join(text.split())
     assert (
         f"first reads all of them at epoch {full[0]}, reads {dip} at epochs {dips[0]} and {dips[-1]}, and all "
@@ -137,7 +147,7 @@ def check_main_run(text: str, main) -> None:
     assert all(lg.held_out_loss < lg.loss for lg in main[:2]), "the dotted line below the solid one, at first"
 
 
-def check_no_mask_run(text: str, main, no_mask) -> None:
+def check_no_mask_run(text: str, main, no_mask, stored: list[dict]) -> None:
     """The no-mask run beside the course's model: higher at first, then lower epoch for epoch, not lower at the end."""
     text = " ".join(text.split())
     higher = [e for e in range(1, len(no_mask) + 1) if no_mask[e - 1].loss > main[e - 1].loss]
@@ -146,7 +156,7 @@ def check_no_mask_run(text: str, main, no_mask) -> None:
     assert f"from epoch {max(higher) + 1} on it lies below the course's model's at the same epoch" in text
     assert no_mask[-1].loss > main[-1].loss, "the no-mask run's last loss is above the course's final one"
     told = f"Its {len(no_mask)} epochs stop at a training loss near {no_mask[-1].loss:.2f}, above the "
-    assert told + f"{main[-1].loss:.4f} the course's model reaches after {len(main)}" in text
+    assert told + f"{stored[-1]['loss']:.4f} the course's model reaches after {len(stored)}" in text
     assert "ends far lower" not in text and "ends even lower" not in text
     if no_mask[-1].held_out == 0.0:
         assert "reads none of the held-out numbers right" in text
@@ -165,8 +175,9 @@ def check_std1_run(text: str, std1) -> None:
 
 def check_runs(text: str, main, no_mask, std1) -> None:
     """The prose's epochs and comparisons are what seeded runs of the lab do (the same train() the lab calls)."""
-    check_main_run(text, main)
-    check_no_mask_run(text, main, no_mask)
+    stored = shipped_history()
+    check_main_run(text, main, stored)
+    check_no_mask_run(text, main, no_mask, stored)
     check_std1_run(text, std1)
 
 
@@ -211,7 +222,7 @@ def test_04_tells_the_held_out_loss_of_the_shipped_models():
 @pytest.mark.slow
 def test_04_tells_its_runs_as_they_are(lab_runs):
     check_runs(text04("c04-30"), lab_runs["main"], lab_runs["no_mask"], lab_runs["std1"])
-    first = next(e for e, lg in enumerate(lab_runs["main"], 1) if lg.held_out == 1.0)
+    first = next(e for e, lg in enumerate(shipped_history(), 1) if lg["held_out"] == 1.0)
     assert f"first 100/100 held out at epoch {first}" in RESULTS.read_text(encoding="utf-8")
 
 
@@ -234,7 +245,8 @@ def test_a_planted_wrong_figure_about_the_runs_fails(lab_runs, plant):
     assert plant[0] in text
     main, no_mask, std1 = lab_runs["main"], lab_runs["no_mask"], lab_runs["std1"]
     # each part of the story is checked alone, so a plant is caught by the check it concerns, not an earlier one
-    checks = [lambda t: check_main_run(t, main), lambda t: check_no_mask_run(t, main, no_mask)]
+    stored = shipped_history()
+    checks = [lambda t: check_main_run(t, main, stored), lambda t: check_no_mask_run(t, main, no_mask, stored)]
     checks.append(lambda t: check_std1_run(t, std1))
     passing = []
     for check in checks:
