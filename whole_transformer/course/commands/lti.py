@@ -70,11 +70,10 @@ def cmd_lti_post(course: Course, args) -> int:
 def post_after_grades(course: Course, log=print) -> None:
     """``make autograde``'s and ``make grades``' last step when course.toml's ``[lti] post_after_grading`` is
     true: every changed score sent (what is done is done: a wrong [lti] or a missing key is said, not raised)."""
-    from ..lti.passback import post  # lazy: nbgrader (the scores are in the gradebook)
-
     settings = load(course)
     if not isinstance(settings.raw.get("lti"), dict) or settings.raw["lti"].get("post_after_grading") is not True:
         return
+    from ..lti.passback import post  # lazy: nbgrader and jwt, only for a course that posts (a hub's grader has no jwt)
     try:
         post(course, read_lti(settings), log=log)
     except ValueError as e:  # SettingsError, KeyError_: the grading stands, the scores wait for make lti-post
