@@ -86,7 +86,7 @@ def row_not_flat(q, k, v, cache=None):
     "fn, says",
     [
         (writes_into, "the cache it was given changed"),
-        (new_row_on_top, "this token's k and v added below"),
+        (new_row_on_top, "this token's row on top"),
         (keeps_its_own, "this token's k and v added below"),
         (row_not_flat, "should be (4,)"),
         (lambda q, k, v, cache=None: right(q, k, v, cache)[0], "not a pair"),
