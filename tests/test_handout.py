@@ -29,6 +29,7 @@ import nbformat
 import pytest
 from implementations import implementations
 
+from whole_transformer.course.answers.mistakes import FORWARD_CALLS
 from whole_transformer.course.cells import HIDDEN_REGION, cell_source, grade_id
 from whole_transformer.course.core import compare
 from whole_transformer.course.core.expected import split_expected
@@ -271,8 +272,20 @@ def test_every_notebook_runs_top_to_bottom_from_the_copy(handout, tmp_path):
 
 def test_the_visible_checks_work_from_the_copy(handout):
     """✓ Right for every correct implementation; the catalogued words for every wrong one."""
+    # a block or a forward pass calls the notebook's earlier functions: a right version of each is defined first,
+    # as a student's notebook has them, so each implementation is judged as its own exercise's (mistakes.py)
+    right = {}
+    for i in implementations(verdict="correct"):
+        right.setdefault(i.exercise, i.source)
     imps = [
-        {"id": i.id, "exercise": i.exercise, "correct": i.correct, "source": i.source, "says": i.check_says}
+        {
+            "id": i.id,
+            "exercise": i.exercise,
+            "correct": i.correct,
+            "before": list(FORWARD_CALLS.get(i.exercise, ())),
+            "source": i.source,
+            "says": i.check_says,
+        }
         for i in implementations()
     ]
     setup = {ex: cell_source_of(ex, "constants") for ex in NOTEBOOK_OF}
@@ -284,6 +297,8 @@ out = {{}}
 for imp in json.loads({json.dumps(json.dumps(imps))}):
     ns = {{"np": np}}
     exec(json.loads({json.dumps(json.dumps(setup))})[imp["exercise"]], ns)
+    for before in imp["before"]:
+        exec(json.loads({json.dumps(json.dumps(right))})[before], ns)
     exec(imp["source"], ns)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
