@@ -110,6 +110,7 @@ class TrainingLab(LabBox):
         self.status.add_class("wt-training-status")
         self.train_button.on_click(lambda _: self.train())
         self.keep_button.on_click(lambda _: self._keep_clicked())
+        self.replace.observe(lambda _: self._say_replace(), names="value")
         self._set_status(
             self._message + (f" (autograding: each run is cut to {QUICK_EPOCHS} epochs)" if autograding() else "")
         )
@@ -175,6 +176,11 @@ class TrainingLab(LabBox):
     @property
     def message(self) -> str:
         return self._message
+
+    def _say_replace(self) -> None:
+        """The summary line says what Keep this run will do with a run already kept under the name."""
+        what = "replaces" if self.replace.value else "never replaces"
+        self.say(f"{self._message} · Keep this run {what} a run kept under the same name")
 
     def _set_status(self, text: str) -> None:
         self._message = text
