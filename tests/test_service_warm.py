@@ -62,6 +62,14 @@ def test_two_students_one_after_the_other_on_the_warm_service_see_nothing_of_eac
         real(self, process)
 
     monkeypatch.setattr(warm.WarmProcess, "__init__", counted)
+    zygotes = []  # how many kernel zygotes ran, counted as the service stops them (it leaves none behind)
+    close_all = zygote.close_all
+
+    def counted_close():
+        zygotes.append(len(zygote._running))
+        close_all()
+
+    monkeypatch.setattr(zygote, "close_all", counted_close)
     secret = course.root / "source" / ASSIGNMENT / f"{NAME}.ipynb"
     work = course.state / "service" / "work"
     ada_paths = [str(secret), str(course.root / "gradebook.db"), str(work), str(exchange)]
@@ -84,7 +92,8 @@ def test_two_students_one_after_the_other_on_the_warm_service_see_nothing_of_eac
     assert len(forked) == 2 and "\n".join(lines).count("GRADED") == 2, lines  # both on the one warm process
     # and both kernels forked by the one kernel zygote into each student's sandbox (their parent, the
     # zygote's joiner, is outside the sandbox's PID namespace: 0), not by a fork server of their own
-    assert len(zygote._running) == 1 and [_probed(course, s)["ppid"] for s in ("ada", "bob")] == [0, 0]
+    assert zygotes[:1] == [1] and not zygote._running  # one zygote while it graded, none once stopped
+    assert [_probed(course, s)["ppid"] for s in ("ada", "bob")] == [0, 0]
     ada, bob = _probed(course, "ada"), _probed(course, "bob")
     assert "mine-ada.txt" in ada["cwd"] and "ada.txt" in ada["tmp"]  # ada's files were there, in ada's sandbox
     for p in ada_paths:
