@@ -82,14 +82,17 @@ def another_cpu(monkeypatch):
     monkeypatch.setattr(hidden_parts.Case, "expected", lambda self: {**expected(self), "want": _ulp(self.want)})
     outcome = grading.outcome
     monkeypatch.setattr(grading, "outcome", lambda *a, **k: _ulp(outcome(*a, **k)))
-    run_case = ec.run_case
+    run_cases = ec.run_cases
 
-    def moved(fn, case):
-        out = run_case(fn, case)
-        out.value = _ulp(out.value)
-        return out
+    # moved after the run, not inside it: a frame of this module between the graded run and the course's
+    # harness (stepwise's _one_step) would be taken for the student's code by the tripwire (issue 40)
+    def moved(ex_, fn):
+        outs = run_cases(ex_, fn)
+        for out in outs:
+            out.value = _ulp(out.value)
+        return outs
 
-    monkeypatch.setattr(ec, "run_case", moved)
+    monkeypatch.setattr(ec, "run_cases", moved)
 
 
 # ------------------------------------------------------------------------------ the rounding
