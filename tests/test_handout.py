@@ -184,10 +184,11 @@ def test_the_handouts_makefile_gitignore_and_readme_mend_issue_40(handout):
     makefile = (handout / "Makefile").read_text()
     assert makefile.index("SETTINGS :=") < makefile.index("venv: $(STAMP) $(SETTINGS)")  # defined before it is used
     assert "--LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)" in makefile  # printed without a browser: notebook 01
-    assert "your-model.pt" in (handout / ".gitignore").read_text().splitlines()
+    ignored = (handout / ".gitignore").read_text().splitlines()
+    assert "your-model.pt" in ignored and "your-models/" in ignored  # the runs a student keeps (issue 42)
     readme = " ".join((handout / "README.md").read_text().split())
     assert "### The labs by keyboard" in (handout / "README.md").read_text()
-    assert "A selector (a dropdown) answers `Home` and `End`" in readme
+    assert "A selector (a dropdown) moves one choice with the arrow keys" in readme
     assert "Kernel is running over TCP without encryption" in readme and "127.0.0.1" in readme
     assert "cannot keep a secret from someone who tries" in readme
 

@@ -132,3 +132,65 @@ def test_sliders_say_their_values_tab_skips_read_outs_and_focus_moves_on(clean_l
     assert here["lab"] == "wt-training" and here["tag"] != "BODY", here
     _until(page, train.is_enabled, "the training done", timeout_ms=120_000)
     assert not nb.widget_errors()
+
+
+#: every lab with a dropdown (a model, a block, a head, a map, a part)
+DROPDOWN_CELLS = [
+    "from whole_transformer.labs import attention_maps_lab, cache_lab, decode_lab, machine_lab, sampling_lab",
+    "machine_lab()",
+    "decode_lab()",
+    "sampling_lab()",
+    "cache_lab()",
+    "attention_maps_lab()",
+]
+
+
+@pytest.fixture
+def dropdowns_notebook(jupyter_server, tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in DROPDOWN_CELLS]
+    path = tmp_path / "dropdowns.ipynb"
+    nbformat.write(nb, path)
+    copy_into(jupyter_server, path, "keyboard40/dropdowns.ipynb")
+    return "keyboard40/dropdowns.ipynb"
+
+
+def _index(select) -> int:
+    return select.evaluate("e => e.selectedIndex")
+
+
+def test_every_dropdown_answers_the_arrow_keys_and_keeps_the_focus(clean_lab, dropdowns_notebook):
+    """Issue 40: JupyterLab's notebook shortcuts took a closed dropdown's arrow keys (the focus went to another
+    cell). The labs mark their dropdowns so the keys are the dropdown's own, as docs/student.md says: on every
+    dropdown of every lab, ArrowDown and ArrowUp move one choice, End goes to the last, the focus stays."""
+    nb = clean_lab.open(dropdowns_notebook)
+    nb.run_all()
+    page = clean_lab.page
+    page.wait_for_timeout(500)  # the naming script runs on the next frame
+    walked = []
+    for select in page.locator(".wt-lab select").all():
+        options = select.locator("option").all_inner_texts()
+        if len(options) < 2 or select.is_disabled():
+            continue
+        assert select.get_attribute("data-lm-suppress-shortcuts") == "true", options
+        select.focus()
+        lab = page.evaluate(FOCUS)["lab"]
+        select.select_option(index=0)
+        page.keyboard.press("ArrowDown")
+        _until(page, lambda s=select: _index(s) == 1, f"{lab}: ArrowDown to {options[1]!r}")
+        assert page.evaluate(FOCUS) | {"text": ""} == {
+            "tag": "SELECT",
+            "role": None,
+            "text": "",
+            "lab": lab,
+            "readout": False,
+        }
+        page.keyboard.press("ArrowUp")
+        _until(page, lambda s=select: _index(s) == 0, f"{lab}: ArrowUp to {options[0]!r}")
+        last = len(options) - 1
+        page.keyboard.press("End")
+        _until(page, lambda s=select, n=last: _index(s) == n, f"{lab}: End to {options[-1]!r}")
+        assert page.evaluate(FOCUS)["tag"] == "SELECT", lab
+        walked.append(lab)
+    assert {"wt-machine", "wt-decode", "wt-cache", "wt-maps"} <= set(walked), walked

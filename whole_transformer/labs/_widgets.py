@@ -12,7 +12,8 @@ handle of a lab the name of its visible label (``aria-label``) and its value as 
 (``aria-valuetext``: a selection slider's handle otherwise says its index, "5" for d_model 64), take the
 read-out out of the Tab order (``tabindex=-1``: the handle's keys change the value), make the live line's
 container the live region (it stays in the page while its text changes, as screen readers need), name any
-icon-only button by its tooltip, and hand the focus on to the lab's next control (or the one before, for the
+icon-only button by its tooltip, keep a closed dropdown's arrow keys from JupyterLab's notebook shortcuts
+(``data-lm-suppress-shortcuts``: without it they move to another cell), and hand the focus on to the lab's next control (or the one before, for the
 last) when the focused control is disabled, as Next step is at the end of a reading and Train while it trains,
 instead of letting it fall to the page. JupyterLab runs it for outputs the student ran (trusted); the lecture
 HTML runs it as a page script.
@@ -56,6 +57,11 @@ NAME_CONTROLS_JS = """
       });
       // the read-out is not a Tab stop of its own: the handle's arrow keys, Home and End change the value
       if (readout && readout.getAttribute('tabindex') !== '-1') { readout.setAttribute('tabindex', '-1'); }
+    });
+    // a closed dropdown's arrow keys are its own: JupyterLab's notebook shortcuts would take them and move to
+    // another cell (ipywidgets #3912); Lumino runs no shortcut for a key pressed in an element marked so
+    document.querySelectorAll('.wt-lab select').forEach(function (s) {
+      if (!s.hasAttribute('data-lm-suppress-shortcuts')) { s.setAttribute('data-lm-suppress-shortcuts', 'true'); }
     });
   }
   // A focused control that is disabled (Next step at the end, Train while training) hands the focus on to
