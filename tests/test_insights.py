@@ -27,7 +27,7 @@ from simclass.notebooks import Notebooks, write_submission
 from simclass.students import NOT_IN_CLASS, roster
 
 from whole_transformer.course.answers import diagnose
-from whole_transformer.course.answers.mistakes import CATALOGUE
+from whole_transformer.course.answers.mistakes import CATALOGUE, FORWARD_CALLS
 from whole_transformer.course.cells import grade_id, is_test
 from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.core.results import CellStatus, Record
@@ -59,6 +59,7 @@ EXPECTED = _expected_payloads()
 # mistakes and right answers are graded for real in tests/test_sampling.py and the simulated class instead.
 RECORDED = [e for e in NOTEBOOK_OF if e != "sample_next"]
 POINTS = {"next_token": 2.0, "greedy_decode": 3.0, "make_xy": 2.0, "masked_loss": 2.0, "cached_attention": 3.0}
+POINTS |= {"layer_norm": 2.0, "multi_head_attention": 3.0, "decoder_block": 2.0, "forward": 3.0}  # 02's forward pass
 
 
 def _cell(results, name):
@@ -154,6 +155,7 @@ def test_a_stored_verdict_reads_back_and_writes_the_same_json(stored):
 @pytest.mark.parametrize("exercise", RECORDED)
 def test_right_answers_get_full_points_and_no_mistake(exercise):
     from whole_transformer import grading
+    from whole_transformer.course.answers import reference
     from whole_transformer.course.answers.diagnose import _called, _environment
 
     env = _environment()
@@ -164,6 +166,7 @@ def test_right_answers_get_full_points_and_no_mistake(exercise):
             "np": __import__("numpy"),
             "softmax": __import__("whole_transformer.course.answers.reference", fromlist=["softmax"]).softmax,
         }
+        ns |= {n: getattr(reference, n) for n in FORWARD_CALLS.get(exercise, ())}  # 02: the earlier functions, right
         exec(compile(impl.source, impl.id, "exec"), ns)  # the test suite's own implementations
         results = []
         for c in cases:

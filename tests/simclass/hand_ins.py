@@ -138,18 +138,54 @@ def partial_work(nbs: Notebooks) -> Student:
     return Student("partial", part, expect, note="01 done, 02 untouched, 03 half done, 04 not handed in")
 
 
+def _calling_rows(exercises: list[str], wrong: dict[str, list], spare: dict[str, list]) -> list[dict]:
+    """02's implementations, one row (exercise → implementation) per student, so that every function a row
+    hands in calls only right ones (``FORWARD_CALLS``): a block or a forward pass calls the student's own
+    earlier functions, and its results are a catalogued mistake's (or right) only when those are right.
+    A caller gets correct spares for its callees while there are some (the notebook's solution otherwise);
+    the wrong callees go to rows of their own, several exercises a row when none calls another."""
+    callers = sorted((ex for ex in exercises if ex in FORWARD_CALLS), key=lambda ex: -len(FORWARD_CALLS[ex]))
+    rows: list[dict] = []
+    for ex in callers:
+        for impl in wrong[ex] + [spare[ex].pop(0) for _ in list(spare[ex])]:
+            row = {ex: impl}
+            for callee in FORWARD_CALLS[ex]:
+                row[callee] = spare[callee].pop(0) if spare[callee] else None  # None: the solution, right
+            rows.append(row)
+    plain = [ex for ex in exercises if ex not in FORWARD_CALLS]
+    start = len(rows)
+    for ex in plain:
+        for k, impl in enumerate(wrong[ex]):
+            while start + k >= len(rows):
+                rows.append({})
+            rows[start + k][ex] = impl
+    for ex in plain:  # correct leftovers: right wherever they go
+        for row in rows:
+            if spare[ex] and row.get(ex) is None:
+                row[ex] = spare[ex].pop(0)
+    return rows
+
+
 def catalogued_mistakes(nbs: Notebooks, leave_out: set[str]) -> tuple[list[Student], dict[str, list]]:
     """Every wrong implementation of every exercise (but ``leave_out``), one per exercise per student (02, 03
-    and 04 handed in); an exercise with fewer wrong ones gets correct ones in the remaining students.
+    and 04 handed in); an exercise with fewer wrong ones gets correct ones in the remaining students. 02's
+    exercises are laid out by ``_calling_rows``: in a student whose earlier function is wrong, a function
+    that calls it is left as released (unanswered), for its results could be no catalogued mistake's.
     Returns the students and, per exercise, the correct implementations not used yet."""
     wrong = {ex: [i for i in implementations(ex, "wrong") if i.id not in leave_out] for ex in NOTEBOOK_OF}
     spare = {ex: implementations(ex, "correct") for ex in NOTEBOOK_OF}
+    in_nb2 = [ex for ex in NOTEBOOK_OF if NOTEBOOK_OF[ex].removesuffix(".ipynb") == NB2]
+    rows = _calling_rows(in_nb2, wrong, spare) if NB2 in nbs.names else []
     students = []
-    for k in range(max(len(v) for v in wrong.values())):
+    for k in range(max([len(v) for ex, v in wrong.items() if ex not in in_nb2] + [len(rows)])):
         notebooks = {NB2: nbs.solved(NB2), NB3: nbs.solved(NB3), NB4: nbs.solved(NB4)}  # 02: the forward pass
         expect, used = {}, []
+        row = rows[k] if k < len(rows) else {}
         for ex in NOTEBOOK_OF:
-            impl = wrong[ex][k] if k < len(wrong[ex]) else (spare[ex].pop(0) if spare[ex] else None)
+            if ex in in_nb2:
+                impl = row.get(ex)
+            else:
+                impl = wrong[ex][k] if k < len(wrong[ex]) else (spare[ex].pop(0) if spare[ex] else None)
             if impl is None:
                 continue
             nb_name = NOTEBOOK_OF[ex].removesuffix(".ipynb")
@@ -158,9 +194,12 @@ def catalogued_mistakes(nbs: Notebooks, leave_out: set[str]) -> tuple[list[Stude
             expect[EXERCISE_TEST[ex]] = (pts if impl.correct else 0.0, "graded")
             used.append(impl.id)
         wrong_here = {i.split("__")[0] for i in used if "__wrong__" in i}
-        for ex, calls in FORWARD_CALLS.items():  # 02: a block or a forward pass calls the student's own earlier
-            if wrong_here & set(calls):  # functions, so a wrong one costs it points too
-                expect[EXERCISE_TEST[ex]] = (0.0, "graded")
+        for ex, calls in FORWARD_CALLS.items():  # 02: a function that calls a wrong one is left as released
+            if wrong_here & set(calls):
+                if ex in row:
+                    raise AssertionError(f"impl-{k:02d}: {row[ex].id} calls a wrong {sorted(wrong_here & set(calls))}")
+                set_answer(notebooks[NB2], ex, cell(nbs.blank(NB2), ex).source)
+                expect[EXERCISE_TEST[ex]] = (0.0, "graded")  # expected_now: unanswered
         students.append(Student(f"impl-{k:02d}", notebooks, expect, note=", ".join(used)))
     return students, spare
 
