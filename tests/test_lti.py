@@ -350,6 +350,7 @@ def test_each_score_reaches_the_lms_once_as_canvas_grades_has_it_and_what_did_no
 # ------------------------------------------------------------------------------ the hub's sign-in (no hub started)
 def test_the_hubs_lti_authenticator_signs_students_in_and_refuses_what_the_course_does_not_accept(course, platform):
     import asyncio
+    import concurrent.futures
 
     from ltiauthenticator.lti13.validator import LTI13LaunchValidator
     from tornado import web
@@ -366,7 +367,17 @@ def test_the_hubs_lti_authenticator_signs_students_in_and_refuses_what_the_cours
     def signed_in(token: str) -> dict:
         claims = checks.verify_and_decode_jwt(token, lti.issuer, auth.client_id, lti.jwks_url, ["RS256"])
         checks.validate_id_token(claims)
-        return asyncio.run(auth.authenticate(None, claims))
+        # a fresh loop of its own, in a thread: an earlier test of the same worker (the hub's, tornado's,
+        # playwright's) may have left a loop running or set in this one, where asyncio.run refuses to start
+        def run() -> dict:
+            loop = asyncio.new_event_loop()
+            try:
+                return loop.run_until_complete(auth.authenticate(None, claims))
+            finally:
+                loop.close()
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(run).result()
 
     ada = signed_in(platform.launch("lms-ada")["id_token"])
     assert ada == {

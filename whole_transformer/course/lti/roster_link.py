@@ -4,7 +4,7 @@
 launch of the same LTI user id was (``lti-launches.json``), the roster's student with that LMS id,
 then the roster's student with that email. A student found by email gets the LMS id if the roster
 had none. A student found nowhere is added to the roster (``username``, the hub's name for them, as
-their id) and the message says so. A launch whose LMS id and email point at two different students,
+their id: in the gradebook and on the class list ``term.names.keep_roster_ids`` keeps) and the message says so. A launch whose LMS id and email point at two different students,
 or whose email belongs to a student with another LMS id, or whose new id is taken by someone else, is
 refused (``LaunchRefused``), naming them in the log only. Instructors are not students: nothing is
 written for them.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..autograder.gradebook import prepare_database
 from ..layout import Course
-from ..term.names import roster
+from ..term.names import keep_roster_ids, roster
 from .launch import Launch, LaunchRefused
 
 LAUNCHES = "lti-launches.json"
@@ -103,6 +103,7 @@ def enrol(course: Course, launch: Launch, username: str, log=print) -> str | Non
                 fields[key] = value
         gb.update_or_create_student(found, **fields)
     if p is None:
+        keep_roster_ids(course, [found])  # the roster is the class list kept beside the gradebook, not the gradebook
         log(
             f"lti: {found} added to the roster by their first launch (LMS user {launch.lms_user_id}, "
             f"{launch.email or 'no email'})"
