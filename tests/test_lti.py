@@ -367,6 +367,7 @@ def test_the_hubs_lti_authenticator_signs_students_in_and_refuses_what_the_cours
     def signed_in(token: str) -> dict:
         claims = checks.verify_and_decode_jwt(token, lti.issuer, auth.client_id, lti.jwks_url, ["RS256"])
         checks.validate_id_token(claims)
+
         # a fresh loop of its own, in a thread: an earlier test of the same worker (the hub's, tornado's,
         # playwright's) may have left a loop running or set in this one, where asyncio.run refuses to start
         def run() -> dict:

@@ -13,9 +13,9 @@ handle of a lab the name of its visible label (``aria-label``) and its value as 
 read-out out of the Tab order (``tabindex=-1``: the handle's keys change the value), make the live line's
 container the live region (it stays in the page while its text changes, as screen readers need), name any
 icon-only button by its tooltip, keep a closed dropdown's arrow keys from JupyterLab's notebook shortcuts
-(``data-lm-suppress-shortcuts``: without it they move to another cell), and hand the focus on to the lab's next control (or the one before, for the
-last) when the focused control is disabled, as Next step is at the end of a reading and Train while it trains,
-instead of letting it fall to the page. JupyterLab runs it for outputs the student ran (trusted); the lecture
+(``data-lm-suppress-shortcuts``: without it they move to another cell), and hand the focus on to the lab's
+next control (or the one before, for the last) when the focused control is disabled, as Next step is at the
+end of a reading and Train while it trains, instead of letting it fall to the page. JupyterLab runs it for outputs the student ran (trusted); the lecture
 HTML runs it as a page script.
 
 CSS classes: ``wt-lab`` the root; ``wt-style`` the stylesheet's (invisible) widget; ``wt-live`` and

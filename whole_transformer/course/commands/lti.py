@@ -74,6 +74,7 @@ def post_after_grades(course: Course, log=print) -> None:
     if not isinstance(settings.raw.get("lti"), dict) or settings.raw["lti"].get("post_after_grading") is not True:
         return
     from ..lti.passback import post  # lazy: nbgrader and jwt, only for a course that posts (a hub's grader has no jwt)
+
     try:
         post(course, read_lti(settings), log=log)
     except ValueError as e:  # SettingsError, KeyError_: the grading stands, the scores wait for make lti-post

@@ -4,7 +4,8 @@
 launch of the same LTI user id was (``lti-launches.json``), the roster's student with that LMS id,
 then the roster's student with that email. A student found by email gets the LMS id if the roster
 had none. A student found nowhere is added to the roster (``username``, the hub's name for them, as
-their id: in the gradebook and on the class list ``term.names.keep_roster_ids`` keeps) and the message says so. A launch whose LMS id and email point at two different students,
+their id: in the gradebook and on the class list ``term.names.keep_roster_ids`` keeps) and the message
+says so. A launch whose LMS id and email point at two different students,
 or whose email belongs to a student with another LMS id, or whose new id is taken by someone else, is
 refused (``LaunchRefused``), naming them in the log only. Instructors are not students: nothing is
 written for them.
