@@ -9,14 +9,14 @@ announces it (the line is an ARIA live region, ``role="status"``).
 ipywidgets draws a slider's handle (``role="slider"``) without a name, so a screen reader says only "slider, 64".
 When a lab is displayed it also displays ``NAME_CONTROLS_JS``, a few lines of JavaScript that give every slider
 handle of a lab the name of its visible label (``aria-label``) and its value as the read-out shows it
-(``aria-valuetext``: a selection slider's handle otherwise says its index, "5" for d_model 64), take the
-read-out out of the Tab order (``tabindex=-1``: the handle's keys change the value), make the live line's
-container the live region (it stays in the page while its text changes, as screen readers need), name any
-icon-only button by its tooltip, keep a closed dropdown's arrow keys from JupyterLab's notebook shortcuts
-(``data-lm-suppress-shortcuts``: without it they move to another cell), and hand the focus on to the lab's
-next control (or the one before, for the last) when the focused control is disabled, as Next step is at the
-end of a reading and Train while it trains, instead of letting it fall to the page. JupyterLab runs it for outputs the student ran (trusted); the lecture
-HTML runs it as a page script.
+(``aria-valuetext``: a selection slider's handle otherwise says its index, "5" for d_model 64), take the read-out
+out of the Tab order (``tabindex=-1``: the handle's keys change the value), make the live line's container the live
+region (it stays in the page while its text changes, as screen readers need), name any icon-only button by its
+tooltip, keep a closed dropdown's arrow keys from JupyterLab's notebook shortcuts (``data-lm-suppress-shortcuts``:
+without it they move to another cell), and hand the focus on to the lab's next control (or the one before, for the
+last) when the focused control is disabled, as Next step is at the end of a reading and Train while it trains,
+instead of letting it fall to the page. JupyterLab runs it for outputs the student ran (trusted); the lecture HTML
+runs it as a page script.
 
 CSS classes: ``wt-lab`` the root; ``wt-style`` the stylesheet's (invisible) widget; ``wt-live`` and
 ``wt-<lab>-live`` the summary line's widget, ``wt-said`` its text.
