@@ -12,6 +12,8 @@ A notebook with the microscope, the machine, the scale and the training labs, ru
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 import pytest
 from e2e_lab import by_description, copy_into
@@ -38,15 +40,20 @@ FOCUS = """() => {
 }"""
 
 
-@pytest.fixture
-def labs_notebook(jupyter_server, tmp_path):
+def _notebook(jupyter_server, tmp_path, cells: list[str], where: str) -> str:
+    """A notebook of ``cells`` copied into the shared JupyterLab's folder at ``where``."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    path = tmp_path / "keyboard.ipynb"
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    path = tmp_path / Path(where).name
     nbformat.write(nb, path)
-    copy_into(jupyter_server, path, "keyboard31/keyboard.ipynb")
-    return "keyboard31/keyboard.ipynb"
+    copy_into(jupyter_server, path, where)
+    return where
+
+
+@pytest.fixture
+def labs_notebook(jupyter_server, tmp_path):
+    return _notebook(jupyter_server, tmp_path, CELLS, "keyboard31/keyboard.ipynb")
 
 
 def _until(page, fn, what, timeout_ms=15_000):
@@ -147,13 +154,7 @@ DROPDOWN_CELLS = [
 
 @pytest.fixture
 def dropdowns_notebook(jupyter_server, tmp_path):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in DROPDOWN_CELLS]
-    path = tmp_path / "dropdowns.ipynb"
-    nbformat.write(nb, path)
-    copy_into(jupyter_server, path, "keyboard40/dropdowns.ipynb")
-    return "keyboard40/dropdowns.ipynb"
+    return _notebook(jupyter_server, tmp_path, DROPDOWN_CELLS, "keyboard40/dropdowns.ipynb")
 
 
 def _index(select) -> int:
