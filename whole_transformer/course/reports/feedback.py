@@ -14,6 +14,7 @@ the previous run's feedback is kept as it was, so a leak is never handed out, wh
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -31,7 +32,7 @@ from ..answers.leak_search import (
     said,
     test_secrets,
 )
-from ..cells import cell_source, nbgrader_meta
+from ..cells import cell_source, is_test, nbgrader_meta
 from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
 from ..plugins.hide_tests import solution_fragments, split_hidden
@@ -82,9 +83,37 @@ def student_of(course: Course, feedback_file: Path) -> str:
 
 def own_submission(course: Course, feedback_file: Path) -> str:
     """The text of every notebook the student of this feedback file handed in ('' when none): under
-    whatever name they handed a notebook in, what they wrote is theirs."""
-    folder = course.submitted / student_of(course, feedback_file)
-    return "\n".join(_notebook_text(p) for p in sorted(folder.rglob("*.ipynb")) if p.is_file() and not p.is_symlink())
+    whatever name they handed a notebook in, what they wrote is theirs. So is what their own code printed when
+    it was graded, outside the test cells: a result right in most of its numbers (a forward pass that forgets
+    only the PAD keys) prints numbers that are expected values too, and the student's kernel never holds
+    an expected value (the grader compares outside it), so those numbers are the student's own."""
+    student = student_of(course, feedback_file)
+    folder = course.submitted / student
+    texts = [_notebook_text(p) for p in sorted(folder.rglob("*.ipynb")) if p.is_file() and not p.is_symlink()]
+    graded = course.autograde / student / ASSIGNMENT
+    for p in sorted(graded.glob("*.ipynb")) if graded.is_dir() else []:
+        for cell in nbformat.read(p, as_version=4).cells:
+            if cell.get("cell_type") == "code" and not is_test(cell):
+                texts += [_printed(o) for o in cell.get("outputs", [])]
+    return "\n".join(texts)
+
+
+#: what a page per student prints of the course's own figures: its total line and its notebooks' scores
+_SCORES = re.compile(r"<p class='wt-total'>.*?</p>|<td>[\d.]+ / [\d.]+</td>", re.S)
+
+
+def scores_shown(path: Path) -> str:
+    """The scores a page shows (its total, its parts, each notebook's): the course's sums of the student's
+    points, never a secret, though one may read like a rounded expected value (a total of 22.94)."""
+    return "\n".join(_SCORES.findall(path.read_text(errors="replace")))
+
+
+def _printed(output) -> str:
+    """An output's text: a stream's, or each text form of a result or display (plain, HTML)."""
+    if "text" in output:
+        return str(output["text"])
+    data = output.get("data", {})
+    return "\n".join(str(v) for k, v in data.items() if k.startswith("text/"))
 
 
 def make_readable(path: Path) -> None:
@@ -110,7 +139,7 @@ def remove_leaks(course: Course, files: list[Path], log=print) -> list[Path]:
     lines = secrets(course)
     bad = []
     for f in files:
-        found = leaks(f, lines, own_submission(course, f))
+        found = leaks(f, lines, own_submission(course, f) + "\n" + scores_shown(f))
         if found:
             bad.append(f)
             f.unlink()
