@@ -94,8 +94,8 @@ class _ScaleRig:
     def merges(self, c: Course, label: str) -> list[float]:
         """The wall time of each of ``n`` merges of the graded student into ``c``'s gradebook, a new student each."""
         # lazy: nbgrader and sqlalchemy
-        from whole_transformer.course.autograder.gradebook import open_gradebook
         from whole_transformer.course.autograder.merge import merge
+        from whole_transformer.course.gradebook import open_gradebook
 
         times, cpu = [], []
         with open_gradebook(c) as gb:

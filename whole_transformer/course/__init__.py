@@ -5,7 +5,8 @@ command once: its function, arguments and help line; the Makefile's targets call
 per subsystem:
 
 - ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
-  ``csp`` the Content-Security-Policy of every page the course writes or serves;
+  ``gradebook`` the course's gradebook and each private course's; ``whole_output`` a command's output folders
+  replaced all or nothing; ``csp`` the Content-Security-Policy of every page the course writes or serves;
 - ``core/``       the typed grading core, which imports no other subpackage: a cell's ``verdict`` and a
   submission's ``results`` as dataclasses, the ``expected`` values' format, ``compare`` (a result with
   them) and the one ``scheduler`` loop;
@@ -31,14 +32,15 @@ per subsystem:
   ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
   ``nbgrader_run`` its nbgrader process; ``graded`` what that run left, read back), ``merge``, ``record``;
   a class: ``autograde`` (what it checks first: ``prepare``; what it tells as it goes: ``class_log``),
-  ``graders`` (local or Dask), ``claims``, ``gradebook``, ``template``, ``pack``, ``cluster``;
+  ``graders`` (local or Dask), ``claims``, ``template``, ``pack``, ``cluster``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (what it counts: ``class_insights``; its page:
   ``insights_page``);
 - ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback
   released (``attempt_feedback``);
 - ``term/``       the term's ``settings`` (course.toml; its sections ``late_policy`` and ``service_policy``,
   one value read: ``toml_values``), ``late`` (lateness and penalty), ``handin_time`` (the time a hand-in
-  counts: the claim against the evidence), ``roster``, ``names``;
+  counts: the claim against the evidence; ``handin_merge`` a hand-in only ever added to, each file's time
+  recorded), ``roster``, ``names``;
 - ``lti/``        the course inside an LMS by LTI 1.3: ``settings`` (course.toml's ``[lti]``), ``keys`` (the tool's
   key pair), ``tool_config`` (what an LMS admin pastes), ``launch`` (an id_token checked or refused),
   ``roster_link`` (the launched student on the roster), ``passback`` (the scores to the LMS's gradebook);

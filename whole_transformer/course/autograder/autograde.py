@@ -39,12 +39,12 @@ from nbgrader.api import Gradebook
 
 from ..core.results import FAILED, GRADED, MISSING, NotebookResult
 from ..core.scheduler import Scheduler
+from ..gradebook import open_gradebook
 from ..layout import ASSIGNMENT, Course
 from ..sandbox.bubblewrap import SandboxMissing
 from ..term.settings import Settings
 from .claims import Claims
 from .class_log import Progress, Tally, lateness_note, log_summary, summary_line
-from .gradebook import open_gradebook
 from .graders import DaskGraders, LocalGraders
 from .locate import Job, make_job, submission_digest, submission_files
 from .merge import merge

@@ -16,10 +16,10 @@ from datetime import UTC
 from pathlib import Path
 
 from ..core.results import GRADED, MISSING
+from ..gradebook import open_gradebook
 from ..layout import ASSIGNMENT, Course
 from ..plugins.inert import clean_file
 from ..term.handin_time import student_handin
-from .gradebook import open_gradebook
 from .record import StudentResult, write_record
 from .template import Template
 

@@ -31,9 +31,9 @@ import nbformat
 
 from ..cells import grade_ids
 from ..core.results import FAILED, GRADED, MISSING, Finding, NotebookResult
+from ..gradebook import private_course_config
 from ..layout import ASSIGNMENT
 from ..term.times import parse_time
-from .gradebook import private_course_config
 from .graded import cell_statuses, scores_of
 from .locate import MAX_NOTEBOOK_BYTES, Job, locate, read_notebook, submission_files, unpack
 from .nbgrader_run import NbgraderRuns, nbgrader_autograde

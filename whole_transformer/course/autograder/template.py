@@ -15,8 +15,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..gradebook import ensure_course_gradebook, grade_cells_of, private_course_config, source_digest, stamp_gradebook
 from ..layout import ASSIGNMENT, Course, digest_files, run_nbgrader, sqlite_url
-from .gradebook import ensure_course_gradebook, grade_cells_of, private_course_config, source_digest, stamp_gradebook
 
 
 @dataclass

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from nbgrader.api import Gradebook
 
-from ..autograder.gradebook import gradebook_exists
 from ..autograder.record import load_record
 from ..core.results import FAILED, GRADED, MISSING, UNANSWERED
 from ..core.verdict import CellVerdict
+from ..gradebook import gradebook_exists
 from ..layout import ASSIGNMENT, NOTEBOOK_OF, Course, redact
 from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..term import settings as term_settings

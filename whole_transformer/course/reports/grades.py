@@ -28,12 +28,12 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..autograder.gradebook import gradebook_exists
 from ..autograder.locate import submission_digest
 from ..autograder.record import load_record
 from ..cells import grade_id
 from ..core.results import FAILED, GRADED, MISSING, UNANSWERED
 from ..core.verdict import CellVerdict, Outcome
+from ..gradebook import gradebook_exists
 from ..layout import ASSIGNMENT, Course, redact, run_nbgrader
 from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..term.names import say_problems

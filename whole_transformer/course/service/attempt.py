@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..autograder.handin_merge import entry, record_files
 from ..autograder.locate import Job, odd_files, submission_digest
 from ..autograder.merge import merge
 from ..autograder.pack import Pack
@@ -28,6 +27,7 @@ from ..autograder.record import StudentResult, load_record
 from ..autograder.template import Template
 from ..core.results import GRADED, MISSING, Finding
 from ..layout import Course
+from ..term.handin_merge import entry, record_files
 from ..term.handin_time import entry_fields
 from ..term.settings import Settings
 from . import attempt_feedback as fb
@@ -75,7 +75,7 @@ def make_job(sub: Submission, template: Template, stage: Path) -> Job:
 
 def install(course: Course, student: str, files: dict[str, bytes], sub: Submission | None = None) -> None:
     """The attempt's files become submitted/<student>/ (replaced whole, by renames); with ``sub``, the time the
-    service decided for it is recorded for each file (the record of when, ``autograder/handin_merge.py``), so
+    service decided for it is recorded for each file (the record of when, ``term/handin_merge.py``), so
     that every later command (make grades, make term, the feedback) uses the very time of the service's record."""
     dest = course.submitted / student
     new, old = course.submitted / f".service-{student}.new", course.submitted / f".service-{student}.old"

@@ -23,11 +23,11 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 from nbgrader.utils import notebook_hash
 
-from ..autograder.gradebook import private_course_config
 from ..autograder.merge import merge
 from ..core.results import GRADED, MISSING, CellStatus
 from ..core.verdict import Outcome
 from ..csp import with_policy
+from ..gradebook import private_course_config
 from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
 from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..reports.feedback import leaks, notebook_text

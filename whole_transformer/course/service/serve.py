@@ -33,13 +33,13 @@ from pathlib import Path
 
 from .. import env_vars
 from ..autograder.claims import Claims
-from ..autograder.gradebook import source_digest
 from ..autograder.graders import DaskGraders, LocalGraders
 from ..autograder.locate import Job
 from ..autograder.pack import Pack, make_pack
 from ..autograder.record import StudentResult
 from ..autograder.template import build_template
 from ..core.scheduler import Scheduler
+from ..gradebook import source_digest
 from ..layout import Course, exchange_root, inbound
 from ..reports.feedback import secrets
 from ..sandbox import zygote

@@ -13,7 +13,7 @@ future-date an attempt past the service's cooldown). So is a claim copied from a
 same student (``twin_of``): the time used is then that attempt's own evidence, as for any other.
 
 The time is decided where the evidence is, once, when the course first takes the hand-in in, and
-written per file into the record of when (``autograder/handin_merge.py``, ``handin-times.json``):
+written per file into the record of when (``term/handin_merge.py``, ``handin-times.json``):
 
 - the grading service, from the attempt's inbound folder (``service/watch.py``; recorded by
   ``service/attempt.py`` when the attempt goes into the course);
@@ -40,7 +40,7 @@ from zoneinfo import ZoneInfo
 
 from whole_transformer.course.layout import ASSIGNMENT
 
-from ..autograder.handin_merge import read_times
+from .handin_merge import read_times
 from .times import parse_time, read_timestamp, span
 
 TOLERANCE = timedelta(minutes=5)

@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
+from .layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
 
 
 def private_course_config(root: Path, main_config: Path, extra: str = "") -> None:
