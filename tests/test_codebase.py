@@ -8,7 +8,8 @@
   alone (``)``, ``],``, a lone ``\"\"\"``) are passed over, so that six lines standing twice are six lines of code or
   text written twice. Code that two places need is written once and shared;
 - no circle of imports among the modules of whole_transformer/, imports inside functions and under TYPE_CHECKING
-  counted; an import of the package's own modules inside a function says why, in a comment;
+  counted, nor among its subpackages (they stack in layers, course/core/ at the bottom); an import of the
+  package's own modules inside a function says why, in a comment;
 - what a docstring, a comment or a page of the docs names stands: files and paths of the repository (or of one
   allow-list, for what runs make), names written as code, dotted names of the package;
 - docs/code.md maps every module of the package, and names none that is gone.
@@ -287,6 +288,62 @@ def test_no_circle_of_imports_among_the_modules_of_the_package():
     found = circles(import_graph())
     said = [" ⇄ ".join(m.removeprefix("whole_transformer.") for m in part) for part in found]
     assert not found, f"{len(found)} circles of imports (imports inside functions counted): " + " | ".join(said)
+
+
+def subpackage_of(module: str) -> str:
+    """The part of the package a module stands in: its subpackage (``course.autograder``, ``labs``), or the
+    module itself when it stands alone (``course.layout``, ``task``)."""
+    parts = module.removeprefix("whole_transformer").strip(".").split(".")
+    if parts[0] == "course" and len(parts) > 1:
+        return ".".join(parts[:2])
+    return parts[0] or "whole_transformer"
+
+
+def subpackage_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """subpackage → the subpackages its modules import (``subpackage_of``), wherever the import stands."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for module, imported in graph.items():
+        mine = subpackage_of(module)
+        out[mine] |= {subpackage_of(m) for m in imported} - {mine}
+    return dict(out)
+
+
+def test_the_subpackages_stack_with_no_circle():
+    """The subpackages of course/ (and the modules standing alone beside them) stack in layers, core/ at the
+    bottom: none imports one that imports it back, directly or round a longer circle."""
+    graph = subpackage_graph(import_graph())
+    found = circles(graph)
+    said = []
+    for part in found:
+        edges = sorted(f"{a} → {b}" for a in part for b in graph[a] if b in part)
+        said.append(" ⇄ ".join(part) + f" ({'; '.join(edges)})")
+    assert not found, f"{len(found)} circles among the subpackages (imports inside functions counted): " + " | ".join(
+        said
+    )
+    above = sorted(s for s in graph.get("course.core", ()) if s.startswith("course"))
+    assert not above, f"course/core/ imports other parts of course/ (it is the bottom layer): {above}"
+
+
+def test_the_subpackage_graph_names_each_part_once():
+    graph = subpackage_graph(
+        {
+            "whole_transformer.course.core.results": {"whole_transformer.course.core.verdict"},
+            "whole_transformer.course.autograder.grade": {"whole_transformer.course.core.results"},
+            "whole_transformer.course.layout": set(),
+            "whole_transformer.course.term.late": {"whole_transformer.course.layout"},
+            "whole_transformer.labs._widgets": {"whole_transformer.task"},
+        }
+    )
+    assert graph == {
+        "course.core": set(),
+        "course.autograder": {"course.core"},
+        "course.layout": set(),
+        "course.term": {"course.layout"},
+        "labs": {"task"},
+    }
+    assert circles({"course.term": {"course.autograder"}, "course.autograder": {"course.term"}}) == [
+        ["course.autograder", "course.term"]
+    ]
 
 
 def test_an_own_import_inside_a_function_says_why():
