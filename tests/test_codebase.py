@@ -402,6 +402,7 @@ NOT_IN_THE_REPOSITORY = {
     "grades.csv", "grades-detail.csv", "insights.csv", "insights.html", "integrity-report.csv",
     "canvas-grades.csv", "moodle-grades.csv", "students.csv", "submissions.zip", "your-model.pt", "your-models",
     "serve.log", "status.json", "roster.json", "moodle-participants.json", "taken-in.json", "times.csv",
+    "result.json", "run-result.json",  # a grading's result beside its graded notebooks; what nbgrader hands back
     "lti-tool-jwks.json", "lti-passback.json", "lti-launches.json", "lti-nonces.json",  # lti/: the course in an LMS
     # the classroom on JupyterHub (make classroom): its folder DIR and the hub's own files
     "classroom.json", "jupyterhub_config.py", "jupyterhub.log", "course.log", "env.log",

@@ -37,7 +37,7 @@ from simclass.students import roster
 
 from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.autograder.cluster import local_cluster
-from whole_transformer.course.autograder.record import load_record
+from whole_transformer.course.autograder.store import load_result
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.publish.release import release
 from whole_transformer.course.reports.feedback import feedback
@@ -229,7 +229,7 @@ def test_a_killed_worker_loses_no_student(tmp_path):
     con.close()
     assert all(counts.get(s, 0) <= 1 for s in expected), counts
     for s in expected:
-        assert load_record(Course(root), s) is not None, s
+        assert load_result(Course(root), s) is not None, s
 
 
 def test_two_runs_at_once_share_a_postgres_gradebook(tmp_path, postgres, db_url_env):

@@ -6,7 +6,7 @@
   that it is so, which lets the next run start from a copy of it) and ``open_gradebook``;
 - a private course (the template's, a student's grading, the service's feedback): its
   ``private_course_config`` always writes its own SQLite gradebook, so a grader never touches the
-  course gradebook (``merge.py`` does);
+  course gradebook (``autograder/store.py`` does);
 - ``grade_cells_of``: the points of every test cell a gradebook holds.
 """
 

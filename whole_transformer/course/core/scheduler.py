@@ -29,11 +29,11 @@ from collections.abc import Callable, Hashable, Iterator
 from typing import Generic, Protocol, TypeVar
 
 Work = TypeVar("Work")  # what the policy schedules: a student's name, an attempt
-Job = TypeVar("Job")  # what a grader is given: one submission's files, as data
-Pack = TypeVar("Pack")  # what every grader is given with it: the assignment, as data
-Result = TypeVar("Result")  # what a grader gives back
+Job = TypeVar("Job")  # what a grader is given: one submission, as data (autograder/submission.py)
+Given = TypeVar("Given")  # what every grader is given with it: the assignment, as data (autograder/assignment.py)
+Result = TypeVar("Result")  # what a grader gives back (core/results.py)
 JobIn = TypeVar("JobIn", contravariant=True)
-PackIn = TypeVar("PackIn", contravariant=True)
+GivenIn = TypeVar("GivenIn", contravariant=True)
 ResultOut = TypeVar("ResultOut", covariant=True)
 
 
@@ -43,7 +43,7 @@ class Future(Hashable, Protocol):
     def done(self) -> bool: ...
 
 
-class Graders(Protocol[JobIn, PackIn, ResultOut]):
+class Graders(Protocol[JobIn, GivenIn, ResultOut]):
     """Where the grading runs (``autograder/graders.py``: ``LocalGraders``, ``DaskGraders``)."""
 
     def describe(self) -> str:
@@ -54,7 +54,7 @@ class Graders(Protocol[JobIn, PackIn, ResultOut]):
         """How many jobs can run at once now."""
         ...
 
-    def submit(self, job: JobIn, pack: PackIn) -> Future: ...
+    def submit(self, job: JobIn, assignment: GivenIn) -> Future: ...
 
     def result(self, fut: Future) -> ResultOut:
         """The finished job's result; raises what the grading raised."""
@@ -73,20 +73,20 @@ class Graders(Protocol[JobIn, PackIn, ResultOut]):
         ...
 
 
-class Policy(Protocol[Work, Job, Pack, Result]):
+class Policy(Protocol[Work, Job, Given, Result]):
     """What one kind of run decides; the ``Scheduler`` calls it (see the table in the module doc)."""
 
     @property
-    def pack(self) -> Pack:
+    def assignment(self) -> Given:
         """The assignment every job is submitted with (the service prepares it again when source/ changes)."""
         ...
 
-    def ready(self, loop: Scheduler[Work, Job, Pack, Result]) -> Iterator[tuple[Work, Job]]:
+    def ready(self, loop: Scheduler[Work, Job, Given, Result]) -> Iterator[tuple[Work, Job]]:
         """The next work to grade, each claimed, with its job, for as long as ``loop.room()``; work that needs
         no grading (graded already, refused, unreadable) is settled here and not yielded."""
         ...
 
-    def started(self, loop: Scheduler[Work, Job, Pack, Result], work: Work) -> None:
+    def started(self, loop: Scheduler[Work, Job, Given, Result], work: Work) -> None:
         """``work`` was submitted (and is among ``loop.busy()``)."""
         ...
 
@@ -104,10 +104,10 @@ class Policy(Protocol[Work, Job, Pack, Result]):
         ...
 
 
-class Scheduler(Generic[Work, Job, Pack, Result]):
+class Scheduler(Generic[Work, Job, Given, Result]):
     """The gradings under way and the pass that moves them on (see the module doc)."""
 
-    def __init__(self, graders: Graders[Job, Pack, Result], policy: Policy[Work, Job, Pack, Result]):
+    def __init__(self, graders: Graders[Job, Given, Result], policy: Policy[Work, Job, Given, Result]):
         self.graders, self.policy = graders, policy
         self.running: dict[Future, tuple[Work, Job]] = {}
 
@@ -135,7 +135,7 @@ class Scheduler(Generic[Work, Job, Pack, Result]):
         """Submit the policy's next work while the graders have room."""
         for work, job in self.policy.ready(self):
             try:
-                fut = self.graders.submit(job, self.policy.pack)
+                fut = self.graders.submit(job, self.policy.assignment)
             except Exception as e:  # noqa: BLE001 - the policy says what a refused job means
                 self.policy.not_started(work, e)
                 continue

@@ -32,12 +32,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .. import env_vars
+from ..autograder.assignment import Assignment, prepare
 from ..autograder.claims import Claims
 from ..autograder.graders import DaskGraders, LocalGraders
-from ..autograder.locate import Job
-from ..autograder.pack import Pack, make_pack
-from ..autograder.record import StudentResult
-from ..autograder.template import build_template
+from ..autograder.submission import Submission
+from ..core.results import Result
 from ..core.scheduler import Scheduler
 from ..gradebook import source_digest
 from ..layout import Course, exchange_root, inbound
@@ -49,7 +48,7 @@ from . import warm
 from .attempt import Attempts, Prepared
 from .on_submission import Grading, OnSubmission
 from .policy import describe
-from .status import Status, serve_status
+from .status import ServiceState, serve_status
 from .watch import Store
 
 
@@ -60,7 +59,7 @@ class Service:
         self,
         course: Course,
         exchange: Path,
-        status: Status,
+        status: ServiceState,
         *,
         jobs: int = 1,
         scheduler: str | None = None,
@@ -74,7 +73,7 @@ class Service:
         self.work = course.state / "service" / "work"
         self.attempts = Attempts(course, exchange, store, self.work, status.log, settings)
         self.policy = OnSubmission(self.attempts, self.claims, status)
-        self.loop: Scheduler[Grading, Job, Pack, StudentResult] | None = None  # made by start(), once it is on
+        self.loop: Scheduler[Grading, Submission, Assignment, Result] | None = None  # made by start(), once it is on
 
     @property
     def settings(self) -> Settings:
@@ -100,8 +99,8 @@ class Service:
         else:
             graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout)
             graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
-            pack = self.attempts.assignment.pack
-            kernels = {"threads": graders.threads, **pack.kernels} if sandbox and pack.kernels else None
+            given = self.attempts.current.assignment
+            kernels = {"threads": graders.threads, **given.kernels} if sandbox and given.kernels else None
             self.status.log(f"serve: {warm.prestart(kernels)}")
         self.loop = Scheduler(graders, self.policy)
         self.status.log(
@@ -118,11 +117,10 @@ class Service:
         """The assignment as source/ has it now (again, after make release changed it)."""
         self.claims.lock("assignment")
         try:
-            template = build_template(self.course, self.work, self.status.log)
+            assignment = prepare(self.course, self.work, self.status.log)
         finally:
             self.claims.unlock("assignment")
-        pack = make_pack(self.course, template)
-        self.attempts.prepared = Prepared(template, pack, secrets(self.course), source_digest(self.course))
+        self.attempts.prepared = Prepared(assignment, secrets(self.course), source_digest(self.course))
 
     def _settings(self) -> None:
         try:
@@ -141,7 +139,7 @@ class Service:
         self.status.state = "on: " + describe(self.settings.service)
         if self.loop is None:
             self.start()  # only once it is on: nothing of the course is touched while it is off
-        elif not self.loop.running and source_digest(self.course) != self.attempts.assignment.built_from:
+        elif not self.loop.running and source_digest(self.course) != self.attempts.current.built_from:
             self.status.log("serve: source/ changed: preparing the assignment again")
             self._prepare()
         assert self.loop is not None
@@ -258,7 +256,7 @@ def _serve(
             f"another grading service runs on this course (lock {folder / 'serve.lock'}); "
             "stop it first, or leave it to grade"
         ) from None
-    status = Status(folder, echo)
+    status = ServiceState(folder, echo)
     svc = Service(
         course, exchange_root(course, exchange), status, jobs=jobs, scheduler=scheduler, no_sandbox=no_sandbox
     )

@@ -87,7 +87,7 @@ def context():
 
 def prestart(kernels: dict | None) -> str:
     """Start the zygote now (its imports take seconds), rather than at the first submission, and the kernel
-    zygote for these kernel settings (``threads`` and ``Pack.kernels``), if any; say how the kernels start."""
+    zygote for these kernel settings (``threads`` and ``Assignment.kernels``), if any; say how the kernels start."""
     context()
     forkserver.ensure_running()
     if kernels is None:
