@@ -29,9 +29,9 @@ from simclass.notebooks import set_answer
 from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.core.results import Status
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env, inbound
-from whole_transformer.course.service.policy import counts, decide, feedback_kind
+from whole_transformer.course.service.decision import counts, decide, feedback_kind
 from whole_transformer.course.service.serve import serve
-from whole_transformer.course.service.watch import AttemptRecord, Store, read_attempt, scan
+from whole_transformer.course.service.watch import AttemptRecord, Store, inbound_attempts, read_attempt
 from whole_transformer.course.term.settings import SettingsError, parse
 
 SERVICE = '[service]\nenabled = true\nattempts = 2\ncounts = "last"\n'
@@ -186,16 +186,16 @@ def test_stopped_between_its_merge_and_the_record_the_attempt_is_graded_again_no
     bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered(course))}, datetime.now(UTC))
     from whole_transformer.course.service import attempt_feedback as feedback
 
-    real = feedback.release
+    real = feedback.deliver
 
     def killed(*a, **kw):
         raise Killed()
 
-    monkeypatch.setattr(feedback, "release", killed)  # merged into the course; ended before its feedback
+    monkeypatch.setattr(feedback, "deliver", killed)  # merged into the course; ended before its feedback
     with pytest.raises(Killed):
         serve(course, str(exchange), once=True, echo=lambda line: None)
     assert Store(course).all() == [] and (course.root / "autograde" / "bob").is_dir()
-    monkeypatch.setattr(feedback, "release", real)
+    monkeypatch.setattr(feedback, "deliver", real)
     lines = []
     assert serve(course, str(exchange), once=True, echo=lines.append) == 0
     text = "\n".join(lines)
@@ -315,16 +315,16 @@ def test_an_attempt_nbgrader_submit_is_still_writing_waits_for_its_secret(tmp_pa
     folder = inbound(tmp_path) / f"ada+{ASSIGNMENT}+{stamp}+abc"
     folder.mkdir(parents=True)
     (folder / f"{NAME}.ipynb").write_text("{}")
-    assert read_attempt(folder).writing and scan(tmp_path) == []
+    assert read_attempt(folder).writing and inbound_attempts(tmp_path) == []
     (folder / "submission_secret.txt").write_text("")  # opened, not written yet
-    assert scan(tmp_path) == []
+    assert inbound_attempts(tmp_path) == []
     (folder / "submission_secret.txt").write_text("f" * 128)
-    (sub,) = scan(tmp_path)
+    (sub,) = inbound_attempts(tmp_path)
     assert (sub.student, sub.problem, sub.writing) == ("ada", "", False)
     (folder / "submission_secret.txt").unlink()
     old = time.time() - 61  # a folder that has lacked it for over a minute was not handed in with submit
     os.utime(folder, (old, old))
-    (sub,) = scan(tmp_path)
+    (sub,) = inbound_attempts(tmp_path)
     assert "no submission_secret.txt" in sub.problem
 
 

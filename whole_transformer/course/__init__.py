@@ -28,14 +28,16 @@ per subsystem:
   such a kernel as jupyter_client sees it), ``zygote`` (the service's one warm process whose kernels
   enter each student's sandbox); the programs run as they are: ``fork_server``, ``kernel_zygote``,
   ``kernel_launcher`` (``limits`` inlined in each); it knows nothing of grades;
-- ``autograder/`` one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
-  ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
-  ``nbgrader_run`` its nbgrader process; ``graded`` what that run left, read back), ``merge``, ``record``;
-  a class: ``autograde`` (what it checks first: ``prepare``; what it tells as it goes: ``class_log``),
-  ``graders`` (local or Dask), ``claims``, ``template``, ``pack``, ``cluster``;
+- ``autograder/`` the grading unit: an ``assignment`` and a ``submission`` in, one result out (``grade``: the
+  stages in order in a private course, one module a stage: ``locate``, ``restore``, ``code_review`` (its rules:
+  ``code_rules``), ``nbgrader_run`` its nbgrader process); the one ``store`` of results (the merge into the
+  course, and ``result.json`` read back); a class: ``autograde`` (what it checks first: ``prepare``; what it
+  tells as it goes: ``class_log``), ``graders`` (local or Dask), ``claims``, ``cluster``; the LMS's zips:
+  ``collect_zip``, ``lms_names``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (what it counts: ``class_insights``; its page:
   ``insights_page``);
-- ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback
+- ``service/``    grading on submission (``serve``): the exchange watched (``watch``), each attempt decided under
+  course.toml's [service] policy (``decision``), graded and ended (``on_submission``, ``attempt``), its feedback
   released (``attempt_feedback``);
 - ``term/``       the term's ``settings`` (course.toml; its sections ``late_policy`` and ``service_policy``,
   one value read: ``toml_values``), ``late`` (lateness and penalty), ``handin_time`` (the time a hand-in

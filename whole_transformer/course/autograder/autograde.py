@@ -8,7 +8,7 @@ into a ``Result``, in a private course folder of the grader's own. Graders run i
 touches the course. What a run checks and prepares before anyone is graded: ``prepare.py``.
 
 The loop that hands students to the graders and takes their results back is the course's one scheduling loop
-(``core/scheduler.py``, which the grading service runs too); ``ClassQueue`` is this run's policy for it. Results
+(``core/scheduler.py``, which the grading service runs too); ``ClassQueue`` is this run's queue for it. Results
 are merged here, one at a time, as they come back (``store.merge``: grades into the course gradebook, then the
 graded notebooks and ``result.json`` into ``autograde/<student>/whole-transformer/``). A student whose
 ``result.json`` matches the submission and the assignment as they are now is already graded and is skipped, so a
@@ -80,7 +80,7 @@ def failed_result(submission: Submission, assignment: Assignment, e: BaseExcepti
 
 
 class ClassQueue:
-    """``make autograde``'s policy for the scheduling loop (``core/scheduler.py``): the class, biggest submissions
+    """``make autograde``'s queue for the scheduling loop (``core/scheduler.py``): the class, biggest submissions
     first (so that the last ones to finish are short), each student claimed and merged into the course as their
     result comes back, one at a time, through the one open gradebook; a grader's failure is the student's failed
     result, a failure of the grading infrastructure leaves the student for the next run."""
@@ -114,7 +114,7 @@ class ClassQueue:
                 tally.elsewhere.append(s)  # another run is grading this student now
                 continue
             if not self.force and is_done(self.course, s, self.assignment):
-                self.claims.release(s)  # graded by another run since this one started
+                self.claims.unclaim(s)  # graded by another run since this one started
                 tally.skipped.append(s)
                 continue
             yield s, Submission.from_folder(self.course, s)
@@ -132,7 +132,7 @@ class ClassQueue:
             raise error
         if infrastructure:
             self.said.left(student, error)
-            self.claims.release(student)
+            self.claims.unclaim(student)
             return
         # a grader's bug must not stop the class: the student's failed result
         self.graded(student, submission, failed_result(submission, self.assignment, error))
@@ -140,7 +140,7 @@ class ClassQueue:
     def graded(self, student: str, submission: Submission, result: Result) -> None:
         """Merge one finished student into the course, and say so."""
         merge(self.course, result, self.assignment, submission.handed_in_at, self.gb, self.staging)
-        self.claims.release(student)
+        self.claims.unclaim(student)
         self.said.graded(student, result, self.gb, self.assignment)
 
 

@@ -6,7 +6,7 @@ in the grading service and in ``python -m whole_transformer.course grade-one``:
 
 1. **locate** (``locate.py``): which file handed in is which notebook;
 2. **restore** (``restore.py``): protected cells put back as released, each change a finding;
-3. **scan** (``scan.py``): suspicious code in what the student wrote, as findings;
+3. **review** (``code_review.py``): suspicious code in what the student wrote, as findings;
 4. **run** (``nbgrader_run.py``): real ``nbgrader autograde`` in its own process, on a private course that has
    its own SQLite gradebook, the kernel in the sandbox (``plugins/execute.py``); the hidden tests' results are
    judged there, outside the kernel (``plugins/verdict.py``). If nbgrader fails on the submission as a whole,
@@ -39,10 +39,10 @@ from ..layout import ASSIGNMENT
 from ..plugins.run_result import read_run
 from ..term.times import parse_time
 from .assignment import Assignment
+from .code_review import review_notebook
 from .locate import locate, read_notebook
 from .nbgrader_run import NbgraderRuns, nbgrader_autograde
 from .restore import restore, started_from
-from .scan import scan_notebook
 from .submission import MAX_NOTEBOOK_BYTES, Submission, submission_files
 
 RAN = {"ok", "not-code"}  # a graded cell's ending in the run's file when it ran to the end
@@ -97,9 +97,9 @@ class _Grading:
     def _finding(self, notebook: str, cell: str, text: str) -> None:
         self.result.findings.append(Finding(cell, text, notebook))
 
-    # ------------------------------------------------------------------ locate, restore, scan
+    # ------------------------------------------------------------------ locate, restore, review
     def prepare(self) -> None:
-        """The private course, with the student's notebooks located, restored and scanned in it."""
+        """The private course, with the student's notebooks located, restored and reviewed in it."""
         self.sub.mkdir(parents=True)
         (self.private / "source" / ASSIGNMENT).mkdir(parents=True)
         (self.private / "gradebook.db").write_bytes(self.assignment.gradebook)
@@ -129,7 +129,7 @@ class _Grading:
                 past = [nbformat.reads(t, as_version=4) for t in self.assignment.history.get(name, [])]
                 started = started_from(nb, past + [release[name]]) if past else None
                 restored, findings = restore(nb, release[name], started)
-                findings += scan_notebook(restored, release[name])
+                findings += review_notebook(restored, release[name])
                 nbformat.write(restored, self.sub / f"{name}.ipynb")
             except Exception as e:  # noqa: BLE001 - a notebook too broken to rebuild is reported, not fatal
                 why = f"{path.name} could not be rebuilt for grading ({type(e).__name__}: {e})"

@@ -13,7 +13,7 @@ student side's plain data (``whole_transformer.questions``, for a question's ans
   rounded by each case's tolerance (``rounded_payload``) and judged in step (``in_step``);
 - ``compare``    how a handed-out result is compared with an expected case (``case_passes``, ``judge``);
 - ``scheduler``  the one scheduling loop (claim, submit, poll, classify, merge) that ``make autograde`` and
-  the grading service both run, each with its own policy.
+  the grading service both run, each with its own queue.
 
 A verdict on its way: ``plugins/cell_verdict.assess`` makes a ``CellVerdict``; ``plugins/verdict.Verdict``
 hands its JSON to ``plugins/run_result.RunResult``, which writes the nbgrader run's one file; ``autograder/grade.py``

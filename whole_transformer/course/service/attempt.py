@@ -1,6 +1,6 @@
 """How the service ends one attempt once it is decided: refused, malformed, failed, or graded.
 
-A graded attempt that counts (``policy.counts``) goes into the course as ``make autograde`` would
+A graded attempt that counts (``decision.counts``) goes into the course as ``make autograde`` would
 have put it: its files become ``submitted/<student>/whole-transformer/`` (as nbgrader collect
 writes them, with the time the service decided recorded for each), and its result is merged
 (``autograder/store.py``: gradebook, ``autograde/``, ``result.json``), so that ``make autograde`` finds the
@@ -29,7 +29,7 @@ from ..term.handin_merge import entry, record_files
 from ..term.handin_time import entry_fields
 from ..term.settings import Settings
 from . import attempt_feedback as fb
-from .policy import Decision, counts, feedback_kind, when_text
+from .decision import Decision, counts, feedback_kind, when_text
 from .watch import Attempt, AttemptRecord, Store
 
 
@@ -122,7 +122,7 @@ class Attempts:
         """Not graded under the policy: the student's feedback says why and when the next attempt counts."""
         lines = [f"Handed in {when_text(attempt.handed_in, self.settings.zone)}.", decision.why]
         pages = {nid: fb.page(f"{nid}: not graded", lines) for nid in fb.notebook_ids(attempt)}
-        fb.release(self.exchange, attempt, pages)
+        fb.deliver(self.exchange, attempt, pages)
         return ended(attempt, Status.REFUSED, decision.why, number=decision.number, late=decision.late)
 
     def malformed(self, attempt: Attempt) -> AttemptRecord:
@@ -133,14 +133,14 @@ class Attempts:
                 "your instructor has been told."
             )
             pages = {nid: fb.page(f"{nid}: not graded", [why]) for nid in fb.notebook_ids(attempt)}
-            fb.release(self.exchange, attempt, pages)
+            fb.deliver(self.exchange, attempt, pages)
         return ended(attempt, Status.MALFORMED, attempt.problem)
 
     def failed(self, attempt: Attempt, why: str) -> AttemptRecord:
         """The grader itself failed on this attempt: it does not count; said to the student and reported."""
         line = f"This attempt could not be graded ({why}). It does not count; your instructor has been told."
         pages = {nid: fb.page(f"{nid}: not graded", [line]) for nid in fb.notebook_ids(attempt)}
-        fb.release(self.exchange, attempt, pages)
+        fb.deliver(self.exchange, attempt, pages)
         return ended(attempt, FAILED, why)
 
     def _header(self, attempt: Attempt, decision: Decision, score, total, counting: bool, kind: str) -> list[str]:
@@ -171,7 +171,7 @@ class Attempts:
             pages = fb.pass_fail_pages(
                 result, assignment.grade_cells, [f"This attempt could not be graded and does not count: {reasons}"]
             )
-            fb.release(self.exchange, attempt, fb.pages_by_id(attempt, result, pages, [reasons]))
+            fb.deliver(self.exchange, attempt, fb.pages_by_id(attempt, result, pages, [reasons]))
             return ended(attempt, FAILED, reasons, seconds=round(result.seconds, 1))
         score, total = result.score(), assignment.max_score
         counting = counts(self.settings.service, score, self.store.history(attempt.student))
@@ -186,7 +186,7 @@ class Attempts:
             own = fb.own_text(submission.files)
             secrets = self.current.secrets
             pages.update(fb.full_pages(self.course, result, assignment, self.work, secrets, own, header, self.log))
-        released = fb.release(self.exchange, attempt, fb.pages_by_id(attempt, result, pages, header))
+        released = fb.deliver(self.exchange, attempt, fb.pages_by_id(attempt, result, pages, header))
         bad = [f"{n}: {r.reason}" for n, r in result.notebooks.items() if r.reason and r.status != MISSING]
         return ended(
             attempt,

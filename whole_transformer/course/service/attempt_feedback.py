@@ -7,7 +7,7 @@ course's HideHiddenTests), made in a private course folder from this attempt alo
 instructor's feedback/ is never touched. A full page that shows anything a student must not see
 (``reports.feedback.leaks``) is not released: the pass/fail page goes instead.
 
-``release`` writes each page where nbgrader's ``fetch_feedback`` looks for it:
+``deliver`` writes each page where nbgrader's ``fetch_feedback`` looks for it:
 ``<exchange>/<course_id>/feedback/<notebook_hash(secret, notebook_id)>.html``, the notebook id
 being the name of a notebook at the top of the attempt's folder, as in the student's own copy.
 """
@@ -168,7 +168,7 @@ def pages_by_id(sub: Attempt, result, pages: dict[str, str], header: list[str]) 
     return out
 
 
-def release(exchange: Path, sub: Attempt, pages: dict[str, str]) -> list[str]:
+def deliver(exchange: Path, sub: Attempt, pages: dict[str, str]) -> list[str]:
     """Put each page where ``nbgrader fetch_feedback`` finds it (see the module doc); the files written."""
     folder = Path(exchange) / COURSE_ID / "feedback"
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)

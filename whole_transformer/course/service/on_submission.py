@@ -1,9 +1,9 @@
-"""The service's policy for the course's scheduling loop (``core/scheduler.py``): which attempt is graded
+"""The service's queue for the course's scheduling loop (``core/scheduler.py``): which attempt is graded
 next, and how each ends.
 
 At every pass, the attempts of the exchange without a record, oldest first, one at a time per student
 (a student's later attempts wait for the one being graded): a malformed one is reported at once; the
-others are decided under course.toml's policy (``policy.decide``) and refused, or left to the
+others are decided under course.toml's [service] policy (``decision.decide``) and refused, or left to the
 instructor if ``make autograde`` graded these very files already, or claimed (``autograder/claims.py``)
 and graded. A grading whose worker died is tried again, up to ``RETRIES`` times in all; a grader that
 fails makes the attempt failed. Either way only that attempt is touched. Each ending (``attempt.py``)
@@ -23,9 +23,9 @@ from ..core.results import FAILED, Result
 from ..core.scheduler import Scheduler
 from ..sandbox import zygote
 from .attempt import Attempts, ended
-from .policy import Decision, decide
+from .decision import Decision, decide
 from .status import ServiceState
-from .watch import Attempt, AttemptRecord, scan
+from .watch import Attempt, AttemptRecord, inbound_attempts
 
 RETRIES = 3
 
@@ -43,7 +43,7 @@ Loop = Scheduler[Grading, Submission, Assignment, Result]
 
 @dataclass
 class OnSubmission:
-    """The service's attempts, as the scheduling loop's policy (see the module doc)."""
+    """The service's attempts, as the scheduling loop's queue (see the module doc)."""
 
     attempts: Attempts
     claims: Claims
@@ -60,7 +60,9 @@ class OnSubmission:
         store = self.attempts.store
         busy = {g.attempt.student for g in loop.busy()}
         names = {g.attempt.name for g in loop.busy()}
-        pending = [a for a in scan(self.attempts.exchange) if a.name not in names and not store.done(a.name)]
+        pending = [
+            a for a in inbound_attempts(self.attempts.exchange) if a.name not in names and not store.done(a.name)
+        ]
         for attempt in pending:
             if attempt.problem:
                 self.finish(attempt, partial(self.attempts.malformed, attempt))
@@ -98,7 +100,7 @@ class OnSubmission:
 
     def not_started(self, grading: Grading, error: Exception) -> None:
         attempt = grading.attempt
-        self.claims.release(attempt.student)
+        self.claims.unclaim(attempt.student)
         why = f"{type(error).__name__}: {error}"
         self.finish(attempt, lambda: self.attempts.failed(attempt, why))
 
@@ -119,7 +121,7 @@ class OnSubmission:
         if not isinstance(error, Exception):
             raise error  # SystemExit and the like end the service, as they always have
         sub = grading.attempt
-        self.claims.release(sub.student)
+        self.claims.unclaim(sub.student)
         why = f"{type(error).__name__}: {error}"
         self.tries[sub.name] = self.tries.get(sub.name, 0) + 1
         if infrastructure and self.tries[sub.name] < RETRIES:
@@ -134,7 +136,7 @@ class OnSubmission:
         try:
             self.finish(sub, lambda: self.attempts.graded(sub, grading.decision, submission, result))
         finally:
-            self.claims.release(sub.student)
+            self.claims.unclaim(sub.student)
 
     def finish(self, sub: Attempt, end: Callable[[], AttemptRecord]) -> None:
         """Run one attempt's ending; write its record (last) and report it. An error leaves the attempt

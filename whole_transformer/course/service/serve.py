@@ -1,7 +1,7 @@
 """``python -m whole_transformer.course serve``: grade each attempt the moment it is handed in.
 
 The service runs the course's one scheduling loop (``core/scheduler.py``, which ``make autograde``
-runs too) a pass every few seconds, with its own policy (``on_submission.py``). Each pass: read
+runs too) a pass every few seconds, with its own queue (``on_submission.py``). Each pass: read
 course.toml (the [service] policy may change while it runs; off means idle), prepare the assignment
 again if source/ changed, then let the loop take the exchange's attempts without a record (oldest
 first, one at a time per student), refuse them, report them as malformed, or grade them in the
@@ -46,8 +46,8 @@ from ..sandbox.bubblewrap import check_sandbox
 from ..term.settings import Settings, SettingsError, load
 from . import warm
 from .attempt import Attempts, Prepared
+from .decision import describe
 from .on_submission import Grading, OnSubmission
-from .policy import describe
 from .status import ServiceState, serve_status
 from .watch import Store
 
@@ -72,7 +72,7 @@ class Service:
         store, self.claims = Store(course), Claims(course)
         self.work = course.state / "service" / "work"
         self.attempts = Attempts(course, exchange, store, self.work, status.log, settings)
-        self.policy = OnSubmission(self.attempts, self.claims, status)
+        self.queue = OnSubmission(self.attempts, self.claims, status)
         self.loop: Scheduler[Grading, Submission, Assignment, Result] | None = None  # made by start(), once it is on
 
     @property
@@ -102,7 +102,7 @@ class Service:
             given = self.attempts.current.assignment
             kernels = {"threads": graders.threads, **given.kernels} if sandbox and given.kernels else None
             self.status.log(f"serve: {warm.prestart(kernels)}")
-        self.loop = Scheduler(graders, self.policy)
+        self.loop = Scheduler(graders, self.queue)
         self.status.log(
             f"serve: grading {graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
             f"exchange {self.exchange}"
@@ -144,8 +144,8 @@ class Service:
             self._prepare()
         assert self.loop is not None
         collected = self.loop.step()
-        self.policy.show_running(self.loop)
-        return not self.policy.pending and not self.loop.running and not collected
+        self.queue.show_running(self.loop)
+        return not self.queue.pending and not self.loop.running and not collected
 
     def close(self) -> None:
         if self.loop is not None and self.loop.running:

@@ -44,7 +44,7 @@ class Attempt:
 
     @property
     def handed_in(self) -> datetime:
-        """When it was handed in: every attempt without a problem has a readable time (scan() sees to it)."""
+        """When it was handed in: every attempt without a problem has a readable time (read_attempt sees to it)."""
         assert self.when is not None, f"{self.name}: no hand-in time, so it has a problem and is not graded"
         return self.when
 
@@ -116,7 +116,7 @@ def _handed_in_by_another(folder: Path, student: str) -> bool:
         return False
 
 
-def scan(exchange: Path) -> list[Attempt]:
+def inbound_attempts(exchange: Path) -> list[Attempt]:
     """Every attempt of the assignment in the exchange, oldest first (unreadable times last)."""
     where = inbound(exchange)
     try:
