@@ -12,7 +12,8 @@
   package's own modules inside a function says why, in a comment;
 - what a docstring, a comment or a page of the docs names stands: files and paths of the repository (or of one
   allow-list, for what runs make), names written as code, dotted names of the package;
-- docs/code.md maps every module of the package, and names none that is gone.
+- docs/code.md maps every module of the package, and names none that is gone; README.md's layout table names only
+  folders that stand, and every subpackage of course/.
 """
 
 from __future__ import annotations
@@ -563,6 +564,42 @@ def test_the_course_package_lists_its_subpackages():
     gone = listed - {p.name for p in (PACKAGE / "course").rglob("*") if p.is_dir()}
     assert not packages - listed, f"course/__init__.py's map leaves out {sorted(packages - listed)}"
     assert not gone, f"course/__init__.py's map names folders that are not there: {sorted(gone)}"
+
+
+README = REPO / "README.md"
+
+
+def layout_rows(text: str) -> list[tuple[list[str], list[str]]]:
+    """README's table "How the code is laid out": each row's folders named as code in its first cell (where), and
+    those named in its second (what), each as written (``labs/``)."""
+    section = text.split("## How the code is laid out", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0] not in ("where", "---"):
+            rows.append((re.findall(r"`([\w./-]+/)`", cells[0]), re.findall(r"`([\w./-]+/)`", cells[1])))
+    return rows
+
+
+def test_the_readme_layout_table_names_folders_that_stand_and_every_subpackage():
+    """Each folder README's layout table names stands: a row's own (relative to the repository), and each one its
+    text names (relative to the row's first folder); the course's row names every subpackage of course/."""
+    rows = layout_rows(README.read_text(encoding="utf-8"))
+    assert rows, "README.md has no table under 'How the code is laid out'"
+    missing = [where for row, _ in rows for where in row if not (REPO / where).is_dir()]
+    missing += [f"{row[0]}{f}" for row, named in rows for f in named if not (REPO / row[0] / f).is_dir()]
+    assert not missing, f"README.md's layout table names folders that are not there: {missing}"
+    course = next((named for row, named in rows if row == ["whole_transformer/course/"]), [])
+    packages = {f"{p.parent.name}/" for p in (PACKAGE / "course").glob("*/__init__.py")}
+    assert not packages - set(course), f"README.md's layout table leaves out {sorted(packages - set(course))}"
+
+
+def test_the_layout_table_is_read_row_by_row():
+    text = (
+        "## How the code is laid out\n\n| where | what |\n|---|---|\n| `a/` | `b/` and `c/`; `d` |\n"
+        "| `e/` → `f/` | none |\n\nMore: `g/`.\n## Next\n| `h/` | `i/` |\n"
+    )
+    assert layout_rows(text) == [(["a/"], ["b/", "c/"]), (["e/", "f/"], [])]
 
 
 def test_the_map_reads_modules_under_the_folder_its_heading_names():
