@@ -220,64 +220,44 @@ def serve(
 ) -> int:
     """Run the service until Ctrl-C, SIGTERM or SIGHUP (``once``: until nothing is left to grade). See the module
     doc."""
-    with own_tmp():
-        return _serve(
-            course,
-            exchange,
-            port=port,
-            jobs=jobs,
-            scheduler=scheduler,
-            once=once,
-            poll=poll,
-            no_sandbox=no_sandbox,
-            echo=echo,
+    with own_tmp(), the_one_service(course) as folder:
+        status = ServiceState(folder, echo)
+        svc = Service(
+            course, exchange_root(course, exchange), status, jobs=jobs, scheduler=scheduler, no_sandbox=no_sandbox
         )
+        if once and not svc.settings.service.enabled:
+            raise ValueError("course.toml [service] enabled is false: set enabled = true there to grade on submission")
+        page = serve_status(status, port) if port is not None else None
+        if page is not None:
+            status.log(f"serve: status page http://127.0.0.1:{page.server_port}/?token={status.token}")
+        try:
+            while True:
+                idle = svc.step()
+                if once and idle:
+                    status.log("serve: nothing left to grade")
+                    return 0
+                time.sleep(0.2 if svc.running else poll)
+        except KeyboardInterrupt as e:
+            how = str(e) if isinstance(e, Stopped) else "Ctrl-C"
+            status.log(f"serve: stopped ({how}); attempts not finished are graded at the next start")
+            return 130
+        finally:
+            svc.close()
+            if page is not None:
+                page.shutdown()
 
 
-def _serve(
-    course: Course,
-    exchange: str | None,
-    *,
-    port: int | None,
-    jobs: int,
-    scheduler: str | None,
-    once: bool,
-    poll: float,
-    no_sandbox: bool,
-    echo,
-) -> int:
+@contextmanager
+def the_one_service(course: Course) -> Iterator[Path]:
+    """The service's folder of the course, held by this service alone (a lock file) while it runs."""
     folder = course.state / "service"
     folder.mkdir(parents=True, exist_ok=True)
-    lock = open(folder / "serve.lock", "a")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        raise RuntimeError(
-            f"another grading service runs on this course (lock {folder / 'serve.lock'}); "
-            "stop it first, or leave it to grade"
-        ) from None
-    status = ServiceState(folder, echo)
-    svc = Service(
-        course, exchange_root(course, exchange), status, jobs=jobs, scheduler=scheduler, no_sandbox=no_sandbox
-    )
-    if once and not svc.settings.service.enabled:
-        raise ValueError("course.toml [service] enabled is false: set enabled = true there to grade on submission")
-    page = serve_status(status, port) if port is not None else None
-    if page is not None:
-        status.log(f"serve: status page http://127.0.0.1:{page.server_port}/?token={status.token}")
-    try:
-        while True:
-            idle = svc.step()
-            if once and idle:
-                status.log("serve: nothing left to grade")
-                return 0
-            time.sleep(0.2 if svc.running else poll)
-    except KeyboardInterrupt as e:
-        how = str(e) if isinstance(e, Stopped) else "Ctrl-C"
-        status.log(f"serve: stopped ({how}); attempts not finished are graded at the next start")
-        return 130
-    finally:
-        svc.close()
-        if page is not None:
-            page.shutdown()
-        lock.close()
+    with open(folder / "serve.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise RuntimeError(
+                f"another grading service runs on this course (lock {folder / 'serve.lock'}); "
+                "stop it first, or leave it to grade"
+            ) from None
+        yield folder
