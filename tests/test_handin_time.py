@@ -135,8 +135,8 @@ def _records(course) -> dict[str, list[dict]]:
     from whole_transformer.course.service.watch import Store
 
     out: dict[str, list[dict]] = {}
-    for r in sorted(Store(course).all(), key=lambda r: r["when"]):
-        out.setdefault(r["student"], []).append(r)
+    for r in sorted(Store(course).all(), key=lambda r: r.when or datetime.min.replace(tzinfo=UTC)):
+        out.setdefault(r.student, []).append(r.to_json())  # as the service's record keeps it
     return out
 
 
