@@ -39,7 +39,7 @@ import numpy as np
 from ..steps import Intermediate, trace
 from ..task import VOCAB, decode, parse_prompt
 from . import _compare, _html
-from ._microscope import LEGEND, MAX_COLS, SHOWN_AXIS, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests)
+from ._microscope import LEGEND, MAX_COLS, SHOWN_AXIS, masked_cells, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests)
 from ._widgets import LabBox
 
 DEFAULT_PROMPT = "8 9 ="
@@ -230,7 +230,7 @@ class MicroscopeLab(LabBox):
         self.heatmap.value = (
             f'<div class="wt-scroll" tabindex="0" role="region" '
             f'aria-label="the numbers of step {i}, {_html.esc(stage.name)}">'
-            f"{stage_heatmap(stage, labels)}</div>"
+            f"{stage_heatmap(stage, labels, masked_cells(stage, self.stages))}</div>"
         )
         if self.yours is not None:
             self._show_yours(stage, i)
