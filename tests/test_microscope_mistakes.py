@@ -67,9 +67,25 @@ def test_the_first_difference_is_the_wrong_functions_step_and_its_hint_names_a_s
         lab.step.value = [s.label for s in lab.stages].index(want)
         assert "≠ first difference, largest difference" in lab.mine.value
         assert f"the first step that differs is {want}" in lab.table.value
+        assert "Yours: ≠ first difference, largest difference" in lab.said  # the live line: a screen reader hears it
+        assert f"The first step that differs: {want}." in lab.said
     if named is None:  # a mistake about which weights or blocks: its hint says what it reads instead
         assert mistake.id in ("block_0_always", "one_block_only"), mistake.hint
         return
     step = named.group(1)
     assert step in INSIDE[exercise], (mistake.id, step)
     assert step in AXES or step in ("LayerNorm", "Q, K, V"), step  # a step the microscope shows
+
+
+def test_a_right_forward_pass_agrees_everywhere_and_the_live_line_says_so(model60):
+    lab = MicroscopeLab("4 2 7 =", model=model60, yours=_right())
+    assert _compare.first_difference(lab.compared) is None
+    lab.whose.value = "yours"
+    for label in ("block 2 · LayerNorm 1", "block 2 · attention out", "block 2 · residual 2", "logits"):
+        lab.step.value = [s.label for s in lab.stages].index(label)
+        assert "Yours: = same as the course's, largest difference" in lab.said, (label, lab.said)
+        assert "Every step your functions make agrees with the course's." in lab.said
+    lab.step.value = [s.label for s in lab.stages].index("block 1 · weights")  # inside your attention
+    assert "Yours: inside one of your functions" in lab.said, lab.said
+    lab.whose.value = "course"
+    assert "Yours" not in lab.said and lab.mine.value == ""
