@@ -1,10 +1,11 @@
 """What ``pip install`` of the students' package gives holds no NumPy forward pass (issue 41).
 
 The handout (``make handout``) is built, then pip builds its wheel as ``pip install`` of the handout does; the
-wheel (every file pip would install) is read: no ``course/`` (the answers), no ``numpy_model.py``, no module-level
-function named as one of 02's exercises or computing a LayerNorm's normalisation, and no solution cell's code
-however renamed or reformatted (``test_handout``'s solution finder). tests/test_handout.py checks the handout's
-files and calls every function of its package against the hidden tests; this checks what an install delivers.
+wheel (every file pip would install) is read: no ``course/`` (the answers), not the NumPy model the package once
+had, no module-level function named as one of 02's exercises or computing a LayerNorm's normalisation, and no
+solution cell's code however renamed or reformatted (``test_handout``'s solution finder). tests/test_handout.py
+checks the handout's files and calls every function of its package against the hidden tests; this checks what an
+install delivers.
 """
 
 from __future__ import annotations
