@@ -87,6 +87,7 @@ def rows(tmp_path_factory):
     return out
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # a wrong version run by its check (nan, overflow)
 def test_every_catalogued_mistake_of_the_four_functions_loses_points_and_is_named(rows):
     seen = set()
     for ex, vid, student, said, v in rows:
