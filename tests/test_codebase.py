@@ -351,7 +351,7 @@ NOT_IN_THE_REPOSITORY = {
     "jupyter_server_config.json", "page_config.json", "nbgrader_config.py",
     # what the tests make: their courses, notebooks and payloads, and what they leave in artifacts/
     "01-mini.ipynb", "pwned.txt", "release/01-whole-machine.ipynb", "times.json", "axe-counts.json",
-    "handout-terminal.txt", "adapter-table.md", "course-class-timing.txt",
+    "handout-terminal.txt", "adapter-table.md", "course-class-timing.txt", "forward-class.md",
     # other projects' files: nbgrader's exchange and formgrader, axe-core, the npm packages of publish/vendor/;
     # the course's design notes, beside the repository
     "fetch_feedback.py", "formgrade.js", "axe.min.js", "dist/embed-amd.js", "es5/tex-svg.js", "DESIGN.md",

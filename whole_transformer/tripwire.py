@@ -54,6 +54,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+#: torch's own LayerNorm and attention: what 02's block and forward pass may not call for the parts they hold
+TORCH_LAYERS = (
+    "torch.nn.functional:layer_norm",
+    "torch:layer_norm",
+    "torch.nn.functional:scaled_dot_product_attention",
+    "torch.nn.functional:multi_head_attention_forward",
+)
 #: exercise → the callables its function may not call ("module:qualified name"). Another exercise's
 #: entries go below the others; see the module's docstring.
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -112,16 +119,18 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "whole_transformer.model:Block.forward",
         "whole_transformer.model:Attention.forward",
         "whole_transformer.model:FFN.forward",
-        "torch.nn.functional:layer_norm",
-        "torch.nn.functional:scaled_dot_product_attention",
+        *TORCH_LAYERS,
     ),
     "forward": (
         "whole_transformer.model:Transformer.forward",
         "whole_transformer.model:Transformer.embed",
         "whole_transformer.model:Block.forward",
+        "whole_transformer.model:Attention.forward",
+        "whole_transformer.model:FFN.forward",
         "whole_transformer.model:sinusoidal_positions",
         "whole_transformer.steps:trace",
         "whole_transformer.weights:float64_model",
+        *TORCH_LAYERS,  # the model holds LayerNorms and attentions: torch's may not stand in for them either
     ),
 }
 
