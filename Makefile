@@ -84,10 +84,10 @@ lab: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir=. $(wildcard $(FIRST_NOTEBOOK))
 
 # ruff (the rules in pyproject.toml), then mypy on whole_transformer/ ([tool.mypy]), then ruff format's check
-# (line-length 120: ruff format whole_transformer tests benchmarks formats them); make test and make quick run all
+# (line-length 120: ruff format whole_transformer examples tests benchmarks formats them); make test and make quick run all
 lint: $(STAMP) typecheck
-	$(PY) -m ruff check whole_transformer tests benchmarks
-	$(PY) -m ruff format --check whole_transformer tests benchmarks
+	$(PY) -m ruff check whole_transformer examples tests benchmarks
+	$(PY) -m ruff format --check whole_transformer examples tests benchmarks
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
@@ -179,7 +179,7 @@ $(AXE):
 	touch $(AXE)
 
 # ---------------------------------------------------------------- a classroom on JupyterHub (root)
-# whole_transformer/course/classroom/up.py does the work; README "Running the course on JupyterHub".
+# examples/classroom/up.py does the work (an example beside the package, not in it); README "Running the course on JupyterHub".
 STUDENTS ?= 3
 CLASSROOM_DIR ?= /srv/wt-classroom
 CLASSROOM_PORT ?= 8000
@@ -193,11 +193,11 @@ $(PROXY):
 	test -x $(PROXY)
 
 classroom: $(STAMP) $(PROXY) handout
-	$(PY) -m whole_transformer.course.classroom up --dir $(CLASSROOM_DIR) --students $(STUDENTS) \
+	$(PY) -m examples.classroom up --dir $(CLASSROOM_DIR) --students $(STUDENTS) \
 	    --port $(CLASSROOM_PORT) --package $(CLASSROOM_PACKAGE)
 
 classroom-stop: $(STAMP)
-	$(PY) -m whole_transformer.course.classroom down --dir $(CLASSROOM_DIR)
+	$(PY) -m examples.classroom down --dir $(CLASSROOM_DIR)
 
 classroom-test: $(STAMP) $(PROXY)
 	$(PY) -m pytest -m classroom tests/classroom

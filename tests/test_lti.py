@@ -355,7 +355,7 @@ def test_the_hubs_lti_authenticator_signs_students_in_and_refuses_what_the_cours
     from ltiauthenticator.lti13.validator import LTI13LaunchValidator
     from tornado import web
 
-    from whole_transformer.course.classroom.lti_hub import CourseLTI13Authenticator, hub_config
+    from whole_transformer.course.lti.hub import CourseLTI13Authenticator, hub_config
 
     _users(platform)
     lti = _lti(course)
@@ -403,10 +403,7 @@ def test_the_hubs_lti_authenticator_signs_students_in_and_refuses_what_the_cours
         assert (e.value.log_message % e.value.args).startswith("LTI 1.3 launch refused: " + why)
     config = hub_config(course)
     assert f'c.CourseLTI13Authenticator.client_id = ["{CLIENT_ID}"]'.replace('"', "'") in config
-    assert (
-        'c.JupyterHub.authenticator_class = "whole_transformer.course.classroom.lti_hub.CourseLTI13Authenticator"'
-        in config
-    )
+    assert 'c.JupyterHub.authenticator_class = "whole_transformer.course.lti.hub.CourseLTI13Authenticator"' in config
 
 
 def test_lti_key_needs_no_lms_value_and_lti_config_only_where_the_hub_is(course, capsys):

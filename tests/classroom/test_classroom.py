@@ -1,6 +1,6 @@
 """A term of the course on a real JupyterHub, end to end, in Chromium (``make classroom-test``).
 
-``classroom.up`` makes a classroom on this machine (whole_transformer/course/classroom/up.py: Linux
+``classroom.up`` makes a classroom on this machine (examples/classroom/up.py: Linux
 accounts logging in through PAM, configurable-http-proxy, nbgrader's exchange, the shared
 students' environment, the course released by the instructor); then, through the browser:
 
@@ -102,7 +102,7 @@ class Step:
 
 @pytest.fixture(scope="module")
 def room(browser):
-    from whole_transformer.course.classroom import up as classroom
+    from examples.classroom import up as classroom
 
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir(parents=True)
@@ -146,8 +146,8 @@ def room(browser):
 
 def check_requirements():
     """What the term needs on this machine: each missing piece skips it (or fails it, in CI) with its reason."""
-    from whole_transformer.course.classroom import env as classroom_env
-    from whole_transformer.course.classroom import up as classroom
+    from examples.classroom import env as classroom_env
+    from examples.classroom import up as classroom
 
     _require(os.geteuid() == 0, "it needs root (it creates Linux accounts): run it as root")
     _require(

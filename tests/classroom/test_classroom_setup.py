@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from whole_transformer.course.classroom import env as classroom_env
-from whole_transformer.course.classroom import seed as classroom_seed
-from whole_transformer.course.classroom import up as classroom
+from examples.classroom import env as classroom_env
+from examples.classroom import seed as classroom_seed
+from examples.classroom import up as classroom
 
 
 def test_without_root_it_says_so_and_what_to_do(monkeypatch, tmp_path):

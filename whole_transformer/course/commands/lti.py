@@ -91,7 +91,7 @@ def term_lines(course: Course, log=print) -> None:
 
 @command("lti-hub", "print the jupyterhub_config.py lines that sign students in from the LMS (LTI 1.3)", make="")
 def cmd_lti_hub(course: Course, args) -> int:
-    from ..classroom.lti_hub import hub_config  # lazy: jupyterhub and its LTI authenticator (a second to import)
+    from ..lti.hub import hub_config  # lazy: jupyterhub and its LTI authenticator (a second to import)
 
     print(hub_config(course))
     return 0

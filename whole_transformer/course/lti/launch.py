@@ -198,7 +198,7 @@ def validate(lti: LtiSettings, id_token: str, nonces: NonceStore, keys: KeySet |
 
 def accept_claims(lti: LtiSettings, claims: dict, nonces: NonceStore) -> Launch:
     """The launch of claims whose signature, issuer, audience and times are checked already (by ``validate``, or
-    by the hub's LTI 1.3 authenticator: ``classroom/lti_hub.py``): the rest checked, the nonce used up."""
+    by the hub's LTI 1.3 authenticator: ``lti/hub.py``): the rest checked, the nonce used up."""
     _check_claims(lti, claims)
     roles = claims.get(CLAIM + "roles")
     first = nonces.use(str(claims.get("nonce", "")), float(claims.get("exp", time.time() + MAX_AGE)))

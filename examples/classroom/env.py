@@ -23,7 +23,8 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-from ..env_vars import classroom_python
+from whole_transformer.course.env_vars import classroom_python
+
 from .commands import ClassroomError, run
 from .seed import seed_from_here
 

@@ -1,7 +1,7 @@
 """A whole classroom on this machine: JupyterHub, nbgrader's exchange, an instructor and N students.
 
-    python -m whole_transformer.course.classroom up [--students N] [--dir DIR] [--package DIR] [--port P]
-    python -m whole_transformer.course.classroom down [--dir DIR]
+    python -m examples.classroom up [--students N] [--dir DIR] [--package DIR] [--port P]
+    python -m examples.classroom down [--dir DIR]
 
 (``make classroom`` / ``make classroom-stop``; README "Running the course on JupyterHub"). ``up`` needs
 root: it creates Linux accounts, which log in to JupyterHub through PAM, and JupyterHub starts each
@@ -35,8 +35,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..layout import COURSE_ID, REPO, Course
-from ..publish.handout import handout
+from whole_transformer.course.layout import COURSE_ID, REPO, Course
+from whole_transformer.course.publish.handout import handout
+
 from .commands import ClassroomError
 from .env import build_env
 from .hub import DEFAULT_PROXY, free_port, start_hub, wait_for_hub, write_hub_config
@@ -130,7 +131,7 @@ def _make_room(folder: Path, students: int, port: int, prefix: str) -> Classroom
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m whole_transformer.course.classroom",
+        prog="python -m examples.classroom",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

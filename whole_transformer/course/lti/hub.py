@@ -22,10 +22,10 @@ from tornado import web
 from traitlets import Unicode
 
 from ..layout import Course
-from ..lti.launch import LaunchRefused, NonceStore, accept_claims
-from ..lti.roster_link import enrol
-from ..lti.settings import read_lti
 from ..term.settings import load
+from .launch import LaunchRefused, NonceStore, accept_claims
+from .roster_link import enrol
+from .settings import read_lti
 
 
 class CourseLTI13Authenticator(LTI13Authenticator):
@@ -59,7 +59,7 @@ def hub_config(course: Course, notebook: str = "whole-transformer/01-whole-machi
     return "\n".join(
         [
             "# the course inside an LMS: LTI 1.3 sign-in (course.toml [lti]; docs/lms.md)",
-            'c.JupyterHub.authenticator_class = "whole_transformer.course.classroom.lti_hub.CourseLTI13Authenticator"',
+            'c.JupyterHub.authenticator_class = "whole_transformer.course.lti.hub.CourseLTI13Authenticator"',
             f"{a}.course_root = {str(Path(course.root).resolve())!r}",
             f"{a}.issuer = {lti.issuer!r}",
             f"{a}.client_id = [{lti.client_id!r}]",

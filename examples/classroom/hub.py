@@ -15,7 +15,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ..layout import REPO, python_first_on_path
+from whole_transformer.course.layout import REPO, python_first_on_path
+
 from .commands import ClassroomError
 from .room import COURSE_FOLDER, Classroom
 
@@ -35,7 +36,7 @@ def write_hub_config(room: Classroom, proxy: Path) -> Path:
     config = hub / "jupyterhub_config.py"
     service_port = free_port()
     config.write_text(f"""\
-# JupyterHub of the classroom made by `make classroom` (whole_transformer/course/classroom/hub.py)
+# JupyterHub of the classroom made by `make classroom` (examples/classroom/hub.py)
 c = get_config()  # noqa: F821
 c.JupyterHub.bind_url = {room.url!r}            # loopback only
 c.JupyterHub.hub_ip = "127.0.0.1"

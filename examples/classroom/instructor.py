@@ -12,7 +12,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ..layout import ASSIGNMENT, REPO
+from whole_transformer.course.layout import ASSIGNMENT, REPO
+
 from .commands import ClassroomError, run
 from .env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS
 from .room import Classroom
@@ -40,6 +41,7 @@ COURSE_IGNORE_TOP = {
     "canvas-grades.csv",
     "moodle-grades.csv",
     "runs",
+    "examples",  # this classroom itself: a course needs none of it
 }
 # ... and caches at any depth
 COURSE_IGNORE = shutil.ignore_patterns(
