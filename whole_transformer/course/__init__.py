@@ -42,7 +42,7 @@ per subsystem:
 - ``lti/``        the course inside an LMS by LTI 1.3: ``settings`` (course.toml's ``[lti]``), ``keys`` (the tool's
   key pair), ``tool_config`` (what an LMS admin pastes), ``launch`` (an id_token checked or refused),
   ``roster_link`` (the launched student on the roster), ``passback`` (the scores to the LMS's gradebook),
-  ``hub`` (JupyterHub's sign-in from the LMS).
+  ``after_grading`` (when grading ends, the scores sent), ``hub`` (JupyterHub's sign-in from the LMS).
 
 ``make classroom`` (JupyterHub on this machine) is an example beside the package, not in it: examples/classroom/.
 
