@@ -60,6 +60,7 @@ help:
 	@echo "make bench       measure speed, write benchmarks/results.md"
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
 	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
+	@echo "                 LTI=1 signs users in from the LMS of course.toml's [lti] instead (docs/lms.md)"
 	@echo "make classroom-stop    stop it; remove the accounts and folders it made"
 	@echo "make classroom-test    only the term on JupyterHub in Chromium (root; 3-5 minutes; make test runs it too)"
 
@@ -192,9 +193,11 @@ $(PROXY):
 	npm install --prefix .classroom --no-audit --no-fund --loglevel=error configurable-http-proxy@$(PROXY_VERSION)
 	test -x $(PROXY)
 
+# LTI=1: users sign in from the LMS of course.toml's [lti] (LTI=FILE: FILE's [lti]); docs/lms.md
+LTI_FLAG := $(if $(filter 1 yes true,$(LTI)),--lti course.toml,$(if $(LTI),--lti $(LTI)))
 classroom: $(STAMP) $(PROXY) handout
 	$(PY) -m examples.classroom up --dir $(CLASSROOM_DIR) --students $(STUDENTS) \
-	    --port $(CLASSROOM_PORT) --package $(CLASSROOM_PACKAGE)
+	    --port $(CLASSROOM_PORT) --package $(CLASSROOM_PACKAGE) $(LTI_FLAG)
 
 classroom-stop: $(STAMP)
 	$(PY) -m examples.classroom down --dir $(CLASSROOM_DIR)

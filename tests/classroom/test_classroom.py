@@ -88,16 +88,19 @@ def _require(ok: bool, reason: str):
 
 
 class Step:
-    def __init__(self, name):
-        self.name = name
+    """A step of a term, its seconds kept in ``times`` and written to ``folder``/times.json (this term's by default;
+    the LTI act keeps its own)."""
+
+    def __init__(self, name, times: dict[str, float] | None = None, folder: Path | None = None):
+        self.name, self.times, self.folder = name, TIMES if times is None else times, folder or ARTIFACTS
 
     def __enter__(self):
         self.t0 = time.monotonic()
 
     def __exit__(self, *exc):
-        TIMES[self.name] = round(time.monotonic() - self.t0, 1)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        (ARTIFACTS / "times.json").write_text(json.dumps(TIMES, indent=1))
+        self.times[self.name] = round(time.monotonic() - self.t0, 1)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "times.json").write_text(json.dumps(self.times, indent=1))
 
 
 @pytest.fixture(scope="module")

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyterhub.auth import LocalAuthenticator  # type: ignore[import-untyped]
+from jupyterhub.utils import url_path_join  # type: ignore[import-untyped]
 from ltiauthenticator.lti13.auth import LTI13Authenticator
 from ltiauthenticator.lti13.error import ValidationError
 from ltiauthenticator.lti13.handlers import LTI13CallbackHandler
@@ -50,19 +51,21 @@ from .settings import LtiSettings, read_lti
 #: what the package's callback handler says when the launch is not the answer to this browser's own login
 _NOT_THIS_LOGIN = ("OAuth state missing from cookies", "OAuth state mismatch", "Missing nonce state cookie")
 _NONCE_MISMATCH = "OAuth nonce mismatch"
+PAGE_TITLE = "Launch not accepted"  # a refused launch's page: this, then STUDENT_TEXT; the why is the log's alone
 
 
 def refusal(why: str, log) -> web.HTTPError:
     """The 403 of a refused launch: ``why`` in the hub's log, and a page that tells the student only to launch
     again from the LMS (nothing of the launch, the roster or anyone else)."""
     log.warning("LTI 1.3 launch refused: %s", why)
-    refused = web.HTTPError(403, "LTI 1.3 launch refused: %s", why)
+    refused = web.HTTPError(403, "LTI 1.3 launch refused: %s", why, reason=PAGE_TITLE)  # the page's title: reason
     refused.jupyterhub_message = STUDENT_TEXT  # type: ignore[attr-defined]  # what JupyterHub's error page shows
     return refused
 
 
 class CourseLTI13CallbackHandler(LTI13CallbackHandler):
-    """The package's callback handler, its refusals said as the course says its own (``explain``)."""
+    """The package's callback handler, its refusals said as the course says its own (``explain``); an instructor
+    lands in JupyterLab, where the course folder is (the link's notebook is a student's copy: not in their home)."""
 
     def decode_and_validate_launch_request(self) -> dict[str, Any]:
         try:
@@ -70,6 +73,11 @@ class CourseLTI13CallbackHandler(LTI13CallbackHandler):
         except (ValidationError, web.HTTPError) as e:
             why = self.authenticator.explain(e, self.get_argument("id_token", ""))
             raise refusal(why, self.log) from None
+
+    def get_next_url(self, user: Any = None) -> str:
+        if user is not None and user.admin:
+            return url_path_join(self.hub.base_url, "user-redirect/lab")
+        return super().get_next_url(user)
 
 
 class CourseLTI13Authenticator(LTI13Authenticator):
