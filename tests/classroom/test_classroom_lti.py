@@ -36,13 +36,13 @@ import json
 import os
 import re
 import shutil
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
+from lti_platform import INSTRUCTOR, LEARNER, Platform  # tests/: pyproject's pythonpath
 from test_classroom import (
     LOGIN_TIMEOUT,
     api,
@@ -53,17 +53,13 @@ from test_classroom import (
     open_menu_item,
     save_notebook,
 )
-from test_classroom import (
-    Step as TermStep,
-)
+from test_classroom import Step as TermStep
 
 from whole_transformer.course.lti.hub import PAGE_TITLE
 from whole_transformer.course.lti.launch import STUDENT_TEXT
 from whole_transformer.course.lti.tool_config import notebook_url
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
-from lti_platform import INSTRUCTOR, LEARNER, Platform  # noqa: E402
 
 ARTIFACTS = REPO / "artifacts" / "classroom-lti"
 pytestmark = [pytest.mark.classroom, pytest.mark.e2e, pytest.mark.xdist_group("classroom")]
