@@ -28,6 +28,7 @@ from ..autograder.record import StudentResult, load_record
 from ..autograder.template import Template
 from ..core.results import GRADED, MISSING, Finding
 from ..layout import Course
+from ..lti.after_grading import after_attempt
 from ..term.handin_time import entry_fields
 from ..term.settings import Settings
 from . import attempt_feedback as fb
@@ -203,6 +204,7 @@ class Attempts:
             self.store.merging(sub.name)
             install(self.course, sub.student, job.files, sub)
             merge(self.course, result, template)
+            after_attempt(self.course, sub.student, self.log)  # the score to the LMS: lti/after_grading.py
         kind = feedback_kind(self.settings, sub.student, sub.handed_in)
         header = self._header(sub, decision, score, total, counting, kind)
         pages = fb.pass_fail_pages(result, template.grade_cells, header)
