@@ -12,6 +12,8 @@ Two guards, each tested on all four functions:
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from implementations import grade, graded_cells
 from nbformat import NotebookNode
@@ -131,3 +133,25 @@ def test_torchs_layer_called_from_a_helper_of_another_cell_is_caught_and_earns_n
     assert message.startswith(f"TestFailed: {exercise} earns nothing: it calls {called}"), message
     right = grade(exercise, source, extra)  # the same helpers beside the right solution: full points
     assert right.points == right.max_points, right.errors
+
+
+def test_no_tripwire_outlives_its_run_in_a_module_first_imported_during_it(tmp_path, monkeypatch):
+    """A module imported for the first time while a run lasts takes the tripwire by ``from … import``; once the
+    run ends it holds the course's own function again (an in-process release once left ``steps`` armed, and a
+    later doctest of it 'called' sinusoidal_positions)."""
+    from whole_transformer import model, tripwire
+
+    (tmp_path / "wt_imported_late.py").write_text("from whole_transformer.model import sinusoidal_positions\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def forward(ids, weights, n_heads=4, pad=0):
+        import wt_imported_late  # first imported here, inside the run
+
+        return wt_imported_late
+
+    original = model.sinusoidal_positions
+    with tripwire.run("forward", forward):
+        late = forward([1], {})
+        assert late.sinusoidal_positions is not original  # armed while the run lasts
+    assert late.sinusoidal_positions is original and model.sinusoidal_positions is original
+    monkeypatch.delitem(sys.modules, "wt_imported_late")
