@@ -1,12 +1,12 @@
 """The codebase keeps its limits:
 
-- size follows cohesion: a module of whole_transformer/ or benchmarks/ over 500 lines, or a function (or method)
-  over 80 lines, is a warning to read it again (pytest's warnings summary names it), not a failure, so nothing is
-  cut where a cap falls; only past 1,000 lines or 150 lines does the test fail (decorators not counted);
-- no block of six lines stands twice in the Python files of whole_transformer/, benchmarks/ and tests/: the lines
-  compared are stripped of their indentation, and blank lines, comments, decorators, imports and lines of brackets
-  alone (``)``, ``],``, a lone ``\"\"\"``) are passed over, so that six lines standing twice are six lines of code or
-  text written twice. Code that two places need is written once and shared;
+- size follows cohesion: a module of whole_transformer/, benchmarks/ or examples/ over 500 lines, or a function (or
+  method) over 80 lines, is a warning to read it again (pytest's warnings summary names it), not a failure, so
+  nothing is cut where a cap falls; only past 1,000 lines or 150 lines does the test fail (decorators not counted);
+- no block of six lines stands twice in the Python files of whole_transformer/, benchmarks/, examples/ and tests/:
+  the lines compared are stripped of their indentation, and blank lines, comments, decorators, imports and lines of
+  brackets alone (``)``, ``],``, a lone ``\"\"\"``) are passed over, so that six lines standing twice are six lines
+  of code or text written twice. Code that two places need is written once and shared;
 - no circle of imports among the modules of whole_transformer/, imports inside functions and under TYPE_CHECKING
   counted, nor among its subpackages (they stack in layers, course/core/ at the bottom); an import of the
   package's own modules inside a function says why, in a comment;
@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "whole_transformer"
 BENCHMARKS = REPO / "benchmarks"  # the benchmarks' package keeps the package's limits
+EXAMPLES = REPO / "examples"  # so does make classroom, beside the package (examples/classroom)
 WARN_MODULE_LINES, MAX_MODULE_LINES = 500, 1000
 WARN_FUNCTION_LINES, MAX_FUNCTION_LINES = 80, 150
 BLOCK = 6  # lines
@@ -97,7 +98,7 @@ def repeated_blocks(files: dict[str, str], n: int = BLOCK) -> list[list[tuple[st
 def test_modules_are_sized_by_what_they_hold():
     sizes = {
         str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines())
-        for p in python_files(PACKAGE, BENCHMARKS)
+        for p in python_files(PACKAGE, BENCHMARKS, EXAMPLES)
     }
     if big := {name: n for name, n in sizes.items() if n > WARN_MODULE_LINES}:
         warnings.warn(f"modules over {WARN_MODULE_LINES} lines: do they hold one idea? {big}", stacklevel=1)
@@ -109,7 +110,7 @@ def test_functions_are_sized_by_what_they_do():
     def over(limit: int) -> list[str]:
         return [
             f"{p.relative_to(REPO)}:{line} {name} ({n} lines)"
-            for p in python_files(PACKAGE, BENCHMARKS)
+            for p in python_files(PACKAGE, BENCHMARKS, EXAMPLES)
             for name, line, n in long_functions(p.read_text(encoding="utf-8"), limit)
         ]
 
@@ -122,7 +123,7 @@ def test_functions_are_sized_by_what_they_do():
 def test_no_block_of_six_lines_stands_twice():
     files = {
         str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
-        for p in python_files(PACKAGE, BENCHMARKS, REPO / "tests")
+        for p in python_files(PACKAGE, BENCHMARKS, EXAMPLES, REPO / "tests")
     }
     runs = repeated_blocks(files)
     said = ["; ".join(f"{name}:{line}" for name, line in where) for where in runs]
@@ -410,14 +411,14 @@ NOT_IN_THE_REPOSITORY = {
     "jupyter_server_config.json", "page_config.json", "nbgrader_config.py",
     # what the tests make: their courses, notebooks and payloads, and what they leave in artifacts/
     "01-mini.ipynb", "pwned.txt", "release/01-whole-machine.ipynb", "times.json", "axe-counts.json",
-    "handout-terminal.txt", "adapter-table.md", "course-class-timing.txt",
+    "handout-terminal.txt", "adapter-table.md", "course-class-timing.txt", "forward-class.md",
     # other projects' files: nbgrader's exchange and formgrader, axe-core, the npm packages of publish/vendor/;
     # the course's design notes, beside the repository
     "fetch_feedback.py", "formgrade.js", "axe.min.js", "dist/embed-amd.js", "es5/tex-svg.js", "DESIGN.md",
 }  # fmt: skip
 #: Where the rule reads: the Python files' comments and docstrings, and the documentation whole (docs/ and every
 #: README.md; benchmarks/results.md is a record of runs, each naming the tree it ran on).
-READ = ("whole_transformer", "tests", "benchmarks", "nbgrader_config.py", "docs", "README.md")
+READ = ("whole_transformer", "examples", "tests", "benchmarks", "nbgrader_config.py", "docs", "README.md")
 
 
 def repository_files() -> list[Path]:

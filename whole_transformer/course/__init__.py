@@ -45,11 +45,10 @@ per subsystem:
   recorded), ``roster``, ``names``;
 - ``lti/``        the course inside an LMS by LTI 1.3: ``settings`` (course.toml's ``[lti]``), ``keys`` (the tool's
   key pair), ``tool_config`` (what an LMS admin pastes), ``launch`` (an id_token checked or refused),
-  ``roster_link`` (the launched student on the roster), ``passback`` (the scores to the LMS's gradebook);
-- ``classroom/``  JupyterHub on this machine: ``up`` (the command; the hub: ``hub``; what it made: ``room``;
-  its accounts and the instructor's course: ``instructor``; ``down``: ``teardown``), the students' ``env``
-  (seeded from this one: ``seed``), ``commands`` (run as an account), ``lti_hub`` (the hub's sign-in
-  from the LMS).
+  ``roster_link`` (the launched student on the roster), ``passback`` (the scores to the LMS's gradebook),
+  ``after_grading`` (when grading ends, the scores sent), ``hub`` (JupyterHub's sign-in from the LMS).
+
+``make classroom`` (JupyterHub on this machine) is an example beside the package, not in it: examples/classroom/.
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.
 Module by module, a line on each: docs/code.md (``tests/test_codebase.py`` checks that both list every

@@ -25,6 +25,7 @@ from ..autograder.store import load_result, merge
 from ..autograder.submission import Submission
 from ..core.results import FAILED, GRADED, MISSING, Result, Status
 from ..layout import Course
+from ..lti.after_grading import after_attempt
 from ..term.handin_merge import entry, record_files
 from ..term.handin_time import entry_fields
 from ..term.settings import Settings
@@ -179,6 +180,7 @@ class Attempts:
             self.store.merging(attempt.name)
             install(self.course, submission, attempt)
             merge(self.course, result, assignment, submission.handed_in_at)
+            after_attempt(self.course, attempt.student, self.log)  # the score to the LMS: lti/after_grading.py
         kind = feedback_kind(self.settings, attempt.student, attempt.handed_in)
         header = self._header(attempt, decision, score, total, counting, kind)
         pages = fb.pass_fail_pages(result, assignment.grade_cells, header)
