@@ -1,8 +1,8 @@
 """core/scheduler.py on its own: the loop that make autograde and the grading service both run.
 
-The graders here are real threads (concurrent.futures), the jobs small functions; the policy records
+The graders here are real threads (concurrent.futures), the jobs small functions; the queue records
 what the loop told it. What is checked: work is claimed only while there is room, every job ends in
-exactly one of graded / failed / not started, errors are classified by the graders, a policy that raises
+exactly one of graded / failed / not started, errors are classified by the graders, a queue that raises
 in `failed` stops the loop, Ctrl-C is never classified, and `run` ends only when nothing is left.
 """
 
@@ -23,7 +23,7 @@ class Dead(Exception):
 
 
 class ThreadGraders:
-    """`capacity` threads; a job is a function of the pack."""
+    """`capacity` threads; a job is a function of the assignment."""
 
     def __init__(self, capacity: int, refuse: set[str] | None = None):
         self.pool = ThreadPoolExecutor(capacity)
@@ -40,7 +40,7 @@ class ThreadGraders:
     def capacity(self) -> int:
         return self.cap
 
-    def submit(self, job: tuple[str, Callable[[int], int]], pack: int) -> Future:
+    def submit(self, job: tuple[str, Callable[[int], int]], assignment: int) -> Future:
         name, fn = job
         if name in self.refuse:
             raise RuntimeError(f"refused {name}")
@@ -50,7 +50,7 @@ class ThreadGraders:
                 self._now += 1
                 self.most_at_once = max(self.most_at_once, self._now)
             try:
-                return fn(pack)
+                return fn(assignment)
             finally:
                 with self._lock:
                     self._now -= 1
@@ -72,10 +72,10 @@ class ThreadGraders:
 
 
 class Recording:
-    """A policy over a queue of named jobs that records every call the loop makes."""
+    """A queue of named jobs that records every call the loop makes."""
 
     def __init__(self, jobs: dict[str, Callable[[int], int]], reraise: bool = False):
-        self.queue = list(jobs.items())
+        self.waiting = list(jobs.items())
         self.claimed: list[str] = []
         self.started_: list[str] = []
         self.graded_: dict[str, int] = {}
@@ -88,8 +88,8 @@ class Recording:
         return 10
 
     def ready(self, loop: Scheduler) -> Iterator[tuple[str, tuple[str, Callable[[int], int]]]]:
-        while self.queue and loop.room():
-            name, fn = self.queue.pop(0)
+        while self.waiting and loop.room():
+            name, fn = self.waiting.pop(0)
             self.claimed.append(name)
             yield name, (name, fn)
 
@@ -110,22 +110,22 @@ class Recording:
 
 
 def slow(value: int, seconds: float = 0.05) -> Callable[[int], int]:
-    def fn(pack: int) -> int:
+    def fn(assignment: int) -> int:
         time.sleep(seconds)
-        return pack + value
+        return assignment + value
 
     return fn
 
 
 def raising(error: BaseException) -> Callable[[int], int]:
-    def fn(pack: int) -> int:
+    def fn(assignment: int) -> int:
         raise error
 
     return fn
 
 
-def run_all(graders: ThreadGraders, policy: Recording) -> list[tuple[bool, int]]:
-    loop = Scheduler(graders, policy)
+def run_all(graders: ThreadGraders, queue: Recording) -> list[tuple[bool, int]]:
+    loop = Scheduler(graders, queue)
     pauses: list[tuple[bool, int]] = []
 
     def pause(finished: bool, running: int) -> None:
@@ -134,62 +134,62 @@ def run_all(graders: ThreadGraders, policy: Recording) -> list[tuple[bool, int]]
             time.sleep(0.005)
 
     try:
-        loop.run(lambda: bool(policy.queue), pause)
+        loop.run(lambda: bool(queue.waiting), pause)
     finally:
         graders.close()
     assert not loop.running and not loop.busy()
     return pauses
 
 
-def test_every_job_ends_graded_with_the_pack_and_never_more_at_once_than_the_room():
+def test_every_job_ends_graded_with_the_assignment_and_never_more_at_once_than_the_room():
     graders = ThreadGraders(2)
-    policy = Recording({f"s{i}": slow(i) for i in range(7)})
-    pauses = run_all(graders, policy)
-    assert policy.graded_ == {f"s{i}": 10 + i for i in range(7)}
-    assert policy.claimed == policy.started_ == [f"s{i}" for i in range(7)]
+    queue = Recording({f"s{i}": slow(i) for i in range(7)})
+    pauses = run_all(graders, queue)
+    assert queue.graded_ == {f"s{i}": 10 + i for i in range(7)}
+    assert queue.claimed == queue.started_ == [f"s{i}" for i in range(7)]
     assert graders.most_at_once <= 2 and all(running <= 2 for _, running in pauses)
-    assert not policy.failed_ and not policy.not_started_ and graders.closed
+    assert not queue.failed_ and not queue.not_started_ and graders.closed
 
 
 def test_errors_are_classified_by_the_graders_and_the_rest_goes_on():
     graders = ThreadGraders(2)
-    policy = Recording({"ok": slow(1), "bug": raising(ValueError("student")), "gone": raising(Dead()), "ok2": slow(2)})
-    run_all(graders, policy)
-    assert policy.graded_ == {"ok": 11, "ok2": 12}
-    assert policy.failed_ == {"bug": ("ValueError", False), "gone": ("Dead", True)}
+    queue = Recording({"ok": slow(1), "bug": raising(ValueError("student")), "gone": raising(Dead()), "ok2": slow(2)})
+    run_all(graders, queue)
+    assert queue.graded_ == {"ok": 11, "ok2": 12}
+    assert queue.failed_ == {"bug": ("ValueError", False), "gone": ("Dead", True)}
 
 
 def test_a_job_the_graders_refuse_is_not_started_and_does_not_take_room():
     graders = ThreadGraders(1, refuse={"b"})
-    policy = Recording({"a": slow(1), "b": slow(2), "c": slow(3)})
-    run_all(graders, policy)
-    assert policy.not_started_ == {"b": "refused b"}
-    assert policy.graded_ == {"a": 11, "c": 13} and "b" not in policy.started_
+    queue = Recording({"a": slow(1), "b": slow(2), "c": slow(3)})
+    run_all(graders, queue)
+    assert queue.not_started_ == {"b": "refused b"}
+    assert queue.graded_ == {"a": 11, "c": 13} and "b" not in queue.started_
 
 
-def test_a_policy_that_raises_in_failed_stops_the_loop():
+def test_a_queue_that_raises_in_failed_stops_the_loop():
     graders = ThreadGraders(1)
-    policy = Recording({"bad": raising(Dead()), "later": slow(1)}, reraise=True)
+    queue = Recording({"bad": raising(Dead()), "later": slow(1)}, reraise=True)
     with pytest.raises(Dead):
-        run_all(graders, policy)
-    assert "later" not in policy.graded_
+        run_all(graders, queue)
+    assert "later" not in queue.graded_
 
 
 def test_ctrl_c_in_a_grading_is_never_classified_it_stops_the_loop():
     graders = ThreadGraders(1)
-    policy = Recording({"stop": raising(KeyboardInterrupt()), "later": slow(1)})
+    queue = Recording({"stop": raising(KeyboardInterrupt()), "later": slow(1)})
     with pytest.raises(KeyboardInterrupt):
-        run_all(graders, policy)
-    assert policy.failed_ == {} and policy.graded_ == {}
+        run_all(graders, queue)
+    assert queue.failed_ == {} and queue.graded_ == {}
 
 
 def test_step_reports_whether_anything_finished_and_run_waits_for_work_under_way():
     graders = ThreadGraders(2)
-    policy = Recording({"a": slow(1, 0.2)})
-    loop = Scheduler(graders, policy)
+    queue = Recording({"a": slow(1, 0.2)})
+    loop = Scheduler(graders, queue)
     assert loop.step() is False  # submitted, not finished yet
     assert loop.busy() == ["a"] and loop.room()  # one of two threads busy
     # the queue is empty, but run goes on while a grading is under way
     loop.run(lambda: False, lambda finished, running: time.sleep(0.01))
-    assert policy.graded_ == {"a": 11} and not loop.running
+    assert queue.graded_ == {"a": 11} and not loop.running
     graders.close()
