@@ -342,7 +342,7 @@ def test_a_stopped_service_leaves_no_temporary_folder(tmp_path, stop):
     tmp = Path(tempfile.mkdtemp(prefix="serve-stop-", dir="/tmp"))  # short: the service's sockets are made in it
     log = course.state / "service" / "serve.log"
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(course.root), "serve"]
-    env = {**checkout_env(), "TMPDIR": str(tmp)}
+    env = {**checkout_env(), "TMPDIR": str(tmp), "PYTHONFAULTHANDLER": "1"}  # SIGABRT: where each thread stood
     proc = subprocess.Popen(
         [*cmd, f"--exchange={exchange}", "--poll=0.5"],
         env=env,
@@ -361,7 +361,14 @@ def test_a_stopped_service_leaves_no_temporary_folder(tmp_path, stop):
             proc.send_signal(signal.SIGTERM)
         else:
             os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(timeout=60) == 130
+        try:
+            code = proc.wait(timeout=180)  # generous: a busy machine is slow to stop, not wrong
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # the faulthandler prints every thread's stack into serve.out
+            proc.wait(timeout=30)
+            said = (tmp_path / "serve.out").read_text()[-6000:]
+            raise AssertionError(f"not stopped in 180 s; serve.log:\n{log.read_text()[-2000:]}\n{said}") from None
+        assert code == 130, (tmp_path / "serve.out").read_text()[-3000:]
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
