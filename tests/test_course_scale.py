@@ -29,8 +29,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from simclass.built import copy_course, release_course
 from simclass.expected import expected_now
-from simclass.minicourse import make_course, require_sandbox
 from simclass.notebooks import Notebooks, write_submission
 from simclass.pgcluster import PostgresCluster, require_postgres
 from simclass.students import roster
@@ -39,13 +39,11 @@ from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.autograder.cluster import local_cluster
 from whole_transformer.course.autograder.record import load_record
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.publish.release import release
 from whole_transformer.course.reports.feedback import feedback
 from whole_transformer.course.reports.grades import grades, write_detail
 from whole_transformer.course.reports.insights import insights
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-scale")]
 
 SMALL_CLASS = ["full", "partial", "os-exit", "invalid-json", "renamed", "test-edited", "empty-folder"]
 
@@ -69,10 +67,8 @@ def db_url_env(monkeypatch):
     monkeypatch.delenv("DB_URL", raising=False)
 
 
-def _small_class(root: Path):
-    make_course(root, real_source=True)
-    course = Course(root)
-    release(course, log=lambda *a: None)
+def _small_class(released_course: Path, root: Path):
+    course = copy_course(released_course, root)
     nbs = Notebooks(root)
     chosen = {s.name: s for s in roster(nbs, root) if s.name in SMALL_CLASS}
     assert sorted(chosen) == sorted(SMALL_CLASS)
@@ -86,22 +82,21 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
+def test_three_ways_give_the_same_grades(tmp_path, released_course, postgres, db_url_env, sandbox):
     """JOBS=1 + SQLite, Dask (2 worker processes) + SQLite, Dask + PostgreSQL: the same
     grades-detail.csv, row for row, and the roster's points."""
-    require_sandbox()
     timings = {}
     details, reports = {}, {}
     base = tmp_path / "base"
-    course, nbs, chosen = _small_class(base)
+    course, nbs, chosen = _small_class(released_course, base)
     with local_cluster(2) as cluster:
         for way in ("jobs1-sqlite", "dask-sqlite", "dask-postgres"):
             root = tmp_path / way
-            shutil.copytree(base, root, symlinks=True)
+            copy_course(base, root)
             if way == "dask-postgres":
                 (root / "gradebook.db").unlink()
                 db_url_env(postgres.create_database("three_ways"))
-                release(Course(root), log=lambda *a: None)  # the assignment into PostgreSQL
+                release_course(Course(root))  # the assignment into PostgreSQL
             c = Course(root)
             assert c.sqlite == (way != "dask-postgres"), c.db_url
             t = time.monotonic()
@@ -162,11 +157,15 @@ def _formgrader_sees(root: Path) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------ the small course
-def _mini_course(root: Path, extra: int = 0) -> dict[str, float]:
+def _mini_course(released_mini: Path, root: Path, extra: int = 0) -> dict[str, float]:
+    """A copy of the small course as released, the mini class and ``extra`` more students like ada handed in; under
+    DB_URL, released again into that database (the copy's SQLite gradebook removed)."""
     from test_autograde import MINI_EXPECTED, _mini_class
 
-    make_course(root)
-    release(Course(root), log=lambda *a: None)
+    course = copy_course(released_mini, root)
+    if not course.sqlite:
+        (root / "gradebook.db").unlink()
+        release_course(course)  # the assignment into the database DB_URL names
     rel = nbformat.read(root / "release" / ASSIGNMENT / "01-mini.ipynb", as_version=4)
     expected = _mini_class(root, rel)
     for i in range(extra):  # more students like ada (full marks)
@@ -185,14 +184,13 @@ def _totals(root: Path) -> dict[str, float]:
     return out
 
 
-def test_a_killed_worker_loses_no_student(tmp_path):
+def test_a_killed_worker_loses_no_student(tmp_path, released_mini, sandbox):
     """SIGKILL to a Dask worker process while it grades: its student is graded again elsewhere,
     every student ends graded exactly once, with the right points."""
-    require_sandbox()
     from distributed import Client
 
     root = tmp_path / "course"
-    expected = _mini_course(root, extra=1)
+    expected = _mini_course(released_mini, root, extra=1)
     killed = {}
     with local_cluster(2) as cluster, Client(cluster.scheduler_address) as client:
         pids = client.run(os.getpid)  # worker address → process id
@@ -232,14 +230,13 @@ def test_a_killed_worker_loses_no_student(tmp_path):
         assert load_record(Course(root), s) is not None, s
 
 
-def test_two_runs_at_once_share_a_postgres_gradebook(tmp_path, postgres, db_url_env):
+def test_two_runs_at_once_share_a_postgres_gradebook(tmp_path, released_mini, postgres, db_url_env, sandbox):
     """Two `autograde` processes started together on one PostgreSQL gradebook: every student is
     graded by exactly one of them, and no grade is lost."""
-    require_sandbox()
     root = tmp_path / "course"
     url = postgres.create_database("two_runs")
     db_url_env(url)
-    expected = _mini_course(root, extra=3)
+    expected = _mini_course(released_mini, root, extra=3)
     assert not (root / "gradebook.db").exists()
     env = dict(os.environ, DB_URL=url, PYTHONPATH=str(REPO))
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--jobs", "1"]

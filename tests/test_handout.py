@@ -39,7 +39,6 @@ from whole_transformer.course.publish import handout as handout_mod
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "source" / ASSIGNMENT
 ARTIFACTS = REPO / "artifacts"
-pytestmark = pytest.mark.xdist_group("handout")
 
 
 @pytest.fixture(scope="module")
