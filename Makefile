@@ -95,14 +95,14 @@ typecheck: $(STAMP)
 # Every test, the term on JupyterHub (tests/classroom) included: it runs as root (it makes Linux accounts),
 # with the proxy installed here where npm is, on one xdist worker beside the rest; elsewhere it skips and
 # says why (with WT_REQUIRE_CLASSROOM=1, as .ci/run sets, it fails instead). The tiers that need the most start
-# first, in tests/conftest.py's order (--no-loadscope-reorder keeps it); a module's tests that share its fixtures
+# first, in tests/tiers.py's order (--no-loadscope-reorder keeps it); a module's tests that share its fixtures
 # stay on one worker (loadgroup).
 test: $(STAMP) lint $(if $(shell command -v npm),$(AXE)) $(if $(and $(filter 0,$(shell id -u)),$(shell command -v npm)),$(PROXY))
 	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 
-# The edit-test loop: lint and the unit tier (tests/conftest.py derives each test's tier from what it needs).
+# The edit-test loop: lint and the unit tier (tests/tiers.py derives each test's tier from what it needs).
 quick: $(STAMP) lint
-	$(PY) -m pytest -q -p no:xdist --tier unit
+	$(PY) -m pytest -n 2 --dist loadgroup -q --tier unit
 
 e2e: $(STAMP) $(if $(shell command -v npm),$(AXE))
 	$(PY) -m pytest -m e2e tests/e2e

@@ -1,16 +1,15 @@
-"""Shared fixtures, and the suite's tiers.
+"""Shared fixtures, and how the suite runs in tiers.
 
 The fixtures: the three shipped models, loaded once per test process; what is built once per test run and shared
 (``released_mini``, ``released_course``, ``graded_class``: tests/simclass/built.py), and the resources a test needs
 (``sandbox``, ``pw_driver``).
 
-The tiers (``TIERS``): each test's tier is what it needs, derived at collection from the fixtures it uses (with
-those they use), the marks it carries and the ``require_*`` checks its code or its fixtures' code calls; the most
-expensive need wins. Nothing is listed by hand here: a test says what it needs where it is written. ``--tier NAME``
-(repeatable) runs only those tiers (``make quick``: ``--tier unit``); every test carries its tier as a mark too
-(``-m "tier_unit or tier_package"``). The run starts with the most expensive tiers (the JupyterHub term, the browser
-tests, the graded class), so that with pytest-xdist no long test is left to finish alone at the end; its summary
-says how many tests of each tier ran and the seconds each tier took, and names a unit test that took long.
+The tiers (tests/tiers.py): each test's tier, derived at collection from what it needs, is put on it as a mark
+(tier_ and its name); ``--tier NAME`` (repeatable) runs only those tiers (``make quick``: ``--tier unit``). A test that
+shares a module's fixture is grouped with its module for pytest-xdist, and the modules whose tests need the most
+start the run (the JupyterHub term, the browser tests, the graded class), so that no long test is left to finish
+alone at the end. The run's summary says how many tests of each tier ran and the seconds each tier took, and names a
+unit test that took long. Nothing is listed by hand here: a test says what it needs where it is written.
 
 The repository root goes first on sys.path so the tests import this checkout's package even when pytest is started
 without ``python -m`` and the package is not installed.
@@ -41,13 +40,13 @@ def pytest_addoption(parser):
         action="append",
         default=[],
         choices=[t.name for t in TIERS],
-        help="run only the tests of this tier (repeatable); tests/conftest.py's TIERS says what each needs",
+        help="run only the tests of this tier (repeatable); tests/tiers.py's TIERS says what each needs",
     )
 
 
 def pytest_configure(config):
     for t in TIERS:
-        config.addinivalue_line("markers", f"tier_{t.name}: derived (tests/conftest.py): needs {t.needs}")
+        config.addinivalue_line("markers", f"tier_{t.name}: derived (tests/tiers.py): needs {t.needs}")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -118,7 +117,7 @@ def pytest_terminal_summary(terminalreporter):
                 units[rep.nodeid] = units.get(rep.nodeid, 0.0) + rep.duration
     slow_units = sorted(((s, n) for n, s in units.items() if s > UNIT_SECONDS), reverse=True)
     if per:
-        terminalreporter.section("tiers: tests run and their seconds (tests/conftest.py TIERS)")
+        terminalreporter.section("tiers: tests run and their seconds (tests/tiers.py)")
         for t in TIERS:
             if t.name in per:
                 n, s = per[t.name]

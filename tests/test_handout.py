@@ -270,6 +270,7 @@ def test_every_notebook_runs_top_to_bottom_from_the_copy(handout, tmp_path):
         os.environ.pop("JUPYTER_PATH", None)
 
 
+@pytest.mark.package  # every implementation through the copy's visible checks
 def test_the_visible_checks_work_from_the_copy(handout):
     """✓ Right for every correct implementation; the catalogued words for every wrong one."""
     # a block or a forward pass calls the notebook's earlier functions: a right version of each is defined first,
@@ -590,6 +591,7 @@ class _RenameAll(ast.NodeTransformer):
         return ast.copy_location(ast.arg(arg=node.arg + "_z"), node)
 
 
+@pytest.mark.package  # every solution, renamed and reformatted, searched in every file
 def test_no_solution_code_in_any_handout_file(handout):
     solutions = solution_bodies()
     for path in handout.rglob("*"):

@@ -1,4 +1,4 @@
-"""The suite's own promises: each test's tier is derived from what it needs (tests/conftest.py), README says the
+"""The suite's own promises: each test's tier is derived from what it needs (tests/tiers.py), README says the
 tiers as conftest declares them, make quick runs the unit tier, what is built once per run is built once however
 many workers ask for it (tests/simclass/built.py), and no test asserts how long something took (that is make
 bench's, on a quiet machine: a test checks that a time is measured and recorded, not its size)."""
@@ -57,7 +57,7 @@ def test_a_tier_is_what_a_test_needs_the_most():
 
 def test_the_readme_names_the_tiers_as_conftest_declares_them():
     row = next(ln for ln in (REPO / "README.md").read_text().splitlines() if ln.startswith("| `tests/`"))
-    said = row.split("as `tests/conftest.py` derives it:")[1].split(". `make test`")[0]
+    said = row.split("as `tests/tiers.py` derives it:")[1].split(". `make test`")[0]
     assert re.findall(r"(\w+) \(", said) == [t.name for t in TIERS], said
     assert "`make quick` (ruff check, mypy, ruff format --check and the unit tier)" in row
     assert "how many tests of each tier ran and their seconds" in row  # the run's own summary (conftest)
@@ -108,7 +108,8 @@ def _build_here(base: str, name: str, fail: bool, asking, said) -> None:
 
 
 @pytest.mark.parametrize("fail", [False, True], ids=["built", "failed"])
-def test_a_build_is_made_once_however_many_workers_ask(tmp_path, fail):
+def test_a_build_is_made_once_however_many_workers_ask(tmp_path, fail, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # the build's folder: under tmp_path itself
     ctx = multiprocessing.get_context("fork")
     asking, said = [ctx.Event(), ctx.Event()], ctx.Queue()
     workers = [

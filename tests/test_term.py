@@ -5,11 +5,12 @@ Fast parts: course.toml read and refused, late penalties, restore against the re
 started from, hand edits of generated test cells refused, answer keys followed by the visible checks,
 the roster, the Canvas and Moodle downloads sorted into submitted/ (small course of
 tests/simclass/minicourse.py, real nbgrader). Graded parts: release_feedback with students who handed in
-by different routes (small course), and the term of a class of six with the real notebooks
-(``test_a_term_of_six``): a due date, 10 % per day, one student late by a day and a half, one with an
-extension; after the first grading the instructor changes one exercise's points, fixes one hidden case
-and one answer key; the regrade touches exactly the affected students, finds no tampering, and the
-totals, the page per student, the Canvas and the Moodle CSV carry the right numbers.
+by different routes (small course, results stored without a kernel: tests/simclass/stored.py), and the term of a
+class of six with the real notebooks (``test_a_term_of_six``): a due date, 10 % per day, one student late by a day
+and a half, one with an extension; after the first grading (stored) the instructor changes one exercise's points,
+fixes one hidden case and one answer key; the regrade (real nbgrader, in the sandbox) touches exactly the affected
+students, finds no tampering, and the totals, the page per student, the Canvas and the Moodle CSV carry the right
+numbers.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from simclass.built import copy_course
 from simclass.lms_import import LmsUser, canvas_import, moodle_import
 from simclass.minicourse import NAME, make_course, mini_notebook
 from simclass.notebooks import Notebooks, set_answer, write_submission
+from simclass.stored import store
 
 from whole_transformer.course.answers import check_data, hidden_cells, hidden_tests
 from whole_transformer.course.answers import reference as ref
@@ -201,6 +203,7 @@ def test_a_change_regrades_only_those_who_handed_that_notebook_in():
 
 
 # ------------------------------------------------------------------------------ one home for every test and key
+@pytest.mark.package  # works the visible checks' data and the mistake table out
 def test_the_repository_is_in_step():
     """make release has nothing to bring in step: points, hidden tests, the visible checks' data (make test
     fails while anything is out of step)."""
@@ -461,6 +464,32 @@ def _expected(nbs: Notebooks, key_changed: bool) -> dict[str, dict[str, float]]:
     }
 
 
+def _first_grading(nbs: Notebooks) -> dict[str, dict[str, float]]:
+    """student → grade_id → the points the class of six got before the changes, in the notebooks each handed in:
+    full but for ben's (the release, nothing answered), cy's next_token and dee's make_xy (mistakes failing every
+    case)."""
+    cells = {n: nbs.grade_cells(n) for n in nbs.names}
+    everything = {g: p for n in nbs.names for g, p in cells[n].items()}
+    return {
+        "ada": dict(everything),
+        "ben": {g: 0.0 for g in everything},
+        "cy": {**everything, "test_next_token": 0.0},
+        "dee": {**everything, "test_make_xy": 0.0},
+        "eve": dict(cells[NB2]),
+        "fay": dict(everything),
+    }
+
+
+def _term_lines(course: Course, capsys) -> dict[str, str]:
+    """student → make term's line of them (their hand-in and its lateness)."""
+    from whole_transformer.course.__main__ import main
+
+    capsys.readouterr()
+    assert main(["--root", str(course.root), "term"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    return {ln.split()[0]: ln for ln in lines if ln.startswith("  ") and ln.split()[0] in SIX}
+
+
 def _fix_one_make_xy_case(monkeypatch):
     """The instructor fixes a case of test_make_xy where its cases live (hidden_tests.make_xy_cases)."""
     from whole_transformer import grading as g
@@ -488,7 +517,7 @@ def _csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def test_a_term_of_six(tmp_path, monkeypatch, sandbox):
+def test_a_term_of_six(tmp_path, monkeypatch, capsys, sandbox):
     root = make_course(tmp_path / "course", real_source=True)
     course = Course(root)
     (root / "course.toml").write_text(TERM_TOML)
@@ -503,15 +532,13 @@ def test_a_term_of_six(tmp_path, monkeypatch, sandbox):
     nbs = Notebooks(root)
     _class_of_six(root, nbs)
 
-    # ---- the first grading: every student, the console says who was late
-    lines: list[str] = []
-    run = autograde(course, jobs=2, log=lines.append, progress=False)
-    assert sorted(run.graded) == ["ada", "ben", "cy", "dee", "eve", "fay"]
-    said = {ln.split()[0]: ln for ln in lines if ln.split() and ln.split()[0] in SIX}
+    # ---- who was late, as make term says it; the first grading, stored as it came out (tests/simclass/stored.py)
+    said = _term_lines(course, capsys)
     assert said["ada"].endswith("on time") and said["eve"].endswith("on time")
     assert said["fay"].endswith("late by 1 d 12 h (-20 %)")
     assert said["dee"].endswith("late by 1 d (-10 %)")
-    assert _csv(root / "integrity-report.csv") == []
+    for student, points in _first_grading(nbs).items():
+        store(course, student, points)
 
     # ---- mid-term: points of one exercise, one hidden case, one answer key; an extension
     old_points = nbs.grade_cells(NB3)["test_next_token"]
@@ -548,13 +575,14 @@ def test_a_term_of_six(tmp_path, monkeypatch, sandbox):
     nbs = Notebooks(root)
     assert nbs.grade_cells(NB3)["test_next_token"] == new_points
 
-    # ---- the regrade: exactly who handed in a changed notebook (not eve), and no finding
-    lines.clear()
+    # ---- the regrade, for real: exactly who handed in a changed notebook (not eve); who was late; no finding
+    lines: list[str] = []
     run = autograde(course, jobs=2, log=lines.append, progress=False)
     assert sorted(run.graded) == ["ada", "ben", "cy", "dee", "fay"] and run.skipped == ["eve"]
     assert _csv(root / "integrity-report.csv") == []
     said = {ln.split()[0]: ln for ln in lines if ln.split() and ln.split()[0] in SIX}
     assert said["dee"].endswith("on time (extension to 2026-10-18 23:59 CEST)")
+    assert said["fay"].endswith("late by 1 d 12 h (-20 %)") and said["ada"].endswith("on time")
 
     # ---- an instructor's comment, then grades and feedback
     from nbgrader.api import Gradebook

@@ -26,7 +26,8 @@ TIERS = (
     Tier("unit", "nothing but Python: the code under test, in this process"),
     Tier(
         "package",
-        "the package run the long way: a model trained, notebooks run in a kernel, a command in a fresh Python",
+        "the package run the long way: a model trained, notebooks run in a kernel, a command in a fresh Python, its"
+        " code over all its data (every implementation, thousands of draws, the check data worked out)",
         fixtures=("shipped",),  # every shipped model, run over the task
         marks=("package", "slow"),  # slow: the older name, where a module still carries it
         calls=("subprocess.", "sys.executable", "run_fresh(", "assert_nbgrader_validates("),

@@ -10,7 +10,6 @@ and a verdict where one is given, the files handed in copied as the graded noteb
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 from whole_transformer.course.autograder.locate import submission_digest, submission_files
 from whole_transformer.course.autograder.merge import merge
@@ -38,7 +37,7 @@ def store(
     folder = course.submitted / student / ASSIGNMENT
     if folder.is_dir():
         files = {str(p.relative_to(folder)): p.read_bytes() for p in submission_files(folder)}
-        submission = submission_digest(folder)
+        submission = submission_digest(course.submitted / student)  # as make autograde tells a hand-in again
     else:
         files = {f"{n}.ipynb": (template.release / f"{n}.ipynb").read_bytes() for n in template.notebooks}
         submission = "stored"
@@ -59,19 +58,3 @@ def store(
     result.graded = files
     merge(course, result, template)
     return result
-
-
-def stored_students(course: Course) -> list[str]:
-    """The students whose result was stored, not graded (their nbgrader log says so)."""
-    logs = course.state / "logs"
-    return sorted(p.stem for p in logs.glob("*.log") if p.read_text().startswith("stored:")) if logs.is_dir() else []
-
-
-def hand_in_release(course: Course, student: str, notebooks: list[str] | None = None) -> Path:
-    """submitted/<student>/: the released notebooks (all, or ``notebooks``) as the student hands them in."""
-    folder = course.submitted / student / ASSIGNMENT
-    folder.mkdir(parents=True, exist_ok=True)
-    for p in sorted(course.release.glob("*.ipynb")):
-        if notebooks is None or p.stem in notebooks:
-            (folder / p.name).write_bytes(p.read_bytes())
-    return folder
