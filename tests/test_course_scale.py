@@ -1,10 +1,11 @@
 """Autograding at scale: a Dask cluster, a PostgreSQL gradebook, and the same grades.
 
 - Three ways, one small simulated class of the real notebooks (complete, partial, a crash in a
-  hidden test, an invalid notebook, a renamed one, an edited test cell, an empty folder): JOBS=1
-  with SQLite, a local Dask cluster of 2 worker processes with SQLite, and the Dask cluster with a
-  PostgreSQL gradebook. ``grades-detail.csv`` is the same row for row, and the points are the
-  roster's; grades, feedback and the records work against PostgreSQL as against SQLite.
+  hidden test, an invalid notebook, a renamed one, an edited test cell, an empty folder): local graders
+  with SQLite (these students of the simulated class, graded once per run), a local Dask cluster of 2
+  worker processes with SQLite, and the Dask cluster with a PostgreSQL gradebook. ``grades-detail.csv``
+  is the same row for row, and the points are the roster's; grades, feedback and the records work
+  against PostgreSQL as against SQLite.
 - A worker process is killed (SIGKILL) while it grades: every student still ends graded, once.
 - Two ``autograde`` runs started at once against the same PostgreSQL gradebook share the class:
   each student graded by exactly one of them, no grade lost.
@@ -82,15 +83,19 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def test_three_ways_give_the_same_grades(tmp_path, released_course, postgres, db_url_env, sandbox):
-    """JOBS=1 + SQLite, Dask (2 worker processes) + SQLite, Dask + PostgreSQL: the same
-    grades-detail.csv, row for row, and the roster's points."""
+@pytest.mark.xdist_group("graded-class")  # it reads the class: on the worker that grades it, once it is graded
+def test_three_ways_give_the_same_grades(tmp_path, released_course, graded_class, postgres, db_url_env):
+    """Local graders with SQLite (the simulated class, graded once per run: these seven of its students), a local
+    Dask cluster of 2 worker processes with SQLite, and the Dask cluster with a PostgreSQL gradebook: the same
+    grades-detail.csv, row for row, and the roster's points; the class report the same on PostgreSQL as on SQLite.
+    (That JOBS=1 and JOBS=3 grade alike is tests/test_autograde.py's.)"""
     timings = {}
-    details, reports = {}, {}
+    local = [r for r in _rows(graded_class.course.root / "grades-detail.csv") if r["student_id"] in SMALL_CLASS]
+    details, reports = {"local-sqlite": _by_cell(local)}, {}
     base = tmp_path / "base"
     course, nbs, chosen = _small_class(released_course, base)
     with local_cluster(2) as cluster:
-        for way in ("jobs1-sqlite", "dask-sqlite", "dask-postgres"):
+        for way in ("dask-sqlite", "dask-postgres"):
             root = tmp_path / way
             copy_course(base, root)
             if way == "dask-postgres":
@@ -100,20 +105,17 @@ def test_three_ways_give_the_same_grades(tmp_path, released_course, postgres, db
             c = Course(root)
             assert c.sqlite == (way != "dask-postgres"), c.db_url
             t = time.monotonic()
-            run = autograde(
-                c, jobs=1, scheduler=None if way == "jobs1-sqlite" else cluster.scheduler_address, log=lambda *a: None
-            )
+            run = autograde(c, jobs=1, scheduler=cluster.scheduler_address, log=lambda *a: None)
             timings[way] = time.monotonic() - t
             assert sorted(run.graded) == sorted(SMALL_CLASS), run
             grades(c, log=lambda *a: None)
             feedback(c, log=lambda *a: None)
             insights(c, log=lambda *a: None)
-            details[way] = _rows(root / "grades-detail.csv")
+            details[way] = _by_cell(_rows(root / "grades-detail.csv"))
             reports[way] = _rows(root / "insights.csv")
-            by_cell = {(r["student_id"], r["grade_id"]): r for r in details[way]}
             totals = {r["student_id"]: float(r["score"]) for r in _rows(root / "grades.csv")}
             for name, s in chosen.items():
-                want = sum(p for p, _ in expected_now(nbs, s, by_cell).values())
+                want = sum(p for p, _ in expected_now(nbs, s, details[way]).values())
                 assert totals[name] == pytest.approx(want), (way, name)
             if way == "dask-postgres":
                 assert not (root / "gradebook.db").exists(), "the PostgreSQL run wrote a SQLite gradebook"
@@ -125,20 +127,24 @@ def test_three_ways_give_the_same_grades(tmp_path, released_course, postgres, db
                 assert list((root / "feedback" / "full" / ASSIGNMENT).glob("*.html"))
                 assert _formgrader_sees(root) == {s: totals[s] for s in subs}
     print("three ways:", ", ".join(f"{w} {s:.0f} s" for w, s in timings.items()))
-    assert len(details["jobs1-sqlite"]) == sum(len(nbs.grade_cells(n)) for n in nbs.names) * len(SMALL_CLASS)
-    by_cell = {(r["student_id"], r["grade_id"]): r for r in details["jobs1-sqlite"]}
+    by_cell = details["local-sqlite"]
+    assert len(by_cell) == sum(len(nbs.grade_cells(n)) for n in nbs.names) * len(SMALL_CLASS)
     for s in chosen.values():
         for g, (points, status) in expected_now(nbs, s, by_cell).items():
             row = by_cell[(s.name, g)]
             assert (float(row["score"]), row["status"]) == (points, status), (s.name, g, row)
-    assert details["dask-sqlite"] == details["jobs1-sqlite"]
-    assert details["dask-postgres"] == details["jobs1-sqlite"]
+    assert details["dask-sqlite"] == by_cell
+    assert details["dask-postgres"] == by_cell
     # the class report reads the gradebook and the records: the same on PostgreSQL as on SQLite
-    assert reports["jobs1-sqlite"] and any(
-        r["section"] == "question" and r["detail"] == "answered 6" for r in reports["jobs1-sqlite"]
+    assert reports["dask-sqlite"] and any(
+        r["section"] == "question" and r["detail"] == "answered 6" for r in reports["dask-sqlite"]
     )
-    assert reports["dask-sqlite"] == reports["jobs1-sqlite"]
-    assert reports["dask-postgres"] == reports["jobs1-sqlite"]
+    assert reports["dask-postgres"] == reports["dask-sqlite"]
+
+
+def _by_cell(rows: list[dict]) -> dict[tuple[str, str], dict]:
+    """grades-detail.csv's rows by (student, grade_id)."""
+    return {(r["student_id"], r["grade_id"]): r for r in rows}
 
 
 def _formgrader_sees(root: Path) -> dict[str, float]:
