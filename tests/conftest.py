@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tiers import RANK, TIERS, UNIT_SECONDS, tier_of
+from tiers import RANK, STARTS, TIERS, UNIT_SECONDS, tier_of
 
 ROOT = Path(__file__).resolve().parents[1]
 # a model the tests train in 04's training lab is saved here, not in the checkout (labs/_yours.py)
@@ -52,8 +52,8 @@ def pytest_configure(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Each test's tier, as a mark; a test that shares a module's fixture grouped with its module for pytest-xdist;
-    only the tiers asked for (--tier); the modules whose tests need the most first, each whole and in the order
-    collected (pytest-xdist hands work out in this order with --no-loadscope-reorder)."""
+    only the tiers asked for (--tier); the modules in the order tiers.STARTS gives their most expensive test's tier,
+    each whole and in the order collected (pytest-xdist hands work out in this order with --no-loadscope-reorder)."""
     for item in items:
         tier = tier_of(item)
         item.add_marker(getattr(pytest.mark, f"tier_{tier}"))
@@ -70,7 +70,7 @@ def pytest_collection_modifyitems(config, items):
     top: dict[str, int] = {}  # module → the rank of its most expensive test: a module stays together
     for i in items:
         top[i.nodeid.split("::")[0]] = max(top.get(i.nodeid.split("::")[0], 0), RANK[_tier(i)])
-    items.sort(key=lambda i: -top[i.nodeid.split("::")[0]])
+    items.sort(key=lambda i: STARTS.index(TIERS[top[i.nodeid.split("::")[0]]].name))
 
 
 def pytest_report_collectionfinish(config, start_path, items):

@@ -49,6 +49,9 @@ TIERS = (
     Tier("hub", "JupyterHub, as root", marks=("classroom",)),
 )
 RANK = {t.name: i for i, t in enumerate(TIERS)}
+#: the order a run starts the tiers in, the longest single pieces of work first: the JupyterHub term, the class graded
+#: (one group: its grading, then what reads it), the browser tests' modules; then the rest, the cheapest last
+STARTS = ("hub", "class", "browser", "grading", "package", "course", "unit")
 #: a unit test that takes longer than this (its set-up and call, in seconds) is named in the summary: say what it needs
 UNIT_SECONDS = 2.0
 
