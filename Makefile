@@ -60,6 +60,7 @@ help:
 	@echo "make bench       measure speed, write benchmarks/results.md"
 	@echo "make checkpoints retrain the shipped checkpoints (asks before replacing them)"
 	@echo "make classroom   as root: JupyterHub, an instructor and STUDENTS=3 accounts, the course released"
+	@echo "                 LTI=1 signs users in from the LMS of course.toml's [lti] instead (docs/lms.md)"
 	@echo "make classroom-stop    stop it; remove the accounts and folders it made"
 	@echo "make classroom-test    only the term on JupyterHub in Chromium (root; 3-5 minutes; make test runs it too)"
 
@@ -84,10 +85,10 @@ lab: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --port=$(PORT) $(ROOT_FLAG) --ServerApp.root_dir=. $(wildcard $(FIRST_NOTEBOOK))
 
 # ruff (the rules in pyproject.toml), then mypy on whole_transformer/ ([tool.mypy]), then ruff format's check
-# (line-length 120: ruff format whole_transformer tests benchmarks formats them); make test and make quick run all
+# (line-length 120: ruff format whole_transformer examples tests benchmarks formats them); make test and make quick run all
 lint: $(STAMP) typecheck
-	$(PY) -m ruff check whole_transformer tests benchmarks
-	$(PY) -m ruff format --check whole_transformer tests benchmarks
+	$(PY) -m ruff check whole_transformer examples tests benchmarks
+	$(PY) -m ruff format --check whole_transformer examples tests benchmarks
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
@@ -181,7 +182,7 @@ $(AXE):
 	touch $(AXE)
 
 # ---------------------------------------------------------------- a classroom on JupyterHub (root)
-# whole_transformer/course/classroom/up.py does the work; README "Running the course on JupyterHub".
+# examples/classroom/up.py does the work (an example beside the package, not in it); README "Running the course on JupyterHub".
 STUDENTS ?= 3
 CLASSROOM_DIR ?= /srv/wt-classroom
 CLASSROOM_PORT ?= 8000
@@ -194,12 +195,14 @@ $(PROXY):
 	npm install --prefix .classroom --no-audit --no-fund --loglevel=error configurable-http-proxy@$(PROXY_VERSION)
 	test -x $(PROXY)
 
+# LTI=1: users sign in from the LMS of course.toml's [lti] (LTI=FILE: FILE's [lti]); docs/lms.md
+LTI_FLAG := $(if $(filter 1 yes true,$(LTI)),--lti course.toml,$(if $(LTI),--lti $(LTI)))
 classroom: $(STAMP) $(PROXY) handout
-	$(PY) -m whole_transformer.course.classroom up --dir $(CLASSROOM_DIR) --students $(STUDENTS) \
-	    --port $(CLASSROOM_PORT) --package $(CLASSROOM_PACKAGE)
+	$(PY) -m examples.classroom up --dir $(CLASSROOM_DIR) --students $(STUDENTS) \
+	    --port $(CLASSROOM_PORT) --package $(CLASSROOM_PACKAGE) $(LTI_FLAG)
 
 classroom-stop: $(STAMP)
-	$(PY) -m whole_transformer.course.classroom down --dir $(CLASSROOM_DIR)
+	$(PY) -m examples.classroom down --dir $(CLASSROOM_DIR)
 
 classroom-test: $(STAMP) $(PROXY)
 	$(PY) -m pytest -m classroom tests/classroom

@@ -42,6 +42,7 @@ from nbgrader.preprocessors import (  # noqa: E402
 from whole_transformer.course.plugins.execute import SandboxExecute  # noqa: E402
 from whole_transformer.course.plugins.hide_tests import HideHiddenTests  # noqa: E402
 from whole_transformer.course.plugins.inert import MakeInert  # noqa: E402
+from whole_transformer.course.plugins.run_result import RunResult  # noqa: E402
 from whole_transformer.course.env_vars import db_url  # noqa: E402
 from whole_transformer.course.layout import COURSE_ID  # noqa: E402
 from whole_transformer.course.plugins.verdict import HoldExpected, Verdict  # noqa: E402
@@ -55,7 +56,18 @@ c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograde"
 c.CourseDirectory.feedback_directory = "feedback"
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".wt", "your-model.pt", "your-models"]
+# result.json: the course's result of a grading, beside the graded notebooks (autograder/store.py); never copied
+# into feedback/ (it names mistakes and holds nbgrader's log), nor taken from a student's hand-in
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    ".wt",
+    "your-model.pt",
+    "your-models",
+    "result.json",
+]
 if db_url():  # e.g. postgresql://grader@dbhost/course (see the docstring)
     c.CourseDirectory.db_url = db_url()
 
@@ -89,6 +101,7 @@ c.Autograde.autograde_preprocessors = [
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
+    RunResult,  # the run's one file for the course: each cell's ending, verdict and points (plugins/run_result.py)
 ]
 c.OverwriteCells.add_missing_cells = True
 c.LimitOutput.max_lines = 1000

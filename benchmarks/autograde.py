@@ -13,7 +13,7 @@ from benchmarks.checkout import NOTEBOOKS, class_generator, course_cli, released
 from benchmarks.figures import faster, median
 from benchmarks.machine import machine_busy
 from benchmarks.rows import Bench, Group, Row
-from whole_transformer.course.autograder.record import load_record
+from whole_transformer.course.autograder.store import load_result
 from whole_transformer.course.layout import Course
 
 
@@ -63,7 +63,7 @@ def _bench_one_submission(b: Bench, tmp: Path, base: Path, nbs, write_submission
             took[mode].append(dt)
             cpu[mode].append(machine_busy() - c0)
             scores[mode] = _score(out, "full")
-    grading = {mode: load_record(Course(one), "full").seconds for mode, one in courses.items()}
+    grading = {mode: load_result(Course(one), "full").seconds for mode, one in courses.items()}
     b.facts["submission_s"] = median(took["warm"])
     b.facts["submission_grade_s"] = grading["warm"]
     for mode, (label, config) in modes.items():
@@ -139,7 +139,7 @@ def _grade_the_class(b: Bench, tmp: Path, base: Path, Notebooks, roster, write_s
                 cpu_class.append((machine_busy() - busy) / b.class_size)
             took_way[label].append(dt)
             c = Course(run_dir)
-            graded = sum(1 for s in c.students() if load_record(c, s) is not None)
+            graded = sum(1 for s in c.students() if load_result(c, s) is not None)
             if graded != b.class_size:
                 raise RuntimeError(f"{label}: {graded} of the class of {b.class_size} were graded")
             slowest[label] = _slowest_students(run_dir)
@@ -167,9 +167,9 @@ def _typical_class(run_dir: Path, size: int, Notebooks, roster, write_submission
 
 
 def _slowest_students(course: Path, n: int = 4) -> str:
-    """The students whose grading took longest, from the records autograde keeps (autograde/.wt/students)."""
+    """The students whose grading took longest, from the results autograde keeps (each one's result.json)."""
     c = Course(course)
-    took = [(rec.seconds, s) for s in c.students() if (rec := load_record(c, s)) is not None]
+    took = [(rec.seconds, s) for s in c.students() if (rec := load_result(c, s)) is not None]
     return ", ".join(f"{name} {sec:.0f} s" for sec, name in sorted(took, reverse=True)[:n]) or "?"
 
 

@@ -1,5 +1,6 @@
 """The ``notebooks`` and ``startup`` groups, both a notebook run with nbclient in a fresh kernel: each ``source/``
-notebook top to bottom (and again under autograding), and notebook 01 up to its first lab on screen."""
+notebook top to bottom (and again under autograding, its graded test cells judged by the grader's verdict), and
+notebook 01 up to its first lab on screen."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import datetime
 import re
 import tempfile
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.checkout import NOTEBOOKS, SOURCE
+from benchmarks.checkout import NOTEBOOKS, ROOT, SOURCE
 from benchmarks.figures import median
 from benchmarks.rows import Bench, Group, Row
 
@@ -45,48 +47,117 @@ def _slowest(cells, n=2) -> str:
     return ", ".join(f"cell {i} `{src}` {dt:.1f} s" for dt, i, src in cells[:n])
 
 
-def bench_notebooks(b: Bench) -> None:
+def hold_expected(nb) -> dict[str, dict]:
+    """Cut the EXPECTED part out of every graded test cell, as the grader does before the kernel runs
+    (``plugins/verdict.HoldExpected``): grade_id → the expected values, kept here."""
+    from whole_transformer.course.cells import grade_id, is_test  # lazy: the grader's side, for the graded run
+    from whole_transformer.course.core.expected import split_expected  # lazy: as above
+
+    held = {}
+    for cell in nb.cells:
+        if is_test(cell):
+            source, payload = split_expected(cell.source)
+            if payload is not None:
+                cell.source = source
+                held[grade_id(cell)] = payload
+    return held
+
+
+@dataclass(frozen=True)
+class Graded:
+    """The graded test cells of one run under autograding, judged as the grader judges them."""
+
+    cells: dict[str, bool]  # grade_id → passed
+    exercises: list[str]  # the exercises graded (functions a student writes), in the notebook's order
+    failed: dict[str, str]  # grade_id → what the grader said
+
+    def note(self) -> str:
+        if not self.cells:
+            return "no graded test cell"
+        passed = sum(self.cells.values())
+        said = f"{len(self.cells)} graded test cells judged as the grader judges them, {passed} passed"
+        return said + (f" (exercises graded: {', '.join(self.exercises)})" if self.exercises else "")
+
+
+def judge(nb, held: dict[str, dict]) -> Graded:
+    """Each graded test cell of a notebook run under autograding (``nb`` with its outputs), judged by the grader's
+    own verdict (``plugins/cell_verdict.assess``) on the results its hidden test handed out, with its points and
+    the course's partial credit; a solution that calls what it should build is refused there too."""
+    from whole_transformer.course.answers.diagnose import partial_credit_settings  # lazy: the grader's side
+    from whole_transformer.course.cells import grade_id  # lazy: as above
+    from whole_transformer.course.core.verdict import Outcome  # lazy: as above
+    from whole_transformer.course.plugins.cell_verdict import assess  # lazy: as above
+
+    settings = partial_credit_settings(ROOT)
+    by_id = {grade_id(c): c for c in nb.cells if grade_id(c)}
+    cells, failed, exercises = {}, {}, []
+    for gid, expected in held.items():
+        cell = by_id[gid]
+        points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
+        outputs, verdict = assess(cell, expected, by_id.get(expected["name"]), points, settings)
+        cells[gid] = verdict is not None and verdict.outcome == Outcome.RIGHT
+        if not cells[gid]:
+            failed[gid] = next((str(o.get("evalue", "")) for o in outputs if o.get("output_type") == "error"), "")
+        if not expected.get("question"):
+            exercises.append(expected["name"])
+    return Graded(cells, exercises, failed)
+
+
+def notebook_row(b: Bench, name: str, autograde: bool) -> Row:
+    """One notebook of source/ run top to bottom in a fresh kernel (``b.runs(3, 1)`` times; the median), or under
+    autograding: NBGRADER_EXECUTION=autograde, the expected values held out, and every graded test cell then
+    judged by the grader's verdict. A cell that fails, or a graded cell not passed, makes an error row."""
     import nbformat  # lazy: only the notebook groups read notebooks
 
+    label = f"{name[:2]} {'under autograding' if autograde else 'in a fresh kernel'}"
+    how = "NBGRADER_EXECUTION=autograde" if autograde else "fresh kernel"
+    seconds, slow_cells, graded = [], [], None
+    try:
+        for _ in range(b.runs(3, 1)):
+            with tempfile.TemporaryDirectory(prefix="wt-bench-nb-") as tmp:
+                nb = nbformat.read(SOURCE / name, as_version=4)
+                held = hold_expected(nb) if autograde else {}
+                total, cells, done = run_notebook(nb, Path(tmp), autograde)
+            if autograde:
+                graded = judge(done, held)
+                if graded.failed:
+                    gid, said = next(iter(graded.failed.items()))
+                    raise RuntimeError(f"{len(graded.failed)} graded test cell(s) not passed; {gid}: {said[:100]}")
+            seconds.append(total)
+            slow_cells = cells
+    except Exception as e:  # noqa: BLE001 - a notebook that fails is an error row; the others go on
+        traceback.print_exc()
+        first = str(e).strip().splitlines()
+        why = next((ln for ln in reversed(first) if ln.strip()), type(e).__name__)[:160]
+        return b.add(Row(group="notebooks", item=label, status=f"error: {type(e).__name__}: {why}"))
+    med = median(seconds)
+    grading = f"; {graded.note()}" if graded is not None else ""
+    return b.add(
+        Row(
+            group="notebooks",
+            item=label,
+            value=med,
+            unit="s",
+            runs=len(seconds),
+            target="≤ 30 s",
+            ok=med <= 30.0,
+            note=f"{how}; kernel start included{grading}; slowest: {_slowest(slow_cells)}",
+        )
+    )
+
+
+def bench_notebooks(b: Bench) -> None:
     for k, name in enumerate(NOTEBOOKS):
-        path = SOURCE / name
         for autograde in (False, True):
-            label = f"{name[:2]} {'under autograding' if autograde else 'in a fresh kernel'}"
-            how = "NBGRADER_EXECUTION=autograde" if autograde else "fresh kernel"
             if b.quick and (k > 0 or autograde):
+                label = f"{name[:2]} {'under autograding' if autograde else 'in a fresh kernel'}"
                 b.add(
                     Row(
                         group="notebooks", item=label, status="skipped: --quick runs only notebook 01 in a fresh kernel"
                     )
                 )
                 continue
-            seconds, slow_cells = [], []
-            try:
-                for _ in range(b.runs(3, 1)):
-                    with tempfile.TemporaryDirectory(prefix="wt-bench-nb-") as tmp:
-                        nb = nbformat.read(path, as_version=4)
-                        total, cells, _ = run_notebook(nb, Path(tmp), autograde)
-                    seconds.append(total)
-                    slow_cells = cells
-            except Exception as e:  # noqa: BLE001 - a notebook that fails is an error row; the others go on
-                traceback.print_exc()
-                first = str(e).strip().splitlines()
-                why = next((ln for ln in reversed(first) if ln.strip()), type(e).__name__)[:160]
-                b.add(Row(group="notebooks", item=label, status=f"error: {type(e).__name__}: {why}"))
-                continue
-            med = median(seconds)
-            b.add(
-                Row(
-                    group="notebooks",
-                    item=label,
-                    value=med,
-                    unit="s",
-                    runs=len(seconds),
-                    target="≤ 30 s",
-                    ok=med <= 30.0,
-                    note=f"{how}; kernel start included; slowest: {_slowest(slow_cells)}",
-                )
-            )
+            notebook_row(b, name, autograde)
 
 
 #: the call that shows a lab in a cell of a notebook
@@ -138,7 +209,9 @@ NOTEBOOKS_GROUP = Group(
     bench_notebooks,
     how="- **notebooks**: each `source/` notebook (solutions in) is run with nbclient top to bottom in a fresh "
     "kernel in a temporary folder, kernel start included; then again with `NBGRADER_EXECUTION=autograde` in "
-    "the kernel's environment.",
+    "the kernel's environment, the expected values held out of the kernel as the grader holds them, and every "
+    "graded test cell then judged by the grader's verdict (its points, the course's partial credit); the row "
+    "names the exercises graded, and a graded cell not passed makes it an error row.",
 )
 STARTUP_GROUP = Group(
     "startup",

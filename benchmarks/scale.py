@@ -27,8 +27,8 @@ def bench_scale(b: Bench) -> None:
     with tempfile.TemporaryDirectory(prefix="wt-bench-scale-") as tmp:
         rig = _ScaleRig.graded(b, Path(tmp))
         # what travels with a Dask task, as pickled for the wire: the student's files, the assignment, the result
-        b.facts["job_bytes"] = len(pickle.dumps(rig.job))
-        b.facts["pack_bytes"] = len(pickle.dumps(rig.pack))
+        b.facts["job_bytes"] = len(pickle.dumps(rig.submission))
+        b.facts["pack_bytes"] = len(pickle.dumps(rig.assignment))
         b.facts["result_bytes"] = len(pickle.dumps(rig.result))
         _bench_merge_sqlite(b, rig)
         _bench_merge_postgres(b, rig)
@@ -39,15 +39,14 @@ def bench_scale(b: Bench) -> None:
 @dataclass
 class _ScaleRig:
     """A course with one complete submission graded once in this process (``result``), to merge again and again as
-    other students (``merges``), and what a Dask task of it carries (``job``, ``pack``)."""
+    other students (``merges``), and what a Dask task of it carries (``submission``, ``assignment``)."""
 
     tmp: Path
     base: Path
     course: Course
     work: Path
-    template: Any
-    pack: Any
-    job: Any
+    assignment: Any
+    submission: Any
     result: Any
     n: int  # merges per gradebook
     cpu_of: dict[str, float]  # the median CPU of a merge, per gradebook
@@ -57,10 +56,9 @@ class _ScaleRig:
         """The course built and the submission graded; a row for that grading if the autograde group did not run."""
         make_course, Notebooks, write_submission, _ = class_generator()
         # lazy: nbgrader, sqlalchemy and the grading code, for this group only
-        from whole_transformer.course.autograder.locate import make_job
-        from whole_transformer.course.autograder.pack import make_pack
-        from whole_transformer.course.autograder.student import grade_job
-        from whole_transformer.course.autograder.template import build_template
+        from whole_transformer.course.autograder.assignment import prepare
+        from whole_transformer.course.autograder.grade import grade
+        from whole_transformer.course.autograder.submission import Submission
         from whole_transformer.course.sandbox.bubblewrap import check_sandbox
 
         base = make_course(tmp / "base", real_source=True)
@@ -69,11 +67,10 @@ class _ScaleRig:
         write_submission(base, "full", {n: nbs.solved(n) for n in nbs.names})
         course = Course(base)
         work = tmp / "work"
-        template = build_template(course, work, log=lambda *a: None)
-        pack = make_pack(course, template)
-        job = make_job(course, "full", template)
+        assignment = prepare(course, work, log=lambda *a: None)
+        submission = Submission.from_folder(course, "full")
         c0 = machine_busy()
-        result = grade_job(job, pack, threads=1, sandbox=check_sandbox(False), work=work)
+        result = grade(assignment, submission, threads=1, sandbox=check_sandbox(False), work=work)
         if "submission_grade_s" not in b.facts:  # the autograde group did not run: this grading stands in
             b.facts["submission_grade_s"] = result.seconds
             b.facts["submission_cpu_s"] = machine_busy() - c0
@@ -84,24 +81,24 @@ class _ScaleRig:
                     value=result.seconds,
                     unit="s",
                     runs=1,
-                    note=f"grade_job in this process (restore, scan, nbgrader with 4 sandboxed kernels; "
+                    note=f"grade() in this process (restore, scan, nbgrader with 4 sandboxed kernels; "
                     f"no process start, no preparation), headless labs; CPU {b.facts['submission_cpu_s']:.1f} s",
                 )
             )
-        return cls(tmp, base, course, work, template, pack, job, result, b.runs(30, 1), {})
+        return cls(tmp, base, course, work, assignment, submission, result, b.runs(30, 1), {})
 
     def merges(self, c: Course, label: str) -> list[float]:
         """The wall time of each of ``n`` merges of the graded student into ``c``'s gradebook, a new student each."""
         # lazy: nbgrader and sqlalchemy
-        from whole_transformer.course.autograder.gradebook import open_gradebook
-        from whole_transformer.course.autograder.merge import merge
+        from whole_transformer.course.autograder.store import merge
+        from whole_transformer.course.gradebook import open_gradebook
 
         times, cpu = [], []
         with open_gradebook(c) as gb:
             for i in range(self.n):
                 self.result.student = f"student-{i:04d}"
                 t, c0 = time.perf_counter(), time.process_time()
-                merge(c, self.result, self.template, gb, self.work / "staging")
+                merge(c, self.result, self.assignment, self.submission.handed_in_at, gb, self.work / "staging")
                 times.append(time.perf_counter() - t)
                 cpu.append(time.process_time() - c0)
         self.cpu_of[label] = median(cpu)
@@ -111,7 +108,7 @@ class _ScaleRig:
 def _bench_merge_sqlite(b: Bench, rig: _ScaleRig) -> None:
     before = _folder_bytes(rig.base)
     sq = rig.merges(rig.course, "sqlite")
-    b.facts["written_bytes"] = (_folder_bytes(rig.base) - before) / rig.n  # graded notebooks, record, gradebook rows
+    b.facts["written_bytes"] = (_folder_bytes(rig.base) - before) / rig.n  # graded notebooks, result, gradebook rows
     b.facts["merge_sqlite_s"] = median(sq)
     b.facts["merge_sqlite_cpu_s"] = rig.cpu_of["sqlite"]
     b.add(
@@ -121,8 +118,8 @@ def _bench_merge_sqlite(b: Bench, rig: _ScaleRig) -> None:
             value=ms(median(sq)),
             unit="ms",
             runs=len(sq),
-            note="grades and comments of 4 notebooks, the graded notebooks renamed into autograde/, the "
-            f"record written; one open gradebook, a new student each time; p90 {ms(p90(sq)):.0f} ms; "
+            note="grades and comments of 4 notebooks, the graded notebooks and result.json renamed into "
+            f"autograde/; one open gradebook, a new student each time; p90 {ms(p90(sq)):.0f} ms; "
             f"CPU {ms(rig.cpu_of['sqlite']):.0f} ms",
         )
     )
@@ -133,7 +130,7 @@ def _bench_merge_postgres(b: Bench, rig: _ScaleRig) -> None:
     # lazy: tests/ is importable only now; nbgrader and sqlalchemy
     from simclass.pgcluster import PostgresCluster, server_bin
 
-    from whole_transformer.course.autograder.template import build_template
+    from whole_transformer.course.autograder.assignment import prepare
 
     item = "merge one graded student into PostgreSQL"
     if server_bin() is None:
@@ -153,7 +150,7 @@ def _bench_merge_postgres(b: Bench, rig: _ScaleRig) -> None:
         try:
             c = Course(pgc)
             released(pgc)
-            build_template(c, rig.tmp / "work-pg", log=lambda *a: None)
+            prepare(c, rig.tmp / "work-pg", log=lambda *a: None)
             times = rig.merges(c, "pg")
         finally:
             os.environ.pop("DB_URL", None)
@@ -179,15 +176,15 @@ def _bench_dask_task(b: Bench, rig: _ScaleRig) -> None:
 
     from whole_transformer.course.autograder.cluster import local_cluster
 
-    def noop(job, pack):  # local, as it always was: it travels to the workers by value
-        return len(job.files) + len(pack.db)
+    def noop(submission, assignment):  # local, as it always was: it travels to the workers by value
+        return len(submission.files) + len(assignment.gradebook)
 
     with local_cluster(2) as cluster, Client(cluster.scheduler_address) as client:
-        client.submit(noop, rig.job, rig.pack, pure=False).result()  # warm up
+        client.submit(noop, rig.submission, rig.assignment, pure=False).result()  # warm up
         lat = []
         for _ in range(b.runs(100, 5)):
             t = time.perf_counter()
-            client.submit(noop, rig.job, rig.pack, pure=False).result()
+            client.submit(noop, rig.submission, rig.assignment, pure=False).result()
             lat.append(time.perf_counter() - t)
     b.facts["dask_task_s"] = median(lat)
     payload = b.facts["job_bytes"] + b.facts["pack_bytes"]
@@ -198,8 +195,8 @@ def _bench_dask_task(b: Bench, rig: _ScaleRig) -> None:
             value=ms(median(lat)),
             unit="ms",
             runs=len(lat),
-            note=f"a task that does nothing with a real student's Job and the assignment's "
-            f"Pack ({kb(payload)} pickled) on `make workers`' local cluster; p90 {ms(p90(lat)):.0f} ms",
+            note=f"a task that does nothing with a real student's Submission and the Assignment "
+            f"({kb(payload)} pickled) on `make workers`' local cluster; p90 {ms(p90(lat)):.0f} ms",
         )
     )
 

@@ -10,11 +10,15 @@ token and its scope checked, the score handed to ``update_score``).
 What is this file's: the HTTP server around them (``http.server`` on a free port, started and stopped by
 the tests, restartable on the same port), the platform's users, and the line item's store of scores
 (each score the LMS accepted, in order; a score for a user the LMS does not know is not applied, and a
-score older than the last one for that user is refused, as AGS says).
+score older than the last one for that user is refused, as AGS says). For a browser (the JupyterHub term's
+LTI act), the pages an LMS shows: a course page whose assignment link starts the launch (``/course``,
+``/launch``), and the authorization answer as the form that posts the id_token to the tool's redirect URI,
+which must be one the tool registered (``point_at``). ``forge`` makes the next launch a forgery.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import secrets
 import threading
@@ -143,6 +147,8 @@ class Platform:
         self.users: dict[str, dict[str, Any]] = {}
         self.scores: dict[str, list[dict]] = {}  # LMS user id → each score accepted, in order
         self.tokens_issued = 0
+        self.redirect_uris: list[str] = []  # the tool's redirect URIs (point_at); empty: any
+        self.forge: str | None = None  # "bad signature": the next launch's id_token signed with another key
 
     @property
     def url(self) -> str:
@@ -151,6 +157,12 @@ class Platform:
     @property
     def lineitem(self) -> str:
         return self.url + "/lineitems/1"
+
+    def point_at(self, hub_url: str, target_link_uri: str) -> None:
+        """The tool registered at ``hub_url``, as its admin pastes make lti-config's URLs: JupyterHub's LTI login and
+        callback, and the link a launch opens (the course's notebook)."""
+        self.registration.set_oidc_login_url(f"{hub_url}/hub/lti13/oauth_login").set_launch_url(target_link_uri)
+        self.redirect_uris = [f"{hub_url}/hub/lti13/oauth_callback"]
 
     def lti_table(self, tool_url: str = "http://127.0.0.1:9") -> str:
         """course.toml's [lti] for this platform, as its admin would copy it."""
@@ -202,11 +214,42 @@ class Platform:
             return json.loads(r.read())
 
     def authorize(self, params: dict[str, str]) -> dict[str, Any]:
+        if self.redirect_uris and params.get("redirect_uri") not in self.redirect_uris:
+            raise LtiException(f"redirect_uri {params.get('redirect_uri')!r} is not one the tool registered")
         user = self.users[params["login_hint"]]
         launch = _Launch(_Req({"get_data": params, "form_data": {}}), self.conf)
         launch.user = user
         launch.set_ags(self.url + "/lineitems", self.lineitem, allow_creating_lineitems=False)
-        return launch.lti_launch()
+        answer = launch.lti_launch()
+        if self.forge == "bad signature":  # the same claims under the platform's key id, signed by another key
+            self.forge = None
+            forger, _ = rsa_pem()
+            claims = jwt.decode(answer["id_token"], options={"verify_signature": False})
+            kid = jwt.get_unverified_header(answer["id_token"])["kid"]
+            answer["id_token"] = jwt.encode(claims, forger, algorithm="RS256", headers={"kid": kid})
+        return answer
+
+    def course_page(self, user_id: str) -> str:
+        """The LMS's course page for ``user_id``: the assignment, a link that starts the launch."""
+        link = html.escape(f"/launch?{urlencode({'user': user_id})}")
+        return (
+            "<!doctype html><html><head><title>Transformers, autumn term</title></head><body>"
+            f"<h1>Transformers, autumn term</h1><p>Signed in as {html.escape(user_id)}</p>"
+            f'<ul><li><a id="assignment" href="{link}">The whole Transformer (assignment)</a></li></ul></body></html>'
+        )
+
+
+def launch_form(answer: dict[str, Any]) -> str:
+    """The authorization answer as an LMS sends it to the browser: a form that posts itself to the tool."""
+    fields = "".join(
+        f'<input type="hidden" name="{name}" value="{html.escape(str(answer[name]))}">'
+        for name in ("id_token", "state")
+    )
+    return (
+        '<!doctype html><html><body><p>Opening the tool…</p><form id="launch" method="post" '
+        f'action="{html.escape(answer["launch_url"])}">{fields}</form>'
+        "<script>document.getElementById('launch').submit()</script></body></html>"
+    )
 
 
 def _handler(platform: Platform) -> type[BaseHTTPRequestHandler]:
@@ -215,7 +258,7 @@ def _handler(platform: Platform) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _send(self, code: int, body: Any, kind: str = "application/json") -> None:
-            data = json.dumps(body).encode()
+            data = body.encode() if kind == "text/html" else json.dumps(body).encode()
             self.send_response(code)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
@@ -224,10 +267,26 @@ def _handler(platform: Platform) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             parts = urlsplit(self.path)
+            query = dict(parse_qsl(parts.query))
+            browser = "text/html" in self.headers.get("Accept", "")
             if parts.path == "/jwks":
                 self._send(200, platform.conf.get_jwks())
             elif parts.path == "/auth":
-                self._send(200, platform.authorize(dict(parse_qsl(parts.query))))
+                try:
+                    answer = platform.authorize(query)
+                except LtiException as e:
+                    self._send(400, {"error": "invalid_request", "error_description": str(e)})
+                    return
+                self._send(
+                    200, launch_form(answer) if browser else answer, "text/html" if browser else "application/json"
+                )
+            elif parts.path == "/course":
+                self._send(200, platform.course_page(query["user"]), "text/html")
+            elif parts.path == "/launch":  # the assignment's link: the OIDC login initiation, at the tool
+                self.send_response(302)
+                self.send_header("Location", platform.login_initiation(query["user"]))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             else:
                 self._send(404, {"error": "not found"})
 

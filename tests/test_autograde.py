@@ -1,11 +1,13 @@
 """Autograding a small class (``autograder/autograde.py`` and its stages) with real nbgrader and the real
 sandbox, on the one-notebook course of tests/simclass/minicourse.py: parallel and resumed runs give
-the same grades once each, and grading refuses to run without a sandbox unless asked."""
+the same grades once each, and grading refuses to run without a sandbox unless asked. One submission graded
+anywhere (``grade-one``): its result written apart, the course left alone unless asked to merge it."""
 
 from __future__ import annotations
 
 import copy
 import csv
+import json
 import os
 import signal
 import sqlite3
@@ -20,8 +22,10 @@ from simclass.built import copy_course, once
 from simclass.minicourse import NAME, make_course
 
 from whole_transformer.course.autograder.autograde import autograde
-from whole_transformer.course.autograder.record import load_record
+from whole_transformer.course.autograder.store import load_result
+from whole_transformer.course.autograder.submission import Submission
 from whole_transformer.course.cells import grade_id as gid
+from whole_transformer.course.core.results import Result
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env
 from whole_transformer.course.reports.grades import write_detail
 
@@ -142,14 +146,14 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, released_
     proc = subprocess.Popen(
         cmd, cwd=REPO, env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
     )
-    records = root / "autograde" / ".wt" / "students"
+    results = root / "autograde"
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and len(list(records.glob("*.json"))) < 2:
+    while time.monotonic() < deadline and len(list(results.glob(f"*/{ASSIGNMENT}/result.json"))) < 2:
         assert proc.poll() is None, proc.stdout.read().decode()
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    done_first = {p.stem for p in records.glob("*.json")}
+    done_first = {p.parts[-3] for p in results.glob(f"*/{ASSIGNMENT}/result.json")}
     assert 2 <= len(done_first) < 7
     # the sandboxes die with their parents (bubblewrap's --die-with-parent): soon, not at once on a busy machine
     for _ in range(60):
@@ -178,7 +182,7 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, released_
     con.close()
     assert subs == {s: 1 for s in expected if s != "gus"}
     for s in expected:
-        assert load_record(Course(root), s) is not None
+        assert load_result(Course(root), s) is not None
 
 
 def test_autograde_refuses_without_a_sandbox(tmp_path):
@@ -204,4 +208,54 @@ def test_autograde_without_sandbox_only_when_asked(tmp_path, released_mini):
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WITHOUT a sandbox" in done.stdout
-    assert load_record(Course(root), "ada").notebooks[NAME].status == "graded"
+    assert load_result(Course(root), "ada").notebooks[NAME].status == "graded"
+
+
+# ------------------------------------------------------------------------------ one submission, anywhere
+def test_the_same_files_have_the_same_digest_from_submitted_and_from_the_exchange(tmp_path):
+    """An attempt the service takes from the exchange is recognised when make autograde finds its files in
+    submitted/ (and the other way round): one digest, whichever the source; a symbolic link is a finding."""
+    files = {f"{NAME}.ipynb": '{"cells": []}', "timestamp.txt": "2026-10-16 21:40:00 UTC", "notes/a.txt": "x"}
+    folder = tmp_path / "course" / "submitted" / "ada" / ASSIGNMENT
+    attempt = tmp_path / "inbound" / f"ada+{ASSIGNMENT}+2026-10-16 21:40:00 UTC+abc"
+    for where in (folder, attempt):
+        for name, text in files.items():
+            (where / name).parent.mkdir(parents=True, exist_ok=True)
+            (where / name).write_text(text)
+        (where / "answers.ipynb").symlink_to(tmp_path / "nowhere")
+    handed = Submission.from_folder(Course(tmp_path / "course"), "ada")
+    taken = Submission.from_exchange("ada", attempt, None)
+    assert handed.digest == taken.digest and handed.files == taken.files
+    assert sorted(handed.files) == sorted(f"{ASSIGNMENT}/{name}" for name in files)
+    assert [f.finding for f in taken.findings] == ["'answers.ipynb' is a symbolic link: ignored"]
+    (folder / "notes" / "a.txt").write_text("y")
+    assert Submission.from_folder(Course(tmp_path / "course"), "ada").digest != taken.digest
+
+
+@pytest.mark.xdist_group("course-mini")
+def test_grade_one_writes_the_result_apart_and_merges_it_only_when_asked(tmp_path, mini_built):
+    require_sandbox()
+    root, rel = _fresh(mini_built, tmp_path)
+    d = root / "submitted" / "cyd" / ASSIGNMENT
+    d.mkdir(parents=True)
+    nbformat.write(_answered(rel, f="def double(x):\n    return x + x if x > 0 else x"), d / f"{NAME}.ipynb")
+    gradebook = (root / "gradebook.db").read_bytes()
+    cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "grade-one", "cyd", "--out"]
+
+    def grade_one(*more: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*cmd, *more], cwd=REPO, env=nbgrader_env(), capture_output=True, text=True, timeout=300)
+
+    done = grade_one(str(tmp_path / "apart"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_double_neg" in done.stdout and "wrong on: a negative number" in done.stdout
+    assert "total: 2 / 3" in done.stdout
+    result = Result.from_json(json.loads((tmp_path / "apart" / "result.json").read_text()))
+    assert result.score() == 2.0 and result.notebooks[NAME].cells["test_double_neg"].score == 0.0
+    assert (tmp_path / "apart" / f"{NAME}.ipynb").is_file()
+    assert (root / "gradebook.db").read_bytes() == gradebook and not (root / "autograde" / "cyd").exists()
+    refused = grade_one(str(tmp_path / "apart"))
+    assert refused.returncode == 1 and "not an empty folder" in refused.stderr
+    merged = grade_one(str(tmp_path / "merged"), "--merge")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert load_result(Course(root), "cyd").score() == 2.0
+    assert autograde(Course(root), log=lambda *a: None, progress=False).skipped == ["cyd"]

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import nbformat
 
-from whole_transformer.course.cells import SOLUTION, nbgrader_meta, split_region
+from whole_transformer.course.cells import SOLUTION, nbgrader_meta, split_hidden, split_region
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.plugins.hide_tests import split_hidden
 from whole_transformer.course.publish import lecture as build
 from whole_transformer.course.publish.lecture import lecture_is_current
 

@@ -1,17 +1,19 @@
 """The codebase keeps its limits:
 
-- size follows cohesion: a module of whole_transformer/ or benchmarks/ over 500 lines, or a function (or method)
-  over 80 lines, is a warning to read it again (pytest's warnings summary names it), not a failure, so nothing is
-  cut where a cap falls; only past 1,000 lines or 150 lines does the test fail (decorators not counted);
-- no block of six lines stands twice in the Python files of whole_transformer/, benchmarks/ and tests/: the lines
-  compared are stripped of their indentation, and blank lines, comments, decorators, imports and lines of brackets
-  alone (``)``, ``],``, a lone ``\"\"\"``) are passed over, so that six lines standing twice are six lines of code or
-  text written twice. Code that two places need is written once and shared;
+- size follows cohesion: a module of whole_transformer/, benchmarks/ or examples/ over 500 lines, or a function (or
+  method) over 80 lines, is a warning to read it again (pytest's warnings summary names it), not a failure, so
+  nothing is cut where a cap falls; only past 1,000 lines or 150 lines does the test fail (decorators not counted);
+- no block of six lines stands twice in the Python files of whole_transformer/, benchmarks/, examples/ and tests/:
+  the lines compared are stripped of their indentation, and blank lines, comments, decorators, imports and lines of
+  brackets alone (``)``, ``],``, a lone ``\"\"\"``) are passed over, so that six lines standing twice are six lines
+  of code or text written twice. Code that two places need is written once and shared;
 - no circle of imports among the modules of whole_transformer/, imports inside functions and under TYPE_CHECKING
-  counted; an import of the package's own modules inside a function says why, in a comment;
+  counted, nor among its subpackages (they stack in layers, course/core/ at the bottom); an import of the
+  package's own modules inside a function says why, in a comment;
 - what a docstring, a comment or a page of the docs names stands: files and paths of the repository (or of one
   allow-list, for what runs make), names written as code, dotted names of the package;
-- docs/code.md maps every module of the package, and names none that is gone.
+- docs/code.md maps every module of the package, and names none that is gone; README.md's layout table names only
+  folders that stand, and every subpackage of course/.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "whole_transformer"
 BENCHMARKS = REPO / "benchmarks"  # the benchmarks' package keeps the package's limits
+EXAMPLES = REPO / "examples"  # so does make classroom, beside the package (examples/classroom)
 WARN_MODULE_LINES, MAX_MODULE_LINES = 500, 1000
 WARN_FUNCTION_LINES, MAX_FUNCTION_LINES = 80, 150
 BLOCK = 6  # lines
@@ -95,7 +98,7 @@ def repeated_blocks(files: dict[str, str], n: int = BLOCK) -> list[list[tuple[st
 def test_modules_are_sized_by_what_they_hold():
     sizes = {
         str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines())
-        for p in python_files(PACKAGE, BENCHMARKS)
+        for p in python_files(PACKAGE, BENCHMARKS, EXAMPLES)
     }
     if big := {name: n for name, n in sizes.items() if n > WARN_MODULE_LINES}:
         warnings.warn(f"modules over {WARN_MODULE_LINES} lines: do they hold one idea? {big}", stacklevel=1)
@@ -107,7 +110,7 @@ def test_functions_are_sized_by_what_they_do():
     def over(limit: int) -> list[str]:
         return [
             f"{p.relative_to(REPO)}:{line} {name} ({n} lines)"
-            for p in python_files(PACKAGE, BENCHMARKS)
+            for p in python_files(PACKAGE, BENCHMARKS, EXAMPLES)
             for name, line, n in long_functions(p.read_text(encoding="utf-8"), limit)
         ]
 
@@ -120,7 +123,7 @@ def test_functions_are_sized_by_what_they_do():
 def test_no_block_of_six_lines_stands_twice():
     files = {
         str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
-        for p in python_files(PACKAGE, BENCHMARKS, REPO / "tests")
+        for p in python_files(PACKAGE, BENCHMARKS, EXAMPLES, REPO / "tests")
     }
     runs = repeated_blocks(files)
     said = ["; ".join(f"{name}:{line}" for name, line in where) for where in runs]
@@ -289,6 +292,62 @@ def test_no_circle_of_imports_among_the_modules_of_the_package():
     assert not found, f"{len(found)} circles of imports (imports inside functions counted): " + " | ".join(said)
 
 
+def subpackage_of(module: str) -> str:
+    """The part of the package a module stands in: its subpackage (``course.autograder``, ``labs``), or the
+    module itself when it stands alone (``course.layout``, ``task``)."""
+    parts = module.removeprefix("whole_transformer").strip(".").split(".")
+    if parts[0] == "course" and len(parts) > 1:
+        return ".".join(parts[:2])
+    return parts[0] or "whole_transformer"
+
+
+def subpackage_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """subpackage → the subpackages its modules import (``subpackage_of``), wherever the import stands."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for module, imported in graph.items():
+        mine = subpackage_of(module)
+        out[mine] |= {subpackage_of(m) for m in imported} - {mine}
+    return dict(out)
+
+
+def test_the_subpackages_stack_with_no_circle():
+    """The subpackages of course/ (and the modules standing alone beside them) stack in layers, core/ at the
+    bottom: none imports one that imports it back, directly or round a longer circle."""
+    graph = subpackage_graph(import_graph())
+    found = circles(graph)
+    said = []
+    for part in found:
+        edges = sorted(f"{a} → {b}" for a in part for b in graph[a] if b in part)
+        said.append(" ⇄ ".join(part) + f" ({'; '.join(edges)})")
+    assert not found, f"{len(found)} circles among the subpackages (imports inside functions counted): " + " | ".join(
+        said
+    )
+    above = sorted(s for s in graph.get("course.core", ()) if s.startswith("course"))
+    assert not above, f"course/core/ imports other parts of course/ (it is the bottom layer): {above}"
+
+
+def test_the_subpackage_graph_names_each_part_once():
+    graph = subpackage_graph(
+        {
+            "whole_transformer.course.core.results": {"whole_transformer.course.core.verdict"},
+            "whole_transformer.course.autograder.grade": {"whole_transformer.course.core.results"},
+            "whole_transformer.course.layout": set(),
+            "whole_transformer.course.term.late": {"whole_transformer.course.layout"},
+            "whole_transformer.labs._widgets": {"whole_transformer.task"},
+        }
+    )
+    assert graph == {
+        "course.core": set(),
+        "course.autograder": {"course.core"},
+        "course.layout": set(),
+        "course.term": {"course.layout"},
+        "labs": {"task"},
+    }
+    assert circles({"course.term": {"course.autograder"}, "course.autograder": {"course.term"}}) == [
+        ["course.autograder", "course.term"]
+    ]
+
+
 def test_an_own_import_inside_a_function_says_why():
     modules = package_modules()
     silent = sorted(
@@ -345,20 +404,21 @@ NOT_IN_THE_REPOSITORY = {
     "grades.csv", "grades-detail.csv", "insights.csv", "insights.html", "integrity-report.csv",
     "canvas-grades.csv", "moodle-grades.csv", "students.csv", "submissions.zip", "your-model.pt", "your-models",
     "serve.log", "status.json", "roster.json", "moodle-participants.json", "taken-in.json", "times.csv",
+    "result.json", "run-result.json",  # a grading's result beside its graded notebooks; what nbgrader hands back
     "lti-tool-jwks.json", "lti-passback.json", "lti-launches.json", "lti-nonces.json",  # lti/: the course in an LMS
     # the classroom on JupyterHub (make classroom): its folder DIR and the hub's own files
     "classroom.json", "jupyterhub_config.py", "jupyterhub.log", "course.log", "env.log",
     "jupyter_server_config.json", "page_config.json", "nbgrader_config.py",
     # what the tests make: their courses, notebooks and payloads, and what they leave in artifacts/
     "01-mini.ipynb", "pwned.txt", "release/01-whole-machine.ipynb", "times.json", "axe-counts.json",
-    "handout-terminal.txt", "adapter-table.md", "course-class-timing.txt",
+    "handout-terminal.txt", "adapter-table.md", "course-class-timing.txt", "forward-class.md",
     # other projects' files: nbgrader's exchange and formgrader, axe-core, the npm packages of publish/vendor/;
     # the course's design notes, beside the repository
     "fetch_feedback.py", "formgrade.js", "axe.min.js", "dist/embed-amd.js", "es5/tex-svg.js", "DESIGN.md",
 }  # fmt: skip
 #: Where the rule reads: the Python files' comments and docstrings, and the documentation whole (docs/ and every
 #: README.md; benchmarks/results.md is a record of runs, each naming the tree it ran on).
-READ = ("whole_transformer", "tests", "benchmarks", "nbgrader_config.py", "docs", "README.md")
+READ = ("whole_transformer", "examples", "tests", "benchmarks", "nbgrader_config.py", "docs", "README.md")
 
 
 def repository_files() -> list[Path]:
@@ -505,6 +565,42 @@ def test_the_course_package_lists_its_subpackages():
     gone = listed - {p.name for p in (PACKAGE / "course").rglob("*") if p.is_dir()}
     assert not packages - listed, f"course/__init__.py's map leaves out {sorted(packages - listed)}"
     assert not gone, f"course/__init__.py's map names folders that are not there: {sorted(gone)}"
+
+
+README = REPO / "README.md"
+
+
+def layout_rows(text: str) -> list[tuple[list[str], list[str]]]:
+    """README's table "How the code is laid out": each row's folders named as code in its first cell (where), and
+    those named in its second (what), each as written (``labs/``)."""
+    section = text.split("## How the code is laid out", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0] not in ("where", "---"):
+            rows.append((re.findall(r"`([\w./-]+/)`", cells[0]), re.findall(r"`([\w./-]+/)`", cells[1])))
+    return rows
+
+
+def test_the_readme_layout_table_names_folders_that_stand_and_every_subpackage():
+    """Each folder README's layout table names stands: a row's own (relative to the repository), and each one its
+    text names (relative to the row's first folder); the course's row names every subpackage of course/."""
+    rows = layout_rows(README.read_text(encoding="utf-8"))
+    assert rows, "README.md has no table under 'How the code is laid out'"
+    missing = [where for row, _ in rows for where in row if not (REPO / where).is_dir()]
+    missing += [f"{row[0]}{f}" for row, named in rows for f in named if not (REPO / row[0] / f).is_dir()]
+    assert not missing, f"README.md's layout table names folders that are not there: {missing}"
+    course = next((named for row, named in rows if row == ["whole_transformer/course/"]), [])
+    packages = {f"{p.parent.name}/" for p in (PACKAGE / "course").glob("*/__init__.py")}
+    assert not packages - set(course), f"README.md's layout table leaves out {sorted(packages - set(course))}"
+
+
+def test_the_layout_table_is_read_row_by_row():
+    text = (
+        "## How the code is laid out\n\n| where | what |\n|---|---|\n| `a/` | `b/` and `c/`; `d` |\n"
+        "| `e/` → `f/` | none |\n\nMore: `g/`.\n## Next\n| `h/` | `i/` |\n"
+    )
+    assert layout_rows(text) == [(["a/"], ["b/", "c/"]), (["e/", "f/"], [])]
 
 
 def test_the_map_reads_modules_under_the_folder_its_heading_names():

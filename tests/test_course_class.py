@@ -21,7 +21,7 @@ import nbformat
 import pytest
 from simclass.expected import expected_now, expected_table
 
-from whole_transformer.course.autograder.record import load_record
+from whole_transformer.course.autograder.store import load_result
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.reports.feedback import leaks, own_submission, secrets
 
@@ -137,7 +137,7 @@ def check_everyone_graded_once(graded):
     for name, s in graded["students"].items():
         handed = bool(s.notebooks or s.raw)
         assert counts.get(name, 0) == (1 if handed else 0), name
-        assert load_record(course, name) is not None, name
+        assert load_result(course, name) is not None, name
 
 
 def _outputs(course: Course, student: str, notebook: str) -> str:

@@ -38,7 +38,7 @@ from simclass.students import roster
 
 from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.autograder.cluster import local_cluster
-from whole_transformer.course.autograder.record import load_record
+from whole_transformer.course.autograder.store import load_result
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.reports.feedback import feedback
 from whole_transformer.course.reports.grades import grades, write_detail
@@ -233,7 +233,7 @@ def test_a_killed_worker_loses_no_student(tmp_path, released_mini, sandbox):
     con.close()
     assert all(counts.get(s, 0) <= 1 for s in expected), counts
     for s in expected:
-        assert load_record(Course(root), s) is not None, s
+        assert load_result(Course(root), s) is not None, s
 
 
 def test_two_runs_at_once_share_a_postgres_gradebook(tmp_path, released_mini, postgres, db_url_env, sandbox):

@@ -20,10 +20,10 @@ import pytest
 from simclass.built import copy_course, release_course
 from simclass.minicourse import mini_notebook
 
-from whole_transformer.course.cells import SOLUTION, grade_id, is_test, nbgrader_meta, split_region
+from whole_transformer.course.cells import SOLUTION, grade_id, is_test, nbgrader_meta, split_hidden, split_region
 from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.plugins.hide_tests import HideHiddenTests, split_hidden
+from whole_transformer.course.plugins.hide_tests import HideHiddenTests
 from whole_transformer.course.reports.feedback import (
     EXPECTED,
     HIDDEN,
@@ -213,8 +213,8 @@ def test_no_hint_students_are_given_holds_a_line_of_a_solution(course):
     """What the visible checks and the graded feedback say of a mistake (the hints of the students' package and of
     the mistake catalogue) never hands out a line of a reference solution: a feedback file naming the mistake would
     be removed as a leak, and the hint would have given the answer."""
+    from whole_transformer.course.answers.leak_search import solution_fragments
     from whole_transformer.course.answers.mistakes import CATALOGUE
-    from whole_transformer.course.plugins.hide_tests import solution_fragments
 
     package = Path(__import__("whole_transformer").__file__).parent / "data"
     said = [p.read_text() for p in sorted(package.glob("*.json"))]
@@ -352,7 +352,7 @@ def test_every_short_answer_planted_in_source_is_refused_naming_its_cell(course,
 
 
 def test_a_short_line_is_an_answer_by_what_it_does():
-    from whole_transformer.course.plugins.hide_tests import answer_line, solution_fragments
+    from whole_transformer.course.answers.leak_search import answer_line, solution_fragments
 
     answers = ["tokens_905 = 8", "counted_427 = 5", 'x = "B"', "h = x @ W", "ids[-1]", "return h.sum()"]
     frames = ["return ids", "return x, y", "y[i] = pad", "else:", "break", "ids.append(nxt)", "if nxt == eos:"]

@@ -63,8 +63,8 @@ def test_a_claim_copied_from_an_earlier_attempt_is_a_finding_and_counts_when_wri
 
 
 def test_every_later_command_reads_the_recorded_time_and_a_copy_by_hand_is_not_checked(tmp_path):
-    from whole_transformer.course.autograder.handin_merge import entry, record_files
     from whole_transformer.course.layout import Course
+    from whole_transformer.course.term.handin_merge import entry, record_files
     from whole_transformer.course.term.handin_time import student_handin
 
     course = Course(tmp_path)
@@ -136,8 +136,8 @@ def _records(course) -> dict[str, list[dict]]:
     from whole_transformer.course.service.watch import Store
 
     out: dict[str, list[dict]] = {}
-    for r in sorted(Store(course).all(), key=lambda r: r["when"]):
-        out.setdefault(r["student"], []).append(r)
+    for r in sorted(Store(course).all(), key=lambda r: r.when or datetime.min.replace(tzinfo=UTC)):
+        out.setdefault(r.student, []).append(r.to_json())  # as the service's record keeps it
     return out
 
 

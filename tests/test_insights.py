@@ -28,7 +28,7 @@ from whole_transformer.course.answers import diagnose
 from whole_transformer.course.answers.mistakes import CATALOGUE, FORWARD_CALLS
 from whole_transformer.course.cells import grade_id, is_test
 from whole_transformer.course.core.expected import split_expected
-from whole_transformer.course.core.results import CellStatus, Record
+from whole_transformer.course.core.results import CellStatus, Result
 from whole_transformer.course.core.verdict import CellVerdict, Outcome
 from whole_transformer.course.layout import ASSIGNMENT, NOTEBOOK_OF
 from whole_transformer.course.plugins import verdict_text
@@ -129,19 +129,25 @@ def test_a_stored_verdict_reads_back_and_writes_the_same_json(stored):
     v = CellVerdict.from_json(stored)
     assert list(v.to_json().items()) == list(stored.items())  # the same keys, values and order
     record = {
-        "version": 1,
+        "version": 2,
         "student": "s",
-        "fingerprint": "a:b",
+        "submission": "a",
+        "assignment": "b",
         "seconds": 1.0,
-        "notebooks": {"01": {"status": "graded", "reason": "", "file": "x", "cells": {}}},
+        "timestamp": "2026-10-16T21:40:00",
+        "worker": "here",
+        "notebooks": {
+            "01": {"status": "graded", "reason": "", "file": "x", "cells": {}, "comments": {}, "late_penalty": None}
+        },
         "findings": [],
+        "log": "",
     }
     record["notebooks"]["01"]["cells"] = {
-        "test_a": {"status": "graded", "reason": "", "verdict": stored},
-        "test_b": {"status": "failed", "reason": "the kernel died", "verdict": {}},
+        "test_a": {"status": "graded", "reason": "", "verdict": stored, "score": 1.0},
+        "test_b": {"status": "failed", "reason": "the kernel died", "verdict": {}, "score": None},
     }
-    read = Record.from_json(record)
-    assert read.notebooks["01"].cells["test_a"] == CellStatus("graded", "", v)
+    read = Result.from_json(record)
+    assert read.notebooks["01"].cells["test_a"] == CellStatus("graded", "", v, 1.0)
     assert read.notebooks["01"].cells["test_b"].verdict is None
     assert read.to_json() == record
 
@@ -292,9 +298,9 @@ def _impls(student) -> dict[str, str]:
 
 
 def _verdict(course, student, notebook, gid):
-    from whole_transformer.course.autograder.record import load_record
+    from whole_transformer.course.autograder.store import load_result
 
-    return load_record(course, student).notebooks[notebook].cells[gid].verdict
+    return load_result(course, student).notebooks[notebook].cells[gid].verdict
 
 
 @pytest.mark.xdist_group("graded-class")

@@ -102,11 +102,31 @@ def test_make_lti_key_keeps_the_private_key_private_and_lti_config_prints_what_t
     assert main(["--root", str(course.root), "lti-config"]) == 0
     out = capsys.readouterr().out
     canvas = json.loads(out[out.index("{") : out.index("\n}\n") + 2])
+    # Canvas's developer key JSON: its required keys (title, description, oidc_initiation_url, target_link_uri,
+    # an extension's privacy_level, public_jwk or public_jwk_url), as its "Anatomy of a JSON configuration" lists them
+    assert {"title", "description", "oidc_initiation_url", "target_link_uri", "public_jwk"} <= set(canvas)
     assert canvas["public_jwk"] == jwks["keys"][0]
     assert canvas["oidc_initiation_url"] == "http://127.0.0.1:9/hub/lti13/oauth_login"
+    notebook = "http://127.0.0.1:9/hub/user-redirect/lab/tree/whole-transformer/01-whole-machine.ipynb"
+    assert canvas["target_link_uri"] == notebook  # where the launch ends: the student's notebook, not the callback
+    (extension,) = canvas["extensions"]
+    assert extension["platform"] == "canvas.instructure.com" and extension["privacy_level"] == "public"
+    assert extension["settings"]["placements"] == [
+        {
+            "placement": "assignment_selection",
+            "message_type": "LtiResourceLinkRequest",
+            "target_link_uri": notebook,
+            "text": "The whole Transformer",
+        }
+    ]
     assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in canvas["scopes"]
+    assert "Redirect URIs: http://127.0.0.1:9/hub/lti13/oauth_callback" in out
+    # Moodle's "configure a tool manually" fields, by the names its form gives them
+    assert f"Tool URL:                 {notebook}" in out
     assert "Initiate login URL:       http://127.0.0.1:9/hub/lti13/oauth_login" in out
     assert "Redirection URI(s):       http://127.0.0.1:9/hub/lti13/oauth_callback" in out
+    assert "Public key type:          RSA key" in out and "LTI version:              LTI 1.3" in out
+    assert notebook.replace("01-whole-machine", "02-microscope") in out  # a link may open another notebook
     assert "-----BEGIN PUBLIC KEY-----" in out and "PRIVATE" not in out
 
 
@@ -355,7 +375,7 @@ def test_the_hubs_lti_authenticator_signs_students_in_and_refuses_what_the_cours
     from ltiauthenticator.lti13.validator import LTI13LaunchValidator
     from tornado import web
 
-    from whole_transformer.course.classroom.lti_hub import CourseLTI13Authenticator, hub_config
+    from whole_transformer.course.lti.hub import CourseLTI13Authenticator, hub_config
 
     _users(platform)
     lti = _lti(course)
@@ -401,12 +421,49 @@ def test_the_hubs_lti_authenticator_signs_students_in_and_refuses_what_the_cours
             signed_in(token)
         assert e.value.status_code == 403 and e.value.jupyterhub_message == STUDENT_TEXT  # type: ignore[attr-defined]
         assert (e.value.log_message % e.value.args).startswith("LTI 1.3 launch refused: " + why)
-    config = hub_config(course)
+    config = hub_config(lti, course.root)
     assert f'c.CourseLTI13Authenticator.client_id = ["{CLIENT_ID}"]'.replace('"', "'") in config
-    assert (
-        'c.JupyterHub.authenticator_class = "whole_transformer.course.classroom.lti_hub.CourseLTI13Authenticator"'
-        in config
+    assert 'c.JupyterHub.authenticator_class = "whole_transformer.course.lti.hub.CourseLTI13Authenticator"' in config
+    assert "c.Spawner.pre_spawn_hook = fetch_assignment" in config and "enable_auth_state" not in config
+    # a hub of Linux accounts: new students' names start with the prefix; instructors share the course's account
+    auth.name_prefix, auth.instructor_name = "wtc-", "wtc-instructor"
+    eve = signed_in(platform.launch("lms-eve")["id_token"])
+    assert eve["name"] == "wtc-eve" and roster(course)["wtc-eve"]["email"] == "eve@example.org"
+    assert signed_in(platform.launch("lms-prof")["id_token"])["name"] == "wtc-instructor"
+    with pytest.raises(web.HTTPError) as e:  # ada is on the roster as "ada": not a name this hub gives
+        signed_in(platform.launch("lms-ada")["id_token"])
+    assert (e.value.log_message % e.value.args).startswith(
+        "LTI 1.3 launch refused: the roster's student 'ada' (LMS user 'lms-ada') cannot sign in on this hub: its names "
+        "start with 'wtc-'"
     )
+    linux = hub_config(lti, course.root, linux_accounts=Path("/srv/room/home"), name_prefix="wtc-")
+    assert "c.LocalAuthenticator.create_system_users = True" in linux and "/srv/room/home/USERNAME" in linux
+    assert "whole_transformer.course.lti.hub.LinuxAccountsLTI13Authenticator" in linux
+
+
+def test_the_package_refusals_are_said_as_the_course_says_its_own(course, platform):
+    """What jupyterhub-ltiauthenticator's callback handler refuses (a state or nonce not this browser's, a bad
+    signature) reaches the hub's log with the course's reason (``explain``); the page says only to launch again."""
+    from ltiauthenticator.lti13.error import TokenError
+    from tornado import web
+
+    from whole_transformer.course.lti.hub import CourseLTI13Authenticator
+
+    _users(platform)
+    lti = _lti(course)
+    auth = CourseLTI13Authenticator(course_root=str(course.root), issuer=lti.issuer, client_id={CLIENT_ID})
+    forger, _ = rsa_pem()
+    forged = _resign(platform, platform.launch("lms-ada")["id_token"], forger)
+    said = {
+        "bad signature": auth.explain(TokenError("Signature verification failed"), forged),
+        "state": auth.explain(web.HTTPError(400, "OAuth state missing from cookies"), forged),
+        "nonce": auth.explain(web.HTTPError(400, "OAuth nonce mismatch"), ""),
+    }
+    for why, line in said.items():
+        print(f"REFUSED {why}: {line}")
+    assert said["bad signature"].startswith("bad signature: the id_token does not verify with the platform's key")
+    assert said["state"].startswith("the launch does not answer a login this browser started (OAuth state missing")
+    assert said["nonce"].startswith("the id_token's nonce is not the one this browser's login asked for")
 
 
 def test_lti_key_needs_no_lms_value_and_lti_config_only_where_the_hub_is(course, capsys):
@@ -419,7 +476,8 @@ def test_lti_key_needs_no_lms_value_and_lti_config_only_where_the_hub_is(course,
     assert "has no [lti] table: add one with tool_url" in capsys.readouterr().err
     path.write_text(TERM + '[lti]\ntool_url = "https://hub.example.edu/"\n')
     assert main(["--root", str(course.root), "lti-config"]) == 0
-    assert "Tool URL:                 https://hub.example.edu/hub/lti13/oauth_callback" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "Tool URL:                 https://hub.example.edu/hub/user-redirect/lab/tree/whole-transformer/01-" in said
 
 
 def test_the_line_item_is_asked_for_until_known_and_again_sends_the_same_score_once_more(course, platform, capsys):
@@ -439,6 +497,34 @@ def test_the_line_item_is_asked_for_until_known_and_again_sends_the_same_score_o
     code, out = _post(course, capsys, "--again")
     assert "bo: 4/12 sent to the LMS (user lms-bo; sent again)" in out
     assert [s["scoreGiven"] for s in platform.scores["lms-bo"]] == [4.0, 4.0]
+
+
+def test_the_grading_services_step_sends_that_students_score_and_what_waits_in_the_outbox(course, platform, capsys):
+    """``after_attempt``, what the grading service runs once an attempt that counts is merged (service/attempt.py):
+    nothing for a course that does not post; then that student's score in a thread of its own, kept in the outbox
+    while the LMS is down, and sent with the next student's once it is back."""
+    from whole_transformer.course.lti.after_grading import after_attempt
+
+    _users(platform)
+    path = course.root / "course.toml"
+    path.write_text(path.read_text() + f'lineitem = "{platform.lineitem}"\n')
+    on_time = datetime(2026, 10, 16, 20, 0, tzinfo=UTC)
+    for student, right in (("bo", 1), ("cy", 2)):
+        _hand_in(course, student, on_time)
+        _grade(course, student, dict.fromkeys(["test_answer_q", "test_double_small"][:right], 1.0))
+    said: list[str] = []
+    assert after_attempt(course, "bo", said.append) is None and platform.tokens_issued == 0  # not posting
+    path.write_text(path.read_text() + "post_after_grading = true\n")
+    platform.stop()
+    after_attempt(course, "bo", said.append).join(timeout=60)
+    assert platform.scores == {} and any(s.startswith("lti-post: bo: 4/12 NOT sent, kept in the outbox") for s in said)
+    assert [ln.split(" has not")[0] for ln in _term(course, capsys)] == ["term: LMS: bo: 4/12"]
+    platform.start()
+    said.clear()
+    after_attempt(course, "cy", said.append).join(timeout=60)
+    assert _last(platform) == {"lms-bo": (4.0, 12.0), "lms-cy": (8.0, 12.0)}, said
+    assert "lti-post: bo: 4/12 sent to the LMS (user lms-bo; retried: the LMS did not answer at" in "\n".join(said)
+    assert _term(course, capsys) == []
 
 
 # ------------------------------------------------------------------------------ after a real grading

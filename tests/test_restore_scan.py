@@ -1,5 +1,5 @@
 """Grading a submission's cells: ``autograder/restore.py`` puts protected cells back as released (deleted,
-edited, re-tagged, re-typed, duplicated, moved) and ``autograder/scan.py`` reports suspicious code."""
+edited, re-tagged, re-typed, duplicated, moved) and ``autograder/code_review.py`` reports suspicious code."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import nbformat.v4 as nbf
 import pytest
 from simclass.minicourse import mini_notebook
 
+from whole_transformer.course.autograder.code_review import review
 from whole_transformer.course.autograder.restore import restore
-from whole_transformer.course.autograder.scan import scan
 from whole_transformer.course.cells import grade_id as gid
 
 
@@ -148,7 +148,7 @@ def test_cells_with_unknown_grade_ids_lose_their_metadata(release):
 )
 def test_scan_reports_suspicious_code(code, words):
     aliases = {"np": "numpy", "grading": "whole_transformer.grading", "builtins": "builtins"}
-    found = scan(code, aliases)
+    found = review(code, aliases)
     assert any(words in f for f in found), found
 
 
@@ -162,7 +162,7 @@ def test_scan_reports_suspicious_code(code, words):
     ],
 )
 def test_scan_leaves_ordinary_answers_alone(code):
-    assert scan(code, {"np": "numpy"}) == []
+    assert review(code, {"np": "numpy"}) == []
 
 
 def test_the_exercise_implementations_scan_clean():
@@ -174,5 +174,5 @@ def test_the_exercise_implementations_scan_clean():
         "grading": "whole_transformer.grading",
         "task": "whole_transformer.task",
     }
-    flagged = {i.id: scan(i.source, aliases) for i in implementations()}
+    flagged = {i.id: review(i.source, aliases) for i in implementations()}
     assert not {k: v for k, v in flagged.items() if v}

@@ -4,7 +4,6 @@ and stuck kernels; the sandbox runs the kernel wherever the course's Python live
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -112,14 +111,14 @@ def test_execute_survives_dead_and_stuck_kernels(tmp_path):
         "while True:\n    pass",
         "print('still here', x)",
     ]
-    nb, ex = _run(cells, timeout=4, iopub_timeout=3, report_dir=str(tmp_path))
+    nb, ex = _run(cells, timeout=4, iopub_timeout=3)
     assert _errors(nb.cells[1]) == ["CellTimeoutError"] and "killed" in nb.cells[1].outputs[-1]["evalue"]
     assert _errors(nb.cells[2]) == []  # the kernel was restarted and x restored
     assert _errors(nb.cells[3]) == ["DeadKernelError"]
     assert _errors(nb.cells[4]) == []
     assert "KeyboardInterrupt" in _errors(nb.cells[5])  # a plain loop is interrupted, the kernel lives
     assert "still here 41" in "".join(o.get("text", "") for o in nb.cells[6].outputs)
-    report = json.loads((tmp_path / "nb.json").read_text())
+    report = ex.resources["wt_execution"]  # what run_result.RunResult hands back with the run's result
     kinds = [e["kind"] for e in report["events"]]
     assert kinds.count("restarted") == 2 and "died" in kinds and "timeout" in kinds
     assert report["cells"]["t2"]["status"] == "ok"

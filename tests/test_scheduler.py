@@ -84,7 +84,7 @@ class Recording:
         self.reraise = reraise
 
     @property
-    def pack(self) -> int:
+    def assignment(self) -> int:
         return 10
 
     def ready(self, loop: Scheduler) -> Iterator[tuple[str, tuple[str, Callable[[int], int]]]]:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,10 +27,11 @@ from simclass.minicourse import NAME, require_sandbox
 from simclass.notebooks import set_answer
 
 from whole_transformer.course.autograder.autograde import autograde
+from whole_transformer.course.core.results import Status
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course, checkout_env, inbound
-from whole_transformer.course.service.policy import counts, decide, feedback_kind
+from whole_transformer.course.service.decision import counts, decide, feedback_kind
 from whole_transformer.course.service.serve import serve
-from whole_transformer.course.service.watch import Store, read_submission, scan
+from whole_transformer.course.service.watch import AttemptRecord, Store, inbound_attempts, read_attempt
 from whole_transformer.course.term.settings import SettingsError, parse
 
 SERVICE = '[service]\nenabled = true\nattempts = 2\ncounts = "last"\n'
@@ -148,21 +150,21 @@ def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path, re
         if proc.poll() is None:
             proc.kill()
     store = Store(course)
-    assert [r["status"] for r in store.all()] == ["malformed"], "killed before bob's grading was finished"
+    assert [r.status for r in store.all()] == ["malformed"], "killed before bob's grading was finished"
     done = subprocess.run([*cmd, "--once"], env=checkout_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     text = log.read_text()
     assert text.count("grading bob") == 2 and text.count("GRADED bob") == 1, text
     assert text.count("FAILED cy") == 1 and text.count("MALFORMED ? not-a-submission") == 1, text
-    records = {r["name"].split("+")[0]: r for r in store.all()}
+    records = {r.name.split("+")[0]: r for r in store.all()}
     assert sorted(records) == ["bob", "cy", "dee", "not-a-submission"]
-    assert records["bob"]["status"] == "graded" and records["bob"]["score"] == 3.0
-    assert records["dee"]["status"] == "graded" and records["dee"]["score"] == 1.0  # answer_q still counts
-    assert "could not run to the end" in records["dee"]["reason"] and records["bob"]["reason"] == ""
+    assert records["bob"].status == "graded" and records["bob"].score == 3.0
+    assert records["dee"].status == "graded" and records["dee"].score == 1.0  # answer_q still counts
+    assert "could not run to the end" in records["dee"].reason and records["bob"].reason == ""
     assert "to look at: 01-mini: 2 test cell(s) could not run to the end" in text
     dee_page = released(exchange, dee).read_text()
     assert "Score of this attempt: 1 / 3" in dee_page and "test_double_small" in dee_page
-    assert "not valid JSON" in records["cy"]["reason"]
+    assert "not valid JSON" in records["cy"].reason
     cy_page = released(exchange, cy).read_text()
     assert "could not be graded" in cy_page and "not valid JSON" in cy_page
     bob_page = released(exchange, bob).read_text()  # the full feedback: nbgrader's, hidden tests left out
@@ -185,22 +187,22 @@ def test_stopped_between_its_merge_and_the_record_the_attempt_is_graded_again_no
     bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered(course))}, datetime.now(UTC))
     from whole_transformer.course.service import attempt_feedback as feedback
 
-    real = feedback.release
+    real = feedback.deliver
 
     def killed(*a, **kw):
         raise Killed()
 
-    monkeypatch.setattr(feedback, "release", killed)  # merged into the course; ended before its feedback
+    monkeypatch.setattr(feedback, "deliver", killed)  # merged into the course; ended before its feedback
     with pytest.raises(Killed):
         serve(course, str(exchange), once=True, echo=lambda line: None)
     assert Store(course).all() == [] and (course.root / "autograde" / "bob").is_dir()
-    monkeypatch.setattr(feedback, "release", real)
+    monkeypatch.setattr(feedback, "deliver", real)
     lines = []
     assert serve(course, str(exchange), once=True, echo=lines.append) == 0
     text = "\n".join(lines)
     assert text.count("GRADED bob") == 1 and "COLLECTED" not in text, text  # not taken for make autograde's
     (record,) = Store(course).all()
-    assert record["status"] == "graded" and record["score"] == 3.0
+    assert record.status == "graded" and record.score == 3.0
     assert "Score of this attempt: 3 / 3" in released(exchange, bob).read_text()
     assert not list(Store(course).folder.glob("*.merging"))
 
@@ -246,19 +248,22 @@ def test_the_policy_decides_attempt_by_attempt():
         "grade_after_due = false\n"
     )
     due = s.due
-    first = {"status": "graded", "when": (due - timedelta(hours=5)).isoformat(), "number": 1, "counts": True}
+    first = AttemptRecord("a1", "ada", due - timedelta(hours=5), Status.GRADED, number=1, counts=True)
     assert decide(s, "ada", due - timedelta(hours=6), []).grade
     soon = decide(s, "ada", due - timedelta(hours=4, minutes=30), [first])
     assert not soon.grade and "next attempt counts from 2026-10-16 19:59 UTC (1 of 2 left)" in soon.why
     assert decide(s, "ada", due - timedelta(hours=3), [first]).grade
-    second = {**first, "when": (due - timedelta(hours=3)).isoformat(), "number": 2}
+    second = replace(first, name="a2", when=due - timedelta(hours=3), number=2)
     over = decide(s, "ada", due - timedelta(hours=1), [first, second])
     assert not over.grade and "over the limit of 2" in over.why and "stays your attempt 2" in over.why
     late = decide(s, "ada", due + timedelta(minutes=1), [])
     assert not late.grade and late.late and "after the due date" in late.why
     assert (feedback_kind(s, "ada", due), feedback_kind(s, "ada", due + timedelta(seconds=1))) == ("pass_fail", "full")
     best = parse('[service]\nenabled = true\ncounts = "best"\n').service
-    history = [{"status": "graded", "score": 2.0}, {"status": "refused"}]
+    history = [
+        AttemptRecord("a1", "ada", None, Status.GRADED, score=2.0),
+        AttemptRecord("a2", "ada", None, Status.REFUSED),
+    ]
     assert [counts(best, x, history) for x in (1.0, 2.0, 3.0)] == [False, True, True]
     assert counts(s.service, 0.0, history)  # "last": the newest graded attempt counts, whatever its score
 
@@ -273,42 +278,24 @@ def test_an_attempt_in_another_accounts_folder_is_not_graded(tmp_path):
         folder = tmp_path / f"{name}+{ASSIGNMENT}+{stamp}+abc"
         folder.mkdir()
         (folder / "submission_secret.txt").write_text("s")
-        sub = read_submission(folder)
+        sub = read_attempt(folder)
         assert (sub.student, bool(sub.problem)) == (name, wrong), sub.problem
         assert not wrong or "belongs to another account" in sub.problem
-    assert read_submission(tmp_path / f"{me}+another-assignment+{stamp}+abc") is None
+    assert read_attempt(tmp_path / f"{me}+another-assignment+{stamp}+abc") is None
 
 
 def test_the_status_page_shows_each_grading_as_a_row_and_names_no_student_without_the_token(tmp_path):
-    from whole_transformer.course.service.status import Status, _html
+    from whole_transformer.course.service.status import ServiceState, _html
 
-    status = Status(tmp_path, echo=lambda line: None)
+    status = ServiceState(tmp_path, echo=lambda line: None)
+    ada = datetime.fromisoformat("2026-12-02T11:53:59.9+00:00")
     status.done(
-        {
-            "student": "ada",
-            "when": "2026-12-02T11:53:59.9+00:00",
-            "status": "graded",
-            "score": 3.0,
-            "max_score": 22.0,
-            "late": False,
-            "reason": "",
-            "seconds": 2.6,
-            "counts": True,
-        }
+        AttemptRecord(
+            "a", "ada", ada, Status.GRADED, "", score=3.0, max_score=22.0, late=False, seconds=2.6, counts=True
+        )
     )
-    status.done(
-        {
-            "student": "bob",
-            "when": "2026-12-02T11:54:10.6+00:00",
-            "status": "refused",
-            "score": None,
-            "max_score": None,
-            "late": False,
-            "reason": "over the limit",
-            "seconds": None,
-            "counts": None,
-        }
-    )
+    bob = datetime.fromisoformat("2026-12-02T11:54:10.6+00:00")
+    status.done(AttemptRecord("b", "bob", bob, Status.REFUSED, "over the limit", late=False))
     page = _html(status.snapshot(full=True))
     rows = page.split('<table aria-labelledby="last">', 1)[1].split("</table>", 1)[0]
     assert rows.count("<tr>") == 3 and '<th scope="col">handed in (UTC)</th>' in rows
@@ -329,16 +316,16 @@ def test_an_attempt_nbgrader_submit_is_still_writing_waits_for_its_secret(tmp_pa
     folder = inbound(tmp_path) / f"ada+{ASSIGNMENT}+{stamp}+abc"
     folder.mkdir(parents=True)
     (folder / f"{NAME}.ipynb").write_text("{}")
-    assert read_submission(folder).writing and scan(tmp_path) == []
+    assert read_attempt(folder).writing and inbound_attempts(tmp_path) == []
     (folder / "submission_secret.txt").write_text("")  # opened, not written yet
-    assert scan(tmp_path) == []
+    assert inbound_attempts(tmp_path) == []
     (folder / "submission_secret.txt").write_text("f" * 128)
-    (sub,) = scan(tmp_path)
+    (sub,) = inbound_attempts(tmp_path)
     assert (sub.student, sub.problem, sub.writing) == ("ada", "", False)
     (folder / "submission_secret.txt").unlink()
     old = time.time() - 61  # a folder that has lacked it for over a minute was not handed in with submit
     os.utime(folder, (old, old))
-    (sub,) = scan(tmp_path)
+    (sub,) = inbound_attempts(tmp_path)
     assert "no submission_secret.txt" in sub.problem
 
 

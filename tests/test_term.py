@@ -39,10 +39,10 @@ from simclass.stored import store
 
 from whole_transformer.course.answers import check_data, hidden_cells, hidden_tests
 from whole_transformer.course.answers import reference as ref
+from whole_transformer.course.autograder.assignment import changed_notebooks
 from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.autograder.collect_zip import collect_zip
 from whole_transformer.course.autograder.restore import restore, started_from
-from whole_transformer.course.autograder.template import changed_notebooks
 from whole_transformer.course.cells import grade_id as gid
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.publish.release import out_of_step, release

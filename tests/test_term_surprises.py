@@ -25,8 +25,8 @@ from simclass.minicourse import make_course, mini_notebook
 
 from whole_transformer.course.__main__ import main
 from whole_transformer.course.autograder.collect_zip import collect_zip
-from whole_transformer.course.autograder.handin_merge import read_times
 from whole_transformer.course.layout import ASSIGNMENT, Course
+from whole_transformer.course.term.handin_merge import read_times
 from whole_transformer.course.term.roster import import_roster
 from whole_transformer.course.term.times import read_timestamp
 

@@ -152,7 +152,6 @@ def test_killing_the_fork_server_loses_only_that_cell(tmp_path):
             "print('still here', x + 1)",
         ],
         tmp_path,
-        report_dir=str(tmp_path),
     )
     assert errors(nb.cells[0]) == []
     assert errors(nb.cells[1]) == ["DeadKernelError"]

@@ -16,7 +16,8 @@ that is not the package's nor a library's (the standard library, site-packages).
 
 While a run lasts, the tripwire takes the place of each forbidden callable wherever a loaded module, the
 student's function's globals, defaults or closure hold it, and on the class that defines a method; a module
-imported during the run is caught there too (the named modules are imported when the run starts).
+imported during the run is caught there too (the named modules are imported when the run starts), and put back as the
+run ends, so no tripwire outlives its run.
 
 What it does not do, said plainly: it catches calling the course's code, not copying it (the package is
 readable source), and a submission that tampers with the kernel on purpose (digging the original out of an
@@ -54,6 +55,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+#: torch's own LayerNorm and attention: what 02's block and forward pass may not call for the parts they hold
+TORCH_LAYERS = (
+    "torch.nn.functional:layer_norm",
+    "torch:layer_norm",
+    "torch.nn.functional:scaled_dot_product_attention",
+    "torch.nn.functional:multi_head_attention_forward",
+)
 #: exercise → the callables its function may not call ("module:qualified name"). Another exercise's
 #: entries go below the others; see the module's docstring.
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -112,16 +120,18 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "whole_transformer.model:Block.forward",
         "whole_transformer.model:Attention.forward",
         "whole_transformer.model:FFN.forward",
-        "torch.nn.functional:layer_norm",
-        "torch.nn.functional:scaled_dot_product_attention",
+        *TORCH_LAYERS,
     ),
     "forward": (
         "whole_transformer.model:Transformer.forward",
         "whole_transformer.model:Transformer.embed",
         "whole_transformer.model:Block.forward",
+        "whole_transformer.model:Attention.forward",
+        "whole_transformer.model:FFN.forward",
         "whole_transformer.model:sinusoidal_positions",
         "whole_transformer.steps:trace",
         "whole_transformer.weights:float64_model",
+        *TORCH_LAYERS,  # the model holds LayerNorms and attentions: torch's may not stand in for them either
     ),
 }
 
@@ -201,6 +211,7 @@ class Run:
         )
         self.thread = threading.get_ident()
         self._undo: list = []
+        self._wired: dict[int, tuple[Any, Any]] = {}  # id(tripwire) → (tripwire, the callable it stands for)
 
     # ------------------------------------------------------------ the wire
     def _from_student(self) -> bool:
@@ -267,6 +278,7 @@ class Run:
             holder, attr, original = found
             wire = self._wire(_dotted(entry), original)
             wires[id(original)] = (original, wire)
+            self._wired[id(wire)] = (wire, original)
             self._set(holder, attr, wire, "attr")
         if not wires:
             return self
@@ -310,6 +322,21 @@ class Run:
     def __exit__(self, *exc) -> None:
         while self._undo:
             self._undo.pop()()
+        self._unwire_new_modules()
+
+    def _unwire_new_modules(self) -> None:
+        """A module first imported while the run lasted took the tripwire by ``from … import`` (its namespace was
+        not there to be undone): the callable it stands for is put back, so no tripwire outlives its run."""
+        if not self._wired:
+            return
+        for m in list(_modules.values()):
+            ns = getattr(m, "__dict__", None)
+            if not isinstance(ns, dict):
+                continue
+            for key, value in list(ns.items()):
+                hit = self._wired.get(id(value))
+                if hit is not None and value is hit[0]:
+                    ns[key] = hit[1]
 
 
 def forbidden_names() -> set[str]:

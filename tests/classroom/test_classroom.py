@@ -1,6 +1,6 @@
 """A term of the course on a real JupyterHub, end to end, in Chromium (``make classroom-test``).
 
-``classroom.up`` makes a classroom on this machine (whole_transformer/course/classroom/up.py: Linux
+``classroom.up`` makes a classroom on this machine (examples/classroom/up.py: Linux
 accounts logging in through PAM, configurable-http-proxy, nbgrader's exchange, the shared
 students' environment, the course released by the instructor); then, through the browser:
 
@@ -88,21 +88,24 @@ def _require(ok: bool, reason: str):
 
 
 class Step:
-    def __init__(self, name):
-        self.name = name
+    """A step of a term, its seconds kept in ``times`` and written to ``folder``/times.json (this term's by default;
+    the LTI act keeps its own)."""
+
+    def __init__(self, name, times: dict[str, float] | None = None, folder: Path | None = None):
+        self.name, self.times, self.folder = name, TIMES if times is None else times, folder or ARTIFACTS
 
     def __enter__(self):
         self.t0 = time.monotonic()
 
     def __exit__(self, *exc):
-        TIMES[self.name] = round(time.monotonic() - self.t0, 1)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        (ARTIFACTS / "times.json").write_text(json.dumps(TIMES, indent=1))
+        self.times[self.name] = round(time.monotonic() - self.t0, 1)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "times.json").write_text(json.dumps(self.times, indent=1))
 
 
 @pytest.fixture(scope="module")
 def room(browser):
-    from whole_transformer.course.classroom import up as classroom
+    from examples.classroom import up as classroom
 
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir(parents=True)
@@ -146,8 +149,8 @@ def room(browser):
 
 def check_requirements():
     """What the term needs on this machine: each missing piece skips it (or fails it, in CI) with its reason."""
-    from whole_transformer.course.classroom import env as classroom_env
-    from whole_transformer.course.classroom import up as classroom
+    from examples.classroom import env as classroom_env
+    from examples.classroom import up as classroom
 
     _require(os.geteuid() == 0, "it needs root (it creates Linux accounts): run it as root")
     _require(

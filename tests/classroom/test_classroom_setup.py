@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from whole_transformer.course.classroom import env as classroom_env
-from whole_transformer.course.classroom import seed as classroom_seed
-from whole_transformer.course.classroom import up as classroom
+from examples.classroom import env as classroom_env
+from examples.classroom import seed as classroom_seed
+from examples.classroom import up as classroom
 
 
 def test_without_root_it_says_so_and_what_to_do(monkeypatch, tmp_path):
@@ -207,3 +207,41 @@ def test_the_terms_checks_fail_on_planted_faults(tmp_path):
     ):
         with pytest.raises(AssertionError, match="not refused"):
             check_refused("p", leak)
+
+
+def test_an_lms_registration_with_a_value_missing_stops_before_anything_is_made(tmp_path):
+    """make classroom LTI=FILE: FILE's [lti] is checked first; a missing value is named with its fix."""
+    lti = tmp_path / "lti.toml"
+    lti.write_text('[lti]\nissuer = "https://canvas.instructure.com"\ntool_url = "http://127.0.0.1:8000"\n')
+    with pytest.raises(classroom.ClassroomError) as err:
+        classroom.up(tmp_path / "room", lti=lti)
+    assert "the LMS's registration is not complete: " in str(err.value)
+    assert "[lti] client_id: missing; set it to the client id the LMS gave the tool" in str(err.value)
+    assert not (tmp_path / "room").exists()
+    with pytest.raises(classroom.ClassroomError, match="no such file"):
+        classroom.up(tmp_path / "room", lti=tmp_path / "nowhere.toml")
+
+
+def test_the_hub_of_an_lti_classroom_signs_in_from_the_lms_and_makes_each_students_account(tmp_path):
+    """The hub's sign-in lines with --lti: the course's LTI authenticator on Linux accounts, made under DIR/home with
+    the classroom's prefix; the instructor's account for the LMS's instructors; Python that runs."""
+    from examples.classroom.hub import sign_in
+    from examples.classroom.room import Classroom
+    from whole_transformer.course.lti.settings import read_lti
+    from whole_transformer.course.term.settings import parse
+
+    lti = read_lti(
+        parse(
+            '[lti]\nissuer = "http://127.0.0.1:9001"\nclient_id = "c-1"\ndeployment_id = "d-1"\n'
+            'jwks_url = "http://127.0.0.1:9001/jwks"\nlogin_url = "http://127.0.0.1:9001/auth"\n'
+            'token_url = "http://127.0.0.1:9001/token"\ntool_url = "http://127.0.0.1:8000"\n'
+        )
+    )
+    room = Classroom(tmp_path, 8000, "wtq-instructor")
+    text = sign_in(room, lti)
+    assert "LinuxAccountsLTI13Authenticator" in text and '"pam"' not in text
+    assert "c.CourseLTI13Authenticator.name_prefix = 'wtq-'" in text
+    assert "c.CourseLTI13Authenticator.instructor_name = 'wtq-instructor'" in text
+    assert f"{tmp_path}/home/USERNAME" in text and "HOME_MODE=0700" in text
+    compile(text, "jupyterhub_config.py", "exec")
+    assert 'c.JupyterHub.authenticator_class = "pam"' in sign_in(room, None)

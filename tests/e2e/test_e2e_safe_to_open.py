@@ -40,7 +40,7 @@ def handed_in(tmp_path_factory, released_mini):
     """The hostile hand-in graded by the service and its feedback written; the graded files as nbgrader left
     them (before they were made inert) in ``raw``."""
     require_sandbox()
-    from whole_transformer.course.autograder import merge
+    from whole_transformer.course.autograder import store
     from whole_transformer.course.reports.feedback import feedback
     from whole_transformer.course.service.serve import serve
 
@@ -55,7 +55,7 @@ def handed_in(tmp_path_factory, released_mini):
     named = f"ada+{ASSIGNMENT}+{FOLDER_PAYLOAD.content}+r1"
     hand_in(exchange, "ada", {f"{NAME}.ipynb": "{}"}, now, name=named)
     raw: dict[str, bytes] = {}
-    inert = merge.clean_file
+    inert = store.clean_file
 
     def keep_raw(name: str, data: bytes) -> bytes | None:
         raw[name] = data
@@ -63,7 +63,7 @@ def handed_in(tmp_path_factory, released_mini):
 
     lines: list[str] = []
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(merge, "clean_file", keep_raw)
+        mp.setattr(store, "clean_file", keep_raw)
         assert serve(course, str(exchange), once=True, echo=lines.append) == 0
     assert any("GRADED mallory" in ln for ln in lines), lines
     feedback(course, log=lines.append)
@@ -260,7 +260,7 @@ def test_the_class_report_and_the_status_page_run_nothing(handed_in, browser, ar
     course = handed_in.course
     report, _ = insights(course, log=lambda *a: None)
     assert '<meta http-equiv="Content-Security-Policy"' in report.read_text()
-    status = st.Status(handed_in.tmp / "status", echo=lambda *a: None)
+    status = st.ServiceState(handed_in.tmp / "status", echo=lambda *a: None)
     for record in Store(course).all():
         status.done(record)
     server = st.serve_status(status, 0)

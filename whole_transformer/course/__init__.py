@@ -5,7 +5,8 @@ command once: its function, arguments and help line; the Makefile's targets call
 per subsystem:
 
 - ``layout``, ``cells``  where things are (nbgrader's folders, running nbgrader); what a cell is to nbgrader;
-  ``csp`` the Content-Security-Policy of every page the course writes or serves;
+  ``gradebook`` the course's gradebook and each private course's; ``whole_output`` a command's output folders
+  replaced all or nothing; ``csp`` the Content-Security-Policy of every page the course writes or serves;
 - ``core/``       the typed grading core, which imports no other subpackage: a cell's ``verdict`` and a
   submission's ``results`` as dataclasses, the ``expected`` values' format, ``compare`` (a result with
   them) and the one ``scheduler`` loop;
@@ -27,25 +28,27 @@ per subsystem:
   such a kernel as jupyter_client sees it), ``zygote`` (the service's one warm process whose kernels
   enter each student's sandbox); the programs run as they are: ``fork_server``, ``kernel_zygote``,
   ``kernel_launcher`` (``limits`` inlined in each); it knows nothing of grades;
-- ``autograder/`` one student's path through the pipeline, one module a stage: ``locate``, ``restore``,
-  ``scan`` (its rules: ``code_rules``), ``student`` (the stages in order in a private course;
-  ``nbgrader_run`` its nbgrader process; ``graded`` what that run left, read back), ``merge``, ``record``;
-  a class: ``autograde`` (what it checks first: ``prepare``; what it tells as it goes: ``class_log``),
-  ``graders`` (local or Dask), ``claims``, ``gradebook``, ``template``, ``pack``, ``cluster``;
+- ``autograder/`` the grading unit: an ``assignment`` and a ``submission`` in, one result out (``grade``: the
+  stages in order in a private course, one module a stage: ``locate``, ``restore``, ``code_review`` (its rules:
+  ``code_rules``), ``nbgrader_run`` its nbgrader process); the one ``store`` of results (the merge into the
+  course, and ``result.json`` read back); a class: ``autograde`` (what it checks first: ``prepare``; what it
+  tells as it goes: ``class_log``), ``graders`` (local or Dask), ``claims``, ``cluster``; the LMS's zips:
+  ``collect_zip``, ``lms_names``;
 - ``reports/``    ``feedback``, ``grades`` and ``insights`` (what it counts: ``class_insights``; its page:
   ``insights_page``);
-- ``service/``    grading on submission (``serve``): the exchange watched, each attempt graded, its feedback
+- ``service/``    grading on submission (``serve``): the exchange watched (``watch``), each attempt decided under
+  course.toml's [service] policy (``decision``), graded and ended (``on_submission``, ``attempt``), its feedback
   released (``attempt_feedback``);
 - ``term/``       the term's ``settings`` (course.toml; its sections ``late_policy`` and ``service_policy``,
   one value read: ``toml_values``), ``late`` (lateness and penalty), ``handin_time`` (the time a hand-in
-  counts: the claim against the evidence), ``roster``, ``names``;
+  counts: the claim against the evidence; ``handin_merge`` a hand-in only ever added to, each file's time
+  recorded), ``roster``, ``names``;
 - ``lti/``        the course inside an LMS by LTI 1.3: ``settings`` (course.toml's ``[lti]``), ``keys`` (the tool's
   key pair), ``tool_config`` (what an LMS admin pastes), ``launch`` (an id_token checked or refused),
-  ``roster_link`` (the launched student on the roster), ``passback`` (the scores to the LMS's gradebook);
-- ``classroom/``  JupyterHub on this machine: ``up`` (the command; the hub: ``hub``; what it made: ``room``;
-  its accounts and the instructor's course: ``instructor``; ``down``: ``teardown``), the students' ``env``
-  (seeded from this one: ``seed``), ``commands`` (run as an account), ``lti_hub`` (the hub's sign-in
-  from the LMS).
+  ``roster_link`` (the launched student on the roster), ``passback`` (the scores to the LMS's gradebook),
+  ``after_grading`` (when grading ends, the scores sent), ``hub`` (JupyterHub's sign-in from the LMS).
+
+``make classroom`` (JupyterHub on this machine) is an example beside the package, not in it: examples/classroom/.
 
 Nothing here is imported by the notebooks; the sandbox hides this subpackage from student code.
 Module by module, a line on each: docs/code.md (``tests/test_codebase.py`` checks that both list every

@@ -127,3 +127,9 @@ def cell_name(cells, index: int) -> str:
     if after is not None:
         return f"your cell before {after.removeprefix('test_')}"
     return f"cell {index + 1}"
+
+
+def split_hidden(source: str, markers: tuple[str, str] = HIDDEN_TESTS) -> tuple[str, str]:
+    """(visible part, hidden part) of a test cell's source."""
+    visible, hidden = split_region(source, markers)
+    return visible.rstrip(), hidden

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from . import env_vars
 
@@ -166,7 +166,20 @@ def run_nbgrader(
         )
 
 
+def content_digest(files: dict[str, bytes]) -> str:
+    """The digest of files given as data (path relative to their folder → content): the same as ``digest_files``
+    of those very files in a folder, without writing them anywhere."""
+    h = hashlib.sha256()
+    for rel in sorted(files, key=PurePosixPath):
+        h.update(rel.encode())
+        h.update(b"\0")
+        h.update(files[rel])
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 def digest_files(paths: list[Path], base: Path) -> str:
+    """The digest of files in a folder: their paths relative to ``base`` and their contents, in order."""
     h = hashlib.sha256()
     for p in sorted(paths):
         h.update(str(p.relative_to(base)).encode())

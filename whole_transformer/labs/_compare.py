@@ -183,7 +183,8 @@ def table_html(compared: dict, stages, first) -> str:
         else (f"the first step that differs is {first.label}")
     )
     return (
-        f'<table class="wt-table"><caption>Your steps against the course\'s: {_html.esc(said)}</caption>'
+        f'<table class="wt-table"><caption style="text-align: left;">Your steps against the course\'s: '
+        f"{_html.esc(said)}</caption>"
         "<thead><tr><th scope='col'>step</th><th scope='col'>name</th><th scope='col'>yours</th>"
         "<th scope='col'>largest difference</th><th scope='col'>note</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"

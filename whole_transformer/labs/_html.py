@@ -37,6 +37,8 @@ from ._colour import BLUE, RED, contrast, mix
 from ._style import STYLESHEET
 
 MASKED = -1e8  # values at or below this are shown as −∞ (a masked attention score)
+#: the pattern of a cell a mask hid (``heatmap(masked=...)``): hatched, so it is told by more than its grey
+HATCH = "repeating-linear-gradient(45deg, rgb(235,235,235) 0 4px, rgb(150,150,150) 4px 5px)"
 
 
 def esc(text) -> str:
@@ -94,6 +96,7 @@ def heatmap(
     css_class: str = "wt-heatmap",
     cell_width: int = 44,
     max_cols: int | None = None,
+    masked=None,
 ) -> str:
     """A table with one coloured cell per number, the value written in each cell.
 
@@ -104,8 +107,14 @@ def heatmap(
     one cell. Masked values (≤ −1e8 or −inf) show as a grey "−∞". With ``max_cols`` a wide array
     is drawn as several tables of at most that many columns, one under the other, on one colour
     scale (each table has ``data-cols="first-last"``); cells come table by table, row by row.
+    ``masked`` (booleans of the array's shape) marks the cells a mask hid: hatched grey, ``data-masked``,
+    their value written (−∞, or 0 for a weight) and "masked" said to a screen reader.
     """
     a, rows, cols = _grid(array, row_labels, col_labels)
+    hidden = np.zeros(a.shape, dtype=bool) if masked is None else np.asarray(masked, dtype=bool)
+    if hidden.size != a.size:
+        raise ValueError(f"masked has shape {hidden.shape}, but the array drawn has {a.shape}: give one flag a value")
+    hidden = hidden.reshape(a.shape)
     n_cols = a.shape[1]
     finite = a[np.isfinite(a) & (a > MASKED)]
     if scale is None:
@@ -129,6 +138,7 @@ def heatmap(
                 mode,
                 digits,
                 cell_width,
+                hidden,
             )
         )
     return "".join(out)
@@ -153,8 +163,8 @@ def _grid(array, row_labels: Sequence | None, col_labels: Sequence | None) -> tu
     return a, rows, cols
 
 
-def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, digits, cell_width) -> str:
-    """One table of a heatmap: the columns of ``chunk``, every row."""
+def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, digits, cell_width, hidden) -> str:
+    """One table of a heatmap: the columns of ``chunk``, every row (``hidden``: the cells a mask hid)."""
     hr, hc, marked = marks
     n_rows, n_cols = a.shape
     out = [
@@ -171,6 +181,14 @@ def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, di
             x = a[i, j]
             bg, fg = cell_colour(x, scale, mode)
             on = marked and (hr is None or hr == i) and (hc is None or hc == j)
+            if hidden[i, j]:  # a pattern and words, not only a grey: masked weights are 0, not white 0.00
+                text = number(x, 0 if x == 0 else digits)
+                out.append(
+                    f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
+                    f'style="background: rgb(235,235,235); color: rgb(30,30,30); background-image: {HATCH}; '
+                    f'min-width: {cell_width}px;" data-masked="true">{text}{sr(" masked")}</td>'
+                )
+                continue
             out.append(
                 f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
                 f'style="background: {bg}; color: {fg}; min-width: {cell_width}px;">{number(x, digits)}</td>'

@@ -11,8 +11,13 @@ from ..steps import Intermediate
 from ..task import VOCAB
 from . import _html
 
-#: What the grids' colours mean, on every step (``_html.cell_colour``'s diverging scale).
-LEGEND = "Colours: red above 0, blue below 0, white at 0, the deeper the larger; grey: −∞ (masked)."
+#: What the grids' colours and marks mean, on every step (``_html.cell_colour``'s diverging scale; a masked cell is
+#: hatched, ``_html.HATCH``, and says its value: the mask is told by a pattern and a number, not by a grey alone).
+LEGEND = (
+    "Colours: red above 0, blue below 0, white at 0, the deeper the larger. Hatched grey: masked, a later "
+    "token the query may not see: its score is −∞, so its weight is exactly 0 (written 0, where a weight "
+    "that only rounds to 0 is written 0.00)."
+)
 SHOWN_AXIS = {"d_head": "d_k"}  # the trace's axis name → the name the notebooks use
 MAX_COLS = 14  # the 42 scores of a row are drawn as three tables of 14 columns, so they fit a 1000 px notebook
 
@@ -145,8 +150,19 @@ def _output_said(stage: Intermediate, by: dict, in_block: str, tokens: list[str]
     return None
 
 
-def stage_heatmap(stage: Intermediate, labels: list[str]) -> str:
-    """The grid of a step's values: one table, or one a head for the attention's (h, rows, cols)."""
+def masked_cells(stage: Intermediate, stages: list[Intermediate]) -> np.ndarray | None:
+    """(h, L_q, L_k) True where the mask hid a key, for the masked scores and the weights (from the masked
+    scores of the same block: a masked weight is 0 because its score was −∞); None for any other step."""
+    if stage.name not in ("masked scores", "weights"):
+        return None
+    in_block = "" if stage.block is None else f"block {stage.block + 1} · "
+    scores = next((s for s in stages if s.label == f"{in_block}masked scores"), None)
+    return None if scores is None else np.isneginf(scores.array)
+
+
+def stage_heatmap(stage: Intermediate, labels: list[str], masked: np.ndarray | None = None) -> str:
+    """The grid of a step's values: one table, or one a head for the attention's (h, rows, cols); ``masked``
+    (``masked_cells``) hatches the cells the mask hid."""
     a, axes = stage.array, stage.axes
     if stage.name == "ids":
         return _html.heatmap(a, row_labels=["id"], col_labels=labels, col_title="L", digits=0, scale=len(VOCAB))
@@ -176,10 +192,10 @@ def stage_heatmap(stage: Intermediate, labels: list[str]) -> str:
             cell_width=34 if axes[1] == "V" else 44,
             max_cols=MAX_COLS,
         )
-    return _heads_heatmap(stage, labels)
+    return _heads_heatmap(stage, labels, masked)
 
 
-def _heads_heatmap(stage: Intermediate, labels: list[str]) -> str:
+def _heads_heatmap(stage: Intermediate, labels: list[str], masked: np.ndarray | None = None) -> str:
     """(h, rows, cols): one table per head."""
     a, axes = stage.array, stage.axes
     parts = []
@@ -196,6 +212,7 @@ def _heads_heatmap(stage: Intermediate, labels: list[str]) -> str:
                 row_title=axes[1],
                 col_title=SHOWN_AXIS.get(axes[2], axes[2]),
                 scale=scale,
+                masked=None if masked is None else masked[head],
             )
         )
     return "".join(parts)

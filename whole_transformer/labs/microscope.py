@@ -39,7 +39,7 @@ import numpy as np
 from ..steps import Intermediate, trace
 from ..task import VOCAB, decode, parse_prompt
 from . import _compare, _html
-from ._microscope import LEGEND, MAX_COLS, SHOWN_AXIS, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests)
+from ._microscope import LEGEND, MAX_COLS, SHOWN_AXIS, masked_cells, sentence, stage_heatmap  # noqa: F401  (MAX_COLS: tests)
 from ._widgets import LabBox
 
 DEFAULT_PROMPT = "8 9 ="
@@ -230,32 +230,39 @@ class MicroscopeLab(LabBox):
         self.heatmap.value = (
             f'<div class="wt-scroll" tabindex="0" role="region" '
             f'aria-label="the numbers of step {i}, {_html.esc(stage.name)}">'
-            f"{stage_heatmap(stage, labels)}</div>"
+            f"{stage_heatmap(stage, labels, masked_cells(stage, self.stages))}</div>"
         )
-        if self.yours is not None:
-            self._show_yours(stage, i)
+        yours = self._show_yours(stage, i) if self.yours is not None else ""
         said = sentence(stage, self.stages, labels, self.d_model)
         self.sentence.value = f'<div class="wt-text" style="max-width: 720px; margin-top: 4px;">{said}</div>'
         shape = _html.shape_text(stage.array.shape, axes)
         self.say(
             f"Reading '{' '.join(labels)}', step {i} of steps 0–{n - 1}: {stage.name}, shape {shape}. "
             + html.unescape(re.sub(r"<[^>]+>", "", said))  # plain text: say() escapes it once
+            + yours
         )
 
-    def _show_yours(self, stage: Intermediate, i: int) -> None:
-        """Your array of this step beside the course's (when 'yours beside it' is chosen), and the table twin."""
+    def _show_yours(self, stage: Intermediate, i: int) -> str:
+        """Your array of this step beside the course's (when 'yours beside it' is chosen), and the table twin;
+        returns what the live line adds (yours against the course's at this step, and the first difference)."""
         first = _compare.first_difference(self.compared)
         self.table.value = _compare.table_html(self.compared, self.stages, first)
         if self.whose.value != "yours":
             self.mine.value = ""
             self.mine.layout.display = self.table.layout.display = "none"
-            return
+            return ""
         self.mine.layout.display = self.table.layout.display = None
+        where = (
+            " Every step your functions make agrees with the course's."
+            if first is None
+            else f" The first step that differs: {first.label}."
+        )
         c = self.compared.get(stage.label)
         if c is None:
             self.mine.value = '<div class="wt-small wt-muted">no function of yours makes this step</div>'
-            return
+            return " Yours: no function of yours makes this step." + where
         self.mine.value = _compare.yours_html(c, stage, i, self._labels, first)
+        return f" Yours: {_compare.verdict_words(c)}." + where
 
 
 def microscope_lab(text: str = DEFAULT_PROMPT, model=None, step: int = 0, yours=None) -> MicroscopeLab:

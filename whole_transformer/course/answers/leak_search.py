@@ -28,13 +28,105 @@ from pathlib import Path
 
 import nbformat
 
-from ..cells import cell_source, grade_id, is_test, nbgrader_meta
-from ..plugins.hide_tests import expected_values, hidden_fragments, solution_fragments, split_hidden
+from ..cells import SOLUTION as SOLUTION_MARKS
+from ..cells import cell_source, grade_id, is_test, nbgrader_meta, split_hidden, split_region
+from ..core.compare import floats
+from ..core.expected import split_expected
 from .leak_match import EXPECTED, HIDDEN, INPUT, SOLUTION, Leak, Secrets, found_in, search
 
 __all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "Leak", "Secrets", "found_in", "search"]
 _MIN_INPUT = 14  # an input shorter than this (``[2, 0, 4, 1]``, ``5``) is anyone's text
 _SEED = 1000  # a call whose first argument is a seed this large identifies its case at any length
+
+
+def _distinctive(line: str, min_len: int) -> bool:
+    """Long, and holding a number or a string: a line no other cell or output writes by chance."""
+    return len(line) >= min_len and any(ch.isdigit() or ch in "\"'" for ch in line)
+
+
+def hidden_fragments(hidden: str, min_len: int = 16) -> set[str]:
+    """What of a hidden test a student must not see, as text to search for.
+
+    Every distinctive line of it: the kernel's part, and the EXPECTED part's JSON comment line
+    (``# {"name": …, "cases": [{"kind": …, "want": …}]}``) with the other comments; then each
+    expected value on its own (``expected_values``), should it be shown apart from that line."""
+    out = {line.strip() for line in hidden.split("\n") if _distinctive(line.strip(), min_len)}
+    return out | expected_values(hidden, min_len)
+
+
+def _significant_digits(text: str) -> int:
+    mantissa = text.lower().lstrip("-").split("e")[0].replace(".", "")
+    return len(mantissa.lstrip("0"))
+
+
+def expected_values(hidden: str, min_len: int = 16) -> set[str]:
+    """The expected values of a hidden test's EXPECTED part, as a feedback file would quote them.
+
+    For every case: ``"want": <value>`` as the EXPECTED part writes it; the value's JSON (a list
+    of ids, a pair of lists: also how Python prints it) when it is at least ``min_len`` long; and
+    each float in it with 10 or more significant digits (``repr``, as ``print`` shows it). A short
+    value alone (``7``, ``"B"``) is not searched for: any page holds such text."""
+    try:
+        _, payload = split_expected(hidden)
+    except ValueError:  # not valid JSON: its lines are searched for as they are
+        return set()
+    out = set()
+    for case in (payload or {}).get("cases", []):
+        if "want" not in case:
+            continue
+        want = json.dumps(case["want"], ensure_ascii=False)
+        out.add(f'"want": {want}')
+        if len(want) >= min_len:
+            out.add(want)
+        out |= {repr(x) for x in floats(case["want"]) if _significant_digits(repr(x)) >= 10}
+    return out
+
+
+def _statement(line: str) -> ast.stmt | None:
+    """One line of code as a statement (a line opening a block, ``if nxt == eos:``, is given a body)."""
+    for text in (line, line + " pass"):
+        try:
+            body = ast.parse(text).body
+        except SyntaxError:
+            continue
+        return body[0] if len(body) == 1 else None
+    return None
+
+
+def _is_plain_name(node: ast.AST | None) -> bool:
+    """A name, an attribute or a tuple of them (``x``, ``x, y``, ``self.ids``): what a question's words say."""
+    if isinstance(node, ast.Tuple):
+        return all(_is_plain_name(e) for e in node.elts)
+    return isinstance(node, (ast.Name, ast.Attribute))
+
+
+def answer_line(line: str) -> bool:
+    """Whether a short line of a solution is a piece of the answer, by what it does, not by its length.
+
+    It is when it binds or returns a value worked out or written down (``counted_427 = 5``, ``x = "B"``,
+    ``h = x @ W``, ``return h.sum()``) or holds a literal the answer needs (``ids[-1]``). It is not when it
+    only names what the question or the stub already names (``return ids``, ``return x, y``, ``y[i] = pad``),
+    or is the frame every answer has (``else:``, ``break``, ``ids.append(nxt)``, ``if nxt == eos:``): such a
+    line is ordinary text a student must see, in the stub, the prose and every classmate's answer."""
+    stmt = _statement(line)
+    if stmt is None:
+        return False
+    if any(
+        isinstance(n, ast.Constant) and n.value is not None and not isinstance(n.value, bool) for n in ast.walk(stmt)
+    ):
+        return True  # a literal: the answer written down, or a number it needs
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+        return stmt.value is not None and not _is_plain_name(stmt.value)
+    return False
+
+
+def solution_fragments(source: str, min_len: int = 16) -> set[str]:
+    """The lines of a solution cell's answer (between BEGIN and END SOLUTION) to search for, comments left
+    out (a stub's comment may say the same): every line at least ``min_len`` long, and every shorter line
+    that is a piece of the answer (``answer_line``: ``counted_427 = 5`` is, ``return ids`` is not)."""
+    _, answer = split_region(source, SOLUTION_MARKS)
+    lines = (line.strip() for line in answer.split("\n"))
+    return {ln for ln in lines if ln and not ln.startswith("#") and (len(ln) >= min_len or answer_line(ln))}
 
 
 def notebook_text(raw: str) -> str:

@@ -73,7 +73,7 @@ class Claims:
         self.held[student] = f
         return True
 
-    def release(self, student: str) -> None:
+    def unclaim(self, student: str) -> None:
         held = self.held.pop(student, None)
         if held is None:
             return
@@ -85,7 +85,7 @@ class Claims:
     def close(self) -> None:
         for s in list(self.held):
             try:
-                self.release(s)
+                self.unclaim(s)
             except Exception:  # noqa: BLE001 - closing the connection releases them anyway
                 pass
         for f in self._lock_files.values():

@@ -1,8 +1,10 @@
-"""What a class's autograde run tells the instructor as it goes (``autograde.py`` runs it).
+"""What a class's autograde run tells the instructor as it goes (``autograde.py`` runs it), and who it graded.
 
-``Progress``: students done, running and left, with the rate; ``summary_line``: one line per student
-merged (score, notebooks graded, failed and missing, findings, ``lateness_note``); ``log_summary``:
-the run's end (graded, skipped, left for the next run, and the students to look at).
+``ClassLog`` keeps the run's ``Tally`` (graded, skipped, graded elsewhere, left) and says each step: a line per
+student merged (``summary_line``: score, notebooks graded, failed and missing, findings, ``lateness_note``), the
+progress between two passes of the loop (``Progress``: students done, running and left, with the rate), what is
+left when the run stops, and the run's end (``log_summary``: graded, skipped, left for the next run, and the
+students to look at).
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 from tqdm import tqdm
 
-from ..core.results import FAILED, GRADED, MISSING, Record
+from ..core.results import FAILED, GRADED, MISSING, Result
 from ..layout import ASSIGNMENT, Course
 from ..term.late import student_lateness
-from ..term.settings import load
-from .template import Template
+from ..term.settings import Settings, load
+from .assignment import Assignment
 
 
 @dataclass
@@ -85,7 +87,7 @@ def lateness_note(course: Course, student: str, settings=None) -> str:
         return f"hand-in time unreadable: {e}"
 
 
-def summary_line(student: str, rec: Record, gb, template: Template, when: str = "") -> str:
+def summary_line(student: str, rec: Result, gb, assignment: Assignment, when: str = "") -> str:
     """One line for the log: the student's score, notebooks graded, failed and missing, findings,
     and when it was handed in (``when``: ``lateness_note``)."""
     score = 0.0
@@ -93,7 +95,7 @@ def summary_line(student: str, rec: Record, gb, template: Template, when: str = 
         sub = gb.find_submission(ASSIGNMENT, student)
         score, maximum = sub.score, sub.max_score
     except MissingEntry:
-        maximum = sum(ms for c in template.grade_cells.values() for _, ms in c)
+        maximum = assignment.max_score
     gb.db.commit()  # end the read transaction
     counts = {k: rec.count(k) for k in (GRADED, FAILED, MISSING)}
     parts = [f"{counts[GRADED]} graded"]
@@ -118,7 +120,7 @@ def _some(names, most: int = 10) -> str:
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def log_summary(tally: Tally, records: dict[str, Record | None], report: Path, seconds: float, log) -> None:
+def log_summary(tally: Tally, records: dict[str, Result | None], report: Path, seconds: float, log) -> None:
     """The run's last lines: how many graded and skipped, how fast, the findings, who was graded elsewhere
     or left, and the students an instructor should look at (a notebook failed, or findings)."""
     graded = tally.graded
@@ -143,3 +145,50 @@ def log_summary(tally: Tally, records: dict[str, Record | None], report: Path, s
             look.append(f"{s} ({', '.join(bad + ([f'{nf} finding(s)'] if nf else []))})")
     if look:
         log(f"to look at ({len(look)}): " + "; ".join(look))
+
+
+class ClassLog:
+    """What one class run says as it goes, and its tally (see the module doc)."""
+
+    def __init__(self, course: Course, settings: Settings, log):
+        self.course, self.settings, self.log = course, settings, log
+        self.tally = Tally()
+        self.bar = Progress(0, enabled=False)
+
+    def start(self, todo: int, progress: bool) -> None:
+        """The progress bar of ``todo`` students."""
+        self.bar = Progress(todo, enabled=progress)
+
+    def graded(self, student: str, result: Result, gb, assignment: Assignment) -> None:
+        """A student merged: counted, and their line said."""
+        self.tally.graded.append(student)
+        self.tally.where.append(result.worker)
+        self.bar.clear()
+        self.log(summary_line(student, result, gb, assignment, lateness_note(self.course, student, self.settings)))
+
+    def left(self, student: str, error: BaseException) -> None:
+        """A student the grading infrastructure failed on: left for the next run."""
+        self.log(f"{student}: not graded ({type(error).__name__}: {error}); left for the next run")
+        self.tally.left.append(student)
+
+    def pause(self, finished: bool, running: int) -> None:
+        """Between two passes of the loop: the progress bar, and a short wait when nothing finished."""
+        if finished:
+            self.bar.update(len(self.tally.graded), running, force=not running)
+        else:
+            self.bar.update(len(self.tally.graded), running)
+            time.sleep(0.2)
+
+    def stopping(self, todo: list[str]) -> None:
+        """Stopped (Ctrl-C or an error): the bar closed, and who is left said before the graders stop."""
+        self.bar.close()
+        done = set(self.tally.graded) | set(self.tally.elsewhere) | set(self.tally.skipped)
+        self.tally.left = [s for s in todo if s not in done]
+        self.log(
+            f"autograde: stopping: {len(self.tally.graded)} graded in this run, {len(self.tally.left)} left (run it "
+            "again to grade who is left)"
+        )
+
+    def end(self, results: dict[str, Result | None], report: Path, seconds: float) -> None:
+        self.bar.close()
+        log_summary(self.tally, results, report, seconds, self.log)

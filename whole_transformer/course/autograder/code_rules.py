@@ -1,6 +1,6 @@
-"""The rules of the scan stage (``scan.py``): what in a cell's syntax tree an instructor should look at.
+"""The rules of the review stage (``code_review.py``): what in a cell's syntax tree an instructor should look at.
 
-``Scanner`` walks one cell and lists, once each: builtins or module attributes replaced, the
+``RuleWalk`` walks one cell and lists, once each: builtins or module attributes replaced, the
 package's reference implementations (``REFERENCE_FUNCTIONS``) or grading internals
 (``FORBIDDEN_MODULES``) imported, files read outside the submission, IPython internals touched,
 objects that compare equal to anything, frame introspection and dynamic code, the process killed,
@@ -76,7 +76,7 @@ def _outside(path: str) -> bool:
     )
 
 
-class Scanner(ast.NodeVisitor):
+class RuleWalk(ast.NodeVisitor):
     """Walks one cell's syntax tree; ``found`` lists what an instructor should look at."""
 
     def __init__(self, aliases: dict[str, str], raw: str = ""):

@@ -43,7 +43,7 @@ from zoneinfo import ZoneInfo
 from whole_transformer.course.layout import Course
 from whole_transformer.course.term.settings import load
 
-from .handin_merge import Merged, downloaded, entry, merge_file, note_kept, set_aside
+from ..term.handin_merge import Merged, downloaded, entry, merge_file, note_kept, set_aside
 from .lms_names import (
     CANVAS,
     RESUBMITTED,

@@ -1,7 +1,7 @@
 """Where grading runs: threads of the autograde process, or the workers of a Dask cluster.
 
-Both take a ``Job`` and the assignment's ``Pack`` (data, not paths) and give back a future of the
-student's ``StudentResult``; the autograde loop merges each result as it comes back. A Dask worker
+Both take a ``Submission`` and the ``Assignment`` (data, not paths) and give back a future of the submission's
+``Result`` (``grade.grade``); the scheduling loop hands each result to its policy as it comes back. A Dask worker
 needs the course's Python environment and bubblewrap, not the course folder.
 """
 
@@ -14,12 +14,12 @@ import time
 import uuid
 from pathlib import Path
 
+from ..core.results import Result
 from ..sandbox.bubblewrap import SandboxMissing, sandbox_status
-from .locate import Job
+from .assignment import Assignment
+from .grade import grade
 from .nbgrader_run import NbgraderRuns, Stopped, ZygoteRuns
-from .pack import Pack
-from .record import StudentResult
-from .student import grade_job
+from .submission import Submission
 
 
 class LocalGraders:
@@ -37,11 +37,11 @@ class LocalGraders:
     def capacity(self) -> int:
         return self.jobs
 
-    def submit(self, job: Job, pack: Pack):
+    def submit(self, submission: Submission, assignment: Assignment):
         return self.pool.submit(
-            grade_job,
-            job,
-            pack,
+            grade,
+            assignment,
+            submission,
             threads=self.threads,
             sandbox=self.sandbox,
             cell_timeout=self.cell_timeout,
@@ -50,7 +50,7 @@ class LocalGraders:
             runs=self.runs,
         )
 
-    def result(self, fut) -> StudentResult:
+    def result(self, fut) -> Result:
         return fut.result()
 
     def infrastructure_error(self, e: BaseException) -> bool:
@@ -87,20 +87,20 @@ class DaskGraders:
     def capacity(self) -> int:
         return max(1, sum(self.client.nthreads().values()))
 
-    def submit(self, job: Job, pack: Pack):
+    def submit(self, submission: Submission, assignment: Assignment):
         return self.client.submit(
             grade_on_dask_worker,
-            job,
-            pack,
+            submission,
+            assignment,
             self.sandbox,
             self.cell_timeout,
             self.event_name,
             self.zygote,
-            key=f"grade-{job.student}-{uuid.uuid4().hex[:8]}",
+            key=f"grade-{submission.student}-{uuid.uuid4().hex[:8]}",
             pure=False,
         )
 
-    def result(self, fut) -> StudentResult:
+    def result(self, fut) -> Result:
         return fut.result()
 
     def infrastructure_error(self, e: BaseException) -> bool:
@@ -145,10 +145,15 @@ def _zygote_runs() -> ZygoteRuns:
 
 
 def grade_on_dask_worker(
-    job: Job, pack: Pack, sandbox: bool, cell_timeout: int | None, stop_event: str, zygote: bool = False
-):
-    """The task a Dask worker runs: one student, graded on this worker (threads: the worker's cores
-    shared by its task slots); returns the StudentResult. Stops when the run's Event is set. With
+    submission: Submission,
+    assignment: Assignment,
+    sandbox: bool,
+    cell_timeout: int | None,
+    stop_event: str,
+    zygote: bool = False,
+) -> Result:
+    """The task a Dask worker runs: one submission, graded on this worker (threads: the worker's cores
+    shared by its task slots); returns the Result. Stops when the run's Event is set. With
     ``zygote``, the kernels come from the worker's kernel zygote (started at its first such task)."""
     from distributed import Event, get_worker  # lazy: on a Dask worker only, not in a --jobs run
 
@@ -172,9 +177,9 @@ def grade_on_dask_worker(
                 pass
         return stopped
 
-    result = grade_job(
-        job,
-        pack,
+    result = grade(
+        assignment,
+        submission,
         threads=threads,
         sandbox=sandbox,
         cell_timeout=cell_timeout,

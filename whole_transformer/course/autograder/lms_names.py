@@ -32,7 +32,7 @@ from pathlib import Path
 
 from whole_transformer.course.layout import Course
 
-from .handin_merge import downloaded
+from ..term.handin_merge import downloaded
 
 CANVAS = re.compile(r"^(?P<name>[^_/]+)_(?P<late>late_)?(?P<lms>\d+)_(?P<sub>\d+)_(?P<file>[^/]+)$", re.I)
 MOODLE = re.compile(r"^(?P<name>[^_/]+)_(?P<lms>\d+)_assignsubmission_[a-z]+_/?(?P<file>.+)$", re.I)

@@ -3,72 +3,21 @@
 The expected names come from the assignment; a notebook handed in under another name
 (``03-one-word-at-a-time (1).ipynb``, a sub-folder) is recognised by its nbgrader cells and graded
 as the notebook it is, with a finding. A file that is not valid JSON or not a notebook cannot be
-graded (``read_notebook`` says why). Symbolic links are never followed (a link could point at the
-answers), and notebooks over 64 MB are not shipped. ``make_job`` packs a student's files as data
-(bytes, never paths), so the grading can run in another process or on another machine.
+graded (``read_notebook`` says why). It reads the submission as it was unpacked for grading
+(``submission.py``: symbolic links never followed, notebooks over 64 MB not shipped).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from ..cells import grade_ids
-from ..core.results import Finding
-from ..layout import ASSIGNMENT, Course, digest_files
-from .template import Template
-
-
-@dataclass
-class Job:
-    """One student's grading, as data: the files handed in travel with the task."""
-
-    student: str
-    submission: str  # digest of the files handed in (submission_digest)
-    assignment: str  # fingerprint of the assignment (Template.fingerprint)
-    files: dict[str, bytes]  # path relative to submitted/<student>/ → content (regular files only)
-    findings: list[Finding]  # found before grading (symbolic links, oversized notebooks)
-
-
-MAX_NOTEBOOK_BYTES = 64 * 2**20
-
-
-def submission_files(folder: Path) -> list[Path]:
-    """Regular files handed in (never through a symbolic link: a link could point at the answers)."""
-    if not folder.is_dir() or folder.is_symlink():
-        return []
-    out = []
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d != ".ipynb_checkpoints"]
-        for name in filenames:
-            p = Path(dirpath) / name
-            if not p.is_symlink() and p.is_file():
-                out.append(p)
-    return sorted(out)
-
-
-def odd_files(folder: Path) -> list[str]:
-    """Symbolic links and oversized notebooks in a submission, which are not graded."""
-    out = []
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            rel = str(p.relative_to(folder))
-            if p.is_symlink():
-                out.append(f"{rel!r} is a symbolic link: ignored")
-            elif p.suffix == ".ipynb" and p.is_file() and p.stat().st_size > MAX_NOTEBOOK_BYTES:
-                out.append(f"{rel!r} is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: ignored")
-    return out
-
-
-def submission_digest(folder: Path) -> str:
-    """What a student handed in, as one digest: the regular files' paths and contents."""
-    return digest_files(submission_files(folder), folder)
+from ..layout import ASSIGNMENT
+from .submission import MAX_NOTEBOOK_BYTES, submission_files
 
 
 def read_notebook(path: Path):
@@ -129,25 +78,3 @@ def locate(folder: Path, expected: list[str], release_ids: dict[str, set[str]]):
             continue
         found[n] = (p, f"notebook handed in as {str(p.relative_to(folder))!r}; graded as {n}.ipynb")
     return found
-
-
-def make_job(course: Course, student: str, template: Template) -> Job:
-    folder = course.submitted / student
-    files = {}
-    for p in submission_files(folder):
-        if p.suffix == ".ipynb" and p.stat().st_size > MAX_NOTEBOOK_BYTES:
-            continue  # reported by odd_files, never shipped
-        files[str(p.relative_to(folder))] = p.read_bytes()
-    findings = [Finding("files", odd, "submission") for odd in odd_files(folder)]
-    return Job(student, submission_digest(folder), template.fingerprint, files, findings)
-
-
-def unpack(job: Job, folder: Path) -> None:
-    """The submission as handed in, rebuilt under ``folder`` from the bytes that came with the job."""
-    folder.mkdir()
-    for rel, data in job.files.items():
-        p = (folder / rel).resolve()
-        if not p.is_relative_to(folder.resolve()):
-            continue
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)

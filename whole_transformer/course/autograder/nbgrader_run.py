@@ -1,4 +1,4 @@
-"""Step 4 of grading one student (``student.py``): one real ``nbgrader autograde`` process on the student's
+"""Step 4 of grading one submission (``grade.py``): one real ``nbgrader autograde`` process on the student's
 private course, stopped at its deadline or when the run stops; ``NbgraderRuns`` keeps track of them all
 (the service's ``WarmRuns`` forks each from a warm process instead of starting it); ``ZygoteRuns``
 gives their kernels the service's kernel zygote."""
@@ -77,7 +77,7 @@ def nbgrader_autograde(
 ) -> tuple[int, str]:
     """``nbgrader autograde`` of one student in the private course ``private``: (exit code, why it
     failed). ``prestart``: the sandbox's scratch folder, threads and the kernels' settings
-    (``Pack.kernels``), for the kernels' fork server to start at once (``plugins/app.py``)."""
+    (``Assignment.kernels``), for the kernels' fork server to start at once (``plugins/app.py``)."""
     cmd = [
         sys.executable,
         "-m",

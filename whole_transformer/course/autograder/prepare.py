@@ -1,6 +1,6 @@
 """What a class run needs before anyone is graded (``autograde.py``): the sandbox, the job count and course.toml
-checked, the students chosen, a fresh work folder of this run, and the assignment prepared: the gradebook and the
-template, by one run at a time, and the pack every grader gets."""
+checked, the students chosen, a fresh work folder of this run, and the ``Assignment`` every grader gets, prepared
+(with the course gradebook brought up to date) by one run at a time."""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ from ..publish.release import out_of_step
 from ..sandbox.bubblewrap import check_sandbox
 from ..term.names import say_problems
 from ..term.settings import Settings, load
+from .assignment import Assignment, prepare
 from .claims import Claims
-from .pack import Pack, make_pack
-from .template import Template, build_template
 
 
 def _work_root(course: Course) -> Path:
@@ -44,8 +43,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def check_run(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, Settings]:
-    """(whether the kernels are sandboxed, course.toml's settings): what must hold before anyone is graded."""
+def check_run(course: Course, jobs: int, no_sandbox: bool, log, command: str = "autograde") -> tuple[bool, Settings]:
+    """(whether the kernels are sandboxed, course.toml's settings): what must hold before anyone is graded
+    (``command``: whose check it is, as its lines say)."""
     if jobs < 1:
         raise ValueError(f"--jobs must be 1 or more, got {jobs}")
     sandbox = check_sandbox(no_sandbox)
@@ -59,12 +59,13 @@ def check_run(course: Course, jobs: int, no_sandbox: bool, log) -> tuple[bool, S
     settings = load(course)  # a bad course.toml stops the run before anything is graded
     stale = out_of_step(course, grading=True)  # what in-step reports that decides a grade: points, hidden tests…
     if stale:
+        said = "make autograde" if command == "autograde" else command
         raise ValueError(
-            f"make autograde refused: {len(stale)} thing(s) out of step, so the grading would not be what "
+            f"{said} refused: {len(stale)} thing(s) out of step, so the grading would not be what "
             "source/ and course.toml say:\n  " + "\n  ".join(stale) + "\nrun make release first (it brings "
-            "them in step; python -m whole_transformer.course in-step lists them), then make autograde"
+            f"them in step; python -m whole_transformer.course in-step lists them), then {said}"
         )
-    say_problems(course, log, "autograde", settings)  # names of course.toml, the roster, submitted/ that match nothing
+    say_problems(course, log, command, settings)  # names of course.toml, the roster, submitted/ that match nothing
     return sandbox, settings
 
 
@@ -88,15 +89,15 @@ def fresh_work(course: Course) -> Path:
     return work
 
 
-def prepare_assignment(course: Course, claims: Claims, work: Path, log) -> tuple[Template, Pack]:
-    """The gradebook and the assignment prepared (by one run at a time), and the pack graders get."""
+def prepare_assignment(course: Course, claims: Claims, work: Path, log, update_course: bool = True) -> Assignment:
+    """The assignment as source/ has it now, prepared by one run at a time (``update_course=False``: the course
+    gradebook left as it is)."""
     t_prep = time.monotonic()
     claims.lock("assignment")  # one run at a time prepares the gradebook and the assignment
     try:
-        template = build_template(course, work, log)
+        assignment = prepare(course, work, log, update_course=update_course)
     finally:
         claims.unlock("assignment")
-    pack = make_pack(course, template)
     where_db = "gradebook.db" if course.sqlite else redact(course.db_url)
     log(f"autograde: assignment ready in {time.monotonic() - t_prep:.1f} s; gradebook {where_db}")
-    return template, pack
+    return assignment

@@ -8,9 +8,8 @@ missing or wrong. ``post_after_grades`` is what ``make autograde`` and ``make gr
 
 from __future__ import annotations
 
-import sys
-
 from ..layout import Course
+from ..lti.after_grading import after_grades
 from ..lti.keys import load_key, make_key
 from ..lti.settings import read_key_file, read_lti, read_tool_url
 from ..lti.tool_config import describe
@@ -35,7 +34,9 @@ def cmd_lti_key(course: Course, args) -> int:
 @command("lti-config", "print the tool configuration an LMS admin pastes (Canvas developer key, Moodle tool)", make="")
 def cmd_lti_config(course: Course, args) -> int:
     settings = load(course)
-    print(describe(read_tool_url(settings), load_key(course.root, read_key_file(settings))))
+    folder = course.release if any(course.release.glob("*.ipynb")) else course.source  # released, else as written
+    notebooks = sorted(p.name for p in folder.glob("*.ipynb")) or ["01-whole-machine.ipynb"]
+    print(describe(read_tool_url(settings), load_key(course.root, read_key_file(settings)), notebooks))
     return 0
 
 
@@ -69,16 +70,8 @@ def cmd_lti_post(course: Course, args) -> int:
 
 def post_after_grades(course: Course, log=print) -> None:
     """``make autograde``'s and ``make grades``' last step when course.toml's ``[lti] post_after_grading`` is
-    true: every changed score sent (what is done is done: a wrong [lti] or a missing key is said, not raised)."""
-    settings = load(course)
-    if not isinstance(settings.raw.get("lti"), dict) or settings.raw["lti"].get("post_after_grading") is not True:
-        return
-    from ..lti.passback import post  # lazy: nbgrader and jwt, only for a course that posts (a hub's grader has no jwt)
-
-    try:
-        post(course, read_lti(settings), log=log)
-    except ValueError as e:  # SettingsError, KeyError_: the grading stands, the scores wait for make lti-post
-        print(f"lti-post: the scores were not sent to the LMS: {e}", file=sys.stderr)
+    true: every changed score sent (``lti/after_grading.py``; what is graded stands whatever the LMS does)."""
+    after_grades(course, log)
 
 
 def term_lines(course: Course, log=print) -> None:
@@ -91,7 +84,7 @@ def term_lines(course: Course, log=print) -> None:
 
 @command("lti-hub", "print the jupyterhub_config.py lines that sign students in from the LMS (LTI 1.3)", make="")
 def cmd_lti_hub(course: Course, args) -> int:
-    from ..classroom.lti_hub import hub_config  # lazy: jupyterhub and its LTI authenticator (a second to import)
+    from ..lti.hub import hub_config  # lazy: jupyterhub and its LTI authenticator (a second to import)
 
-    print(hub_config(course))
+    print(hub_config(read_lti(load(course)), course.root))
     return 0

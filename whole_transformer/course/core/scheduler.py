@@ -1,21 +1,22 @@
 """The one scheduling loop of the course's grading: claim, submit, poll, classify, merge.
 
 ``make autograde`` (``autograder/autograde.py``) and the grading service (``service/serve.py``) both
-hand work to the same ``Scheduler``; what differs between them is a ``Policy`` each:
+hand work to the same ``Scheduler``; what differs between them is the ``Queue`` each gives it, the run's side of
+the loop (``autograder/autograde.ClassQueue``, ``service/on_submission.OnSubmission``):
 
-- which work is next (``Policy.ready``): for ``make autograde``, the class, biggest submissions first;
+- which work is next (``Queue.ready``): for ``make autograde``, the class, biggest submissions first;
   for the service, the attempts without a record, oldest first, one at a time per student;
-- what a result becomes (``Policy.graded``): merged into the course / the attempt recorded and its
+- what a result becomes (``Queue.graded``): merged into the course / the attempt recorded and its
   feedback released;
-- what a failure becomes (``Policy.failed``): the grader's is the student's failed result and the
+- what a failure becomes (``Queue.failed``): the grader's is the student's failed result and the
   infrastructure's leaves the student for the next run / a dead worker is tried again (three times in
   all), then the attempt is recorded as failed;
 - progress and logging: a progress bar and a line per student / the service's log and status page.
 
-A pass (``step``) asks the policy for work, claimed, while the graders have room, submits each job,
-then takes every finished one: its result to ``Policy.graded``, or its error, classified by the
+A pass (``step``) asks the queue for work, claimed, while the graders have room, submits each job,
+then takes every finished one: its result to ``Queue.graded``, or its error, classified by the
 graders (``Graders.infrastructure_error``: a worker that died, a run being stopped) as the grading
-infrastructure's or the grader's, to ``Policy.failed``. A ``KeyboardInterrupt`` is never classified:
+infrastructure's or the grader's, to ``Queue.failed``. A ``KeyboardInterrupt`` is never classified:
 it stops the loop, and the caller stops the graders. The batch runs passes until its queue is empty
 (``run``); the service runs one pass every few seconds for as long as it is up.
 
@@ -28,12 +29,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator
 from typing import Generic, Protocol, TypeVar
 
-Work = TypeVar("Work")  # what the policy schedules: a student's name, an attempt
-Job = TypeVar("Job")  # what a grader is given: one submission's files, as data
-Pack = TypeVar("Pack")  # what every grader is given with it: the assignment, as data
-Result = TypeVar("Result")  # what a grader gives back
+Work = TypeVar("Work")  # what the queue holds: a student's name, an attempt
+Job = TypeVar("Job")  # what a grader is given: one submission, as data (autograder/submission.py)
+Given = TypeVar("Given")  # what every grader is given with it: the assignment, as data (autograder/assignment.py)
+Result = TypeVar("Result")  # what a grader gives back (core/results.py)
 JobIn = TypeVar("JobIn", contravariant=True)
-PackIn = TypeVar("PackIn", contravariant=True)
+GivenIn = TypeVar("GivenIn", contravariant=True)
 ResultOut = TypeVar("ResultOut", covariant=True)
 
 
@@ -43,7 +44,7 @@ class Future(Hashable, Protocol):
     def done(self) -> bool: ...
 
 
-class Graders(Protocol[JobIn, PackIn, ResultOut]):
+class Graders(Protocol[JobIn, GivenIn, ResultOut]):
     """Where the grading runs (``autograder/graders.py``: ``LocalGraders``, ``DaskGraders``)."""
 
     def describe(self) -> str:
@@ -54,7 +55,7 @@ class Graders(Protocol[JobIn, PackIn, ResultOut]):
         """How many jobs can run at once now."""
         ...
 
-    def submit(self, job: JobIn, pack: PackIn) -> Future: ...
+    def submit(self, job: JobIn, assignment: GivenIn) -> Future: ...
 
     def result(self, fut: Future) -> ResultOut:
         """The finished job's result; raises what the grading raised."""
@@ -73,20 +74,21 @@ class Graders(Protocol[JobIn, PackIn, ResultOut]):
         ...
 
 
-class Policy(Protocol[Work, Job, Pack, Result]):
-    """What one kind of run decides; the ``Scheduler`` calls it (see the table in the module doc)."""
+class Queue(Protocol[Work, Job, Given, Result]):
+    """What one kind of run decides: which work next, what each ending becomes; the ``Scheduler`` calls it (see the
+    list in the module doc)."""
 
     @property
-    def pack(self) -> Pack:
+    def assignment(self) -> Given:
         """The assignment every job is submitted with (the service prepares it again when source/ changes)."""
         ...
 
-    def ready(self, loop: Scheduler[Work, Job, Pack, Result]) -> Iterator[tuple[Work, Job]]:
+    def ready(self, loop: Scheduler[Work, Job, Given, Result]) -> Iterator[tuple[Work, Job]]:
         """The next work to grade, each claimed, with its job, for as long as ``loop.room()``; work that needs
         no grading (graded already, refused, unreadable) is settled here and not yielded."""
         ...
 
-    def started(self, loop: Scheduler[Work, Job, Pack, Result], work: Work) -> None:
+    def started(self, loop: Scheduler[Work, Job, Given, Result], work: Work) -> None:
         """``work`` was submitted (and is among ``loop.busy()``)."""
         ...
 
@@ -100,15 +102,15 @@ class Policy(Protocol[Work, Job, Pack, Result]):
 
     def failed(self, work: Work, job: Job, error: BaseException, infrastructure: bool) -> None:
         """``work``'s grading raised ``error`` (``infrastructure``: the grading infrastructure's, not the grader's);
-        the policy releases the claim, and raises ``error`` again to stop the loop."""
+        the queue releases the claim, and raises ``error`` again to stop the loop."""
         ...
 
 
-class Scheduler(Generic[Work, Job, Pack, Result]):
+class Scheduler(Generic[Work, Job, Given, Result]):
     """The gradings under way and the pass that moves them on (see the module doc)."""
 
-    def __init__(self, graders: Graders[Job, Pack, Result], policy: Policy[Work, Job, Pack, Result]):
-        self.graders, self.policy = graders, policy
+    def __init__(self, graders: Graders[Job, Given, Result], queue: Queue[Work, Job, Given, Result]):
+        self.graders, self.queue = graders, queue
         self.running: dict[Future, tuple[Work, Job]] = {}
 
     def room(self) -> bool:
@@ -120,7 +122,7 @@ class Scheduler(Generic[Work, Job, Pack, Result]):
         return [work for work, _ in self.running.values()]
 
     def run(self, more: Callable[[], bool], pause: Callable[[bool, int], None]) -> None:
-        """Passes until neither ``more()`` (work in the policy's queue) nor a grading under way is left;
+        """Passes until neither ``more()`` (work in the queue) nor a grading under way is left;
         ``pause(finished, running)`` between two passes (progress, and a wait when nothing finished)."""
         while more() or self.running:
             finished = self.step()
@@ -132,18 +134,18 @@ class Scheduler(Generic[Work, Job, Pack, Result]):
         return self.collect()
 
     def fill(self) -> None:
-        """Submit the policy's next work while the graders have room."""
-        for work, job in self.policy.ready(self):
+        """Submit the queue's next work while the graders have room."""
+        for work, job in self.queue.ready(self):
             try:
-                fut = self.graders.submit(job, self.policy.pack)
-            except Exception as e:  # noqa: BLE001 - the policy says what a refused job means
-                self.policy.not_started(work, e)
+                fut = self.graders.submit(job, self.queue.assignment)
+            except Exception as e:  # noqa: BLE001 - the queue says what a refused job means
+                self.queue.not_started(work, e)
                 continue
             self.running[fut] = (work, job)
-            self.policy.started(self, work)
+            self.queue.started(self, work)
 
     def collect(self) -> bool:
-        """Hand every finished grading to the policy, its error classified; whether any finished."""
+        """Hand every finished grading to the queue, its error classified; whether any finished."""
         finished = [fut for fut in self.running if fut.done()]
         for fut in finished:
             work, job = self.running.pop(fut)
@@ -151,8 +153,8 @@ class Scheduler(Generic[Work, Job, Pack, Result]):
                 result = self.graders.result(fut)
             except KeyboardInterrupt:
                 raise
-            except BaseException as e:  # noqa: BLE001 - classified here, decided by the policy
-                self.policy.failed(work, job, e, self.graders.infrastructure_error(e))
+            except BaseException as e:  # noqa: BLE001 - classified here, decided by the queue
+                self.queue.failed(work, job, e, self.graders.infrastructure_error(e))
                 continue
-            self.policy.graded(work, job, result)
+            self.queue.graded(work, job, result)
         return bool(finished)

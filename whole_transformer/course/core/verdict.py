@@ -1,9 +1,9 @@
 """The verdict on one graded test cell, as data: what the grader decided, for the instructor's records.
 
-``plugins/cell_verdict.py`` makes it (``assess``); it is stored as JSON in the graded notebook, under the
-cell's metadata key ``DETAIL_KEY``, read back from there (``autograder/graded.py``) into the student's
-record (``core/results.py``), and read by ``grades-detail.csv`` (``reports/grades.py``), the class's
-insights (``reports/insights.py``) and the service's pass/fail feedback (``service/attempt_feedback.py``).
+``plugins/cell_verdict.py`` makes it (``assess``); nbgrader's run hands it back as JSON with the run's result
+(``plugins/run_result.py``), read once into the submission's ``Result`` (``core/results.py``), and read by
+``grades-detail.csv`` (``reports/grades.py``), the class's insights (``reports/insights.py``) and the service's
+pass/fail feedback (``service/attempt_feedback.py``).
 
 The JSON is flat, one key a field, and a key is written only when the verdict has it: a field left at
 ``None`` (``False`` for ``stale``) is not written. Two fields are written whenever another is, even as
@@ -15,9 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import StrEnum
-
-#: The cell metadata key under which the verdict stays in the graded notebook (instructor's).
-DETAIL_KEY = "wt_verdict"
 
 
 class Outcome(StrEnum):
@@ -60,7 +57,7 @@ class CellVerdict:
     points: float | None = None  # of the cell's points
 
     def to_json(self) -> dict:
-        """The verdict as stored (notebook metadata, record files): the fields it has, in this order."""
+        """The verdict as stored (result.json): the fields it has, in this order."""
         out: dict = {}
         for f in fields(self):
             value = getattr(self, f.name)

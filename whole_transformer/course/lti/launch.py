@@ -117,7 +117,9 @@ class KeySet:
         )
 
 
-def _decode(lti: LtiSettings, token: str, keys: KeySet) -> dict:
+def decode(lti: LtiSettings, token: str, keys: KeySet) -> dict:
+    """The id_token's claims once its signature, issuer, audience and times are checked; else ``LaunchRefused``
+    saying which of them is wrong and the values compared."""
     try:
         header = jwt.get_unverified_header(token)
     except jwt.DecodeError as e:
@@ -193,12 +195,12 @@ def _check_claims(lti: LtiSettings, claims: dict) -> None:
 
 def validate(lti: LtiSettings, id_token: str, nonces: NonceStore, keys: KeySet | None = None) -> Launch:
     """The launch ``id_token`` stands for, or ``LaunchRefused`` saying what is wrong (see the module's doc)."""
-    return accept_claims(lti, _decode(lti, id_token, keys or KeySet(lti.jwks_url)), nonces)
+    return accept_claims(lti, decode(lti, id_token, keys or KeySet(lti.jwks_url)), nonces)
 
 
 def accept_claims(lti: LtiSettings, claims: dict, nonces: NonceStore) -> Launch:
     """The launch of claims whose signature, issuer, audience and times are checked already (by ``validate``, or
-    by the hub's LTI 1.3 authenticator: ``classroom/lti_hub.py``): the rest checked, the nonce used up."""
+    by the hub's LTI 1.3 authenticator: ``lti/hub.py``): the rest checked, the nonce used up."""
     _check_claims(lti, claims)
     roles = claims.get(CLAIM + "roles")
     first = nonces.use(str(claims.get("nonce", "")), float(claims.get("exp", time.time() + MAX_AGE)))

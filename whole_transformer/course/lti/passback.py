@@ -190,17 +190,21 @@ def send_score(token: str, item: str, p: Planned) -> None:
     _request(scores_url(item), json.dumps(body).encode(), headers)
 
 
-def post(course: Course, lti: LtiSettings, again: bool = False, log=print) -> dict[str, list[str]]:
-    """Send every score that should reach the LMS (``plan``); {"posted": [...], "kept": [...]} by student. One post
-    at a time per course (a lock file): make grades and make lti-post run at once never send a score twice."""
+def post(
+    course: Course, lti: LtiSettings, again: bool = False, log=print, students: set[str] | None = None
+) -> dict[str, list[str]]:
+    """Send every score that should reach the LMS (``plan``); {"posted": [...], "kept": [...]} by student. With
+    ``students``, only theirs and those kept in the outbox (the grading service, after one attempt). One post at
+    a time per course (a lock file): make grades, make lti-post and the service at once never send a score twice."""
     with open(Path(course.root) / LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _post(course, lti, again, log)
+        return _post(course, lti, again, log, students)
 
 
-def _post(course: Course, lti: LtiSettings, again: bool, log) -> dict[str, list[str]]:
-    todo = [p for p in plan(course, again) if p.action == POST]
+def _post(course: Course, lti: LtiSettings, again: bool, log, students: set[str] | None) -> dict[str, list[str]]:
     state = read_state(course)
+    wanted = None if students is None else set(students) | set(state["outbox"])
+    todo = [p for p in plan(course, again) if p.action == POST and (wanted is None or p.student in wanted)]
     done: dict[str, list[str]] = {"posted": [], "kept": []}
     if not todo:
         log("lti-post: nothing to send: the LMS has every score as it is")

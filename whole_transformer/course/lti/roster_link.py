@@ -22,7 +22,7 @@ import re
 import time
 from pathlib import Path
 
-from ..autograder.gradebook import prepare_database
+from ..gradebook import prepare_database
 from ..layout import Course
 from ..term.names import keep_roster_ids, roster
 from .launch import Launch, LaunchRefused

@@ -3,9 +3,9 @@
 ``read_lti(settings)`` checks the table the LMS's registration filled in: the platform's issuer, the
 client id and deployment id(s) it gave the tool, its key set (JWKS), OIDC login and token URLs, and
 the AGS line item the scores go to; then where the course is served (``tool_url``, for the tool
-configuration an LMS admin pastes), the tool's private key file and whether ``make grades`` posts the
-scores. Each value missing or wrong stops with the key and what to write (``SettingsError``, as every
-section of course.toml does: ``term/toml_values.py``).
+configuration an LMS admin pastes), the tool's private key file and whether grading posts the scores
+(``after_grading.py``). Each value missing or wrong stops with the key and what to write (``SettingsError``,
+as every section of course.toml does: ``term/toml_values.py``).
 
     >>> from whole_transformer.course.term.settings import parse
     >>> s = read_lti(parse('[lti]\\nissuer = "https://canvas.instructure.com"\\nclient_id = "10000000000001"\\n'
@@ -69,7 +69,7 @@ class LtiSettings:
     tool_url: str
     lineitem: str = ""  # the AGS line item's URL ("": the one the last launch named)
     key_file: str = "lti-tool-key.pem"  # the tool's private key, in the course folder, never in git
-    post_after_grading: bool = False  # make autograde and make grades then send the scores to the LMS
+    post_after_grading: bool = False  # make autograde, make grades and the grading service send the scores
     path: Path | None = None  # the course.toml read (for messages)
 
 

@@ -2,26 +2,34 @@
 
 Two forms from one set of values (course.toml's ``[lti] tool_url`` and the tool's key, ``keys.py``):
 
-- Canvas (Admin ▸ Developer Keys ▸ + LTI Key ▸ Method "Paste JSON"): the JSON configuration, with
-  the public key inline (``public_jwk``), the launch as an assignment link, and the AGS scopes the
-  passback needs; the redirect URI goes into the key's "Redirect URIs" field.
-- Moodle (Site administration ▸ Plugins ▸ External tool ▸ Manage tools ▸ configure a tool manually):
-  the tool URL, the login initiation URL, the redirection URI, the public key ("RSA key"), and the
-  services to turn on.
+- Canvas (Admin ▸ Developer Keys ▸ + LTI Key ▸ Method "Paste JSON"): the JSON configuration as Canvas's
+  developer key takes it (title, description, ``oidc_initiation_url``, ``target_link_uri``, the AGS scopes the
+  passback needs, an ``assignment_selection`` placement, ``privacy_level`` "public" so that name and email
+  reach the roster, and the public key inline as ``public_jwk``); the redirect URI goes into the key's
+  "Redirect URIs" field.
+- Moodle (Site administration ▸ Plugins ▸ External tool ▸ Manage tools ▸ configure a tool manually): its
+  fields by name: Tool URL, LTI version, Public key type, Public key, Initiate login URL, Redirection URI(s),
+  the AGS service and the privacy settings.
 
-The URLs are JupyterHub's with its LTI 1.3 authenticator (``jupyterhub-ltiauthenticator``: its login
-and callback handlers under ``/hub/lti13/``), which signs students in (docs/lms.md).
+The URLs are JupyterHub's with its LTI 1.3 authenticator (``jupyterhub-ltiauthenticator``: its login and
+callback handlers under ``/hub/lti13/``, ``lti/hub.py``). The target link (Moodle's Tool URL) is where a
+launch ends: the course's notebook in the student's own server, through the hub's ``/hub/user-redirect/``
+(the authenticator sends the browser there once the launch is accepted); a link of the LMS may name another
+notebook of the course the same way (``notebook_url``).
 """
 
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
+from ..layout import ASSIGNMENT
 from .keys import public_jwk, public_pem
 
 TITLE = "The whole Transformer"
 DESCRIPTION = "A course of four notebooks: one complete decoder-only Transformer that reads numbers aloud"
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+COURSE_FOLDER = ASSIGNMENT  # where nbgrader fetches the assignment: <home>/whole-transformer/
 SCOPES = (
     SCORE_SCOPE,
     "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly",
@@ -29,15 +37,26 @@ SCOPES = (
 )
 
 
-def tool_urls(tool_url: str) -> dict[str, str]:
-    """The tool's URLs, as JupyterHub's LTI 1.3 authenticator serves them under ``tool_url``."""
+def notebook_url(tool_url: str, notebook: str) -> str:
+    """Where a launch opens ``notebook``: the student's copy of it in their own server (fetched for them if they
+    have none yet: ``lti/hub.py``'s ``fetch_assignment``)."""
+    return f"{tool_url}/hub/user-redirect/lab/tree/{COURSE_FOLDER}/{notebook}"
+
+
+def tool_urls(tool_url: str, notebook: str) -> dict[str, str]:
+    """The tool's URLs, as JupyterHub's LTI 1.3 authenticator serves them under ``tool_url``; a launch opens
+    ``notebook``."""
     hub = f"{tool_url}/hub/lti13"
-    return {"login": f"{hub}/oauth_login", "redirect": f"{hub}/oauth_callback", "launch": f"{hub}/oauth_callback"}
+    return {
+        "login": f"{hub}/oauth_login",
+        "redirect": f"{hub}/oauth_callback",
+        "launch": notebook_url(tool_url, notebook),
+    }
 
 
-def canvas_json(tool_url: str, key) -> dict:
-    """Canvas's developer key configuration (the "Paste JSON" method)."""
-    urls = tool_urls(tool_url)
+def canvas_json(tool_url: str, key, notebook: str) -> dict:
+    """Canvas's developer key configuration (the "Paste JSON" method); a launch opens ``notebook``."""
+    urls = tool_urls(tool_url, notebook)
     placement = {
         "placement": "assignment_selection",
         "message_type": "LtiResourceLinkRequest",
@@ -52,9 +71,10 @@ def canvas_json(tool_url: str, key) -> dict:
         "scopes": list(SCOPES),
         "extensions": [
             {
+                "domain": urlsplit(tool_url).hostname,
                 "platform": "canvas.instructure.com",
                 "privacy_level": "public",  # name and email reach the course: the roster matches on them
-                "settings": {"placements": [placement]},
+                "settings": {"text": TITLE, "placements": [placement]},
             }
         ],
         "public_jwk": public_jwk(key),
@@ -62,17 +82,17 @@ def canvas_json(tool_url: str, key) -> dict:
     }
 
 
-def describe(tool_url: str, key) -> str:
+def describe(tool_url: str, key, notebooks: list[str]) -> str:
     """The whole text ``make lti-config`` prints (it needs only [lti] tool_url and the key: the LMS's own values
-    come once the admin has pasted these)."""
-    urls = tool_urls(tool_url)
+    come once the admin has pasted these); a launch opens the first of ``notebooks``, the course's notebooks."""
+    urls = tool_urls(tool_url, notebooks[0])
     return "\n".join(
         [
             f"The course as an LTI 1.3 tool at {tool_url} (course.toml [lti] tool_url)",
             "",
             "Canvas: Admin > Developer Keys > + LTI Key > Method: Paste JSON, then this JSON;",
             f"  Redirect URIs: {urls['redirect']}",
-            json.dumps(canvas_json(tool_url, key), indent=2),
+            json.dumps(canvas_json(tool_url, key, notebooks[0]), indent=2),
             "",
             "Moodle: Site administration > Plugins > External tool > Manage tools > configure a tool manually:",
             f"  Tool URL:                 {urls['launch']}",
@@ -84,6 +104,10 @@ def describe(tool_url: str, key) -> str:
             "  Privacy: Share launcher's name with tool: Always; Share launcher's email with tool: Always",
             "  Public key:",
             public_pem(key).rstrip(),
+            "",
+            "A launch opens the first notebook; an LMS link (Canvas: the assignment's URL; Moodle: the activity's",
+            "Tool URL) may open another of the course's notebooks instead:",
+            *(f"  {notebook_url(tool_url, nb)}" for nb in notebooks),
             "",
             "Then copy the LMS's values into course.toml's [lti]: issuer, client_id, deployment_id, jwks_url,",
             "login_url, token_url, and the assignment's line item (lineitem; a launch's AGS claim names it).",

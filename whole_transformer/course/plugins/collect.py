@@ -4,7 +4,7 @@ Stock ``nbgrader collect --update`` replaces a student's whole ``submitted/<stud
 by their latest submission, so a student who hands in one changed notebook the second time loses the
 other three. ``MergeCollect`` (``c.ExchangeFactory.collect`` in nbgrader_config.py) collects a student
 seen for the first time as nbgrader does, and merges every later submission file by file with the rules
-and words of ``make collect-zip`` (``autograder/handin_merge.py``): a file not handed in yet is added, one
+and words of ``make collect-zip`` (``term/handin_merge.py``): a file not handed in yet is added, one
 handed in is replaced only by a newer one (both times said), the rest is kept. ``--update`` is not needed.
 
 Every attempt of a student in the inbound not taken in yet is taken in, oldest first by the time the course
@@ -12,7 +12,7 @@ trusts, not only the one nbgrader picks by its claimed time: a student who hands
 has both merged, in the order their files were written. Each attempt's time is decided here, once, from its own
 inbound folder (``term/handin_time.inbound_time``: the claim as far as the folder's change time allows; a claim
 copied from an earlier attempt of the student is a finding) and recorded with each file it brings
-(``autograder/handin_merge.py``, the record of when), with the attempts taken in: no later command looks the
+(``term/handin_merge.py``, the record of when), with the attempts taken in: no later command looks the
 exchange up again. When an attempt adds or replaces a file, its timestamp.txt and submission_secret.txt come
 along (release_feedback uses both, as the student wrote them).
 
@@ -33,8 +33,8 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from traitlets import Bool
 
-from ..autograder.handin_merge import Merged, downloaded, entry, merge_file, note_kept, record_files, set_aside
 from ..layout import Course
+from ..term.handin_merge import Merged, downloaded, entry, merge_file, note_kept, record_files, set_aside
 from ..term.handin_time import HandinTime, entry_fields, inbound_time, student_handin
 from ..term.settings import load
 

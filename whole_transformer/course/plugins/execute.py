@@ -14,9 +14,9 @@ the student then exports as 0.0 like a real zero. ``SandboxExecute`` instead:
 - bounds the whole notebook (``notebook_timeout``) and the number of restarts, marking cells it
   could not run with a ``NotRun`` error (a test cell left unrun gets no points and is reported);
 - caps the number and size of outputs of one cell;
-- writes, if ``report_dir`` is set, ``<report_dir>/<notebook>.json`` with what happened to every
-  graded cell (``ok``, ``timeout``, ``died``, ``not-run``) and a list of events, which the course
-  runner turns into statuses and integrity findings.
+- keeps what happened to every graded cell (``ok``, ``timeout``, ``died``, ``not-run``) and a list of
+  events in the notebook's resources, for ``run_result.RunResult`` to hand back with the run's result (the
+  course turns them into statuses and integrity findings).
 
 It is registered in ``nbgrader_config.py`` in place of nbgrader's Execute in
 ``Autograde.autograde_preprocessors``, so ``nbgrader autograde`` run by hand is sandboxed too.
@@ -49,6 +49,7 @@ from ..sandbox.bubblewrap import (
     sandbox_status,
 )
 from ..sandbox.warm_kernels import ForkedKernelManager
+from .run_result import EXECUTION
 
 
 class KernelStartError(RuntimeError):
@@ -63,10 +64,9 @@ class SandboxExecute(Execute):
     sandbox = Bool(
         True,
         help="False runs the kernel unconfined: what the course's --no-sandbox hands to nbgrader's process "
-        "(autograder/student.py); not a setting of its own",
+        "(autograder/grade.py); not a setting of its own",
     ).tag(config=True)
     scratch_dir = Unicode("", help="the kernel's working folder; a fresh temporary one if empty").tag(config=True)
-    report_dir = Unicode("", help="where to write <notebook>.json with what happened to each cell").tag(config=True)
     notebook_timeout = Integer(300, help="seconds for all cells of one notebook, restarts included").tag(config=True)
     max_restarts = Integer(3, help="kernel restarts allowed in one notebook").tag(config=True)
     max_outputs = Integer(200, help="outputs kept per cell").tag(config=True)
@@ -159,7 +159,7 @@ class SandboxExecute(Execute):
             if own_scratch:
                 shutil.rmtree(self._scratch, ignore_errors=True)
         self.set_widgets_metadata()
-        self._write_report(resources)
+        self._keep_report()
         return self.nb, self.resources
 
     def _run_all(self, resources) -> None:
@@ -270,10 +270,8 @@ class SandboxExecute(Execute):
             return grade_id(self.nb.cells[index])
         return None
 
-    def _write_report(self, resources) -> None:
-        if not self.report_dir:
-            return
-        notebook = (resources or {}).get("nbgrader", {}).get("notebook") or "notebook"
+    def _keep_report(self) -> None:
+        """What happened to each graded cell, and the events, in the resources (``run_result.EXECUTION``)."""
         cells = {}
         for index, cell in enumerate(self.nb.cells):
             if nbutils.is_grade(cell):
@@ -281,10 +279,7 @@ class SandboxExecute(Execute):
                     "index": index,
                     "status": self._status.get(index, "ok" if cell.cell_type == "code" else "not-code"),
                 }
-        report = {"notebook": notebook, "events": self._events, "cells": cells}
-        path = Path(self.report_dir) / f"{notebook}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report, indent=1))
+        self.resources[EXECUTION] = {"events": self._events, "cells": cells}
 
 
 class _ReplayFailed(Exception):

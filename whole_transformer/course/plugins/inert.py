@@ -19,7 +19,7 @@ formatting needs; what is not on it is gone, and the text stays:
   the name or the look of one of the page's own elements.
 
 ``clean_notebook`` does it to a notebook, ``clean_file`` to a graded file as the course writes
-it (``autograder/merge.py``), ``MakeInert`` inside nbgrader's feedback (``nbgrader_config.py``).
+it (``autograder/store.py``), ``MakeInert`` inside nbgrader's feedback (``nbgrader_config.py``).
 ``csp.py`` adds a Content-Security-Policy to every page the course writes or serves. The
 student's own notebook and kernel are not touched: only the copies shown to others are.
 """

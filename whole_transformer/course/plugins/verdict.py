@@ -32,8 +32,8 @@ from traitlets import Unicode
 
 from ..cells import is_test
 from ..core.expected import split_expected
-from ..core.verdict import DETAIL_KEY
 from .cell_verdict import assess
+from .run_result import VERDICTS
 
 
 def cell_time_limit(config) -> float | None:
@@ -61,8 +61,9 @@ class Verdict(NbGraderPreprocessor):
     """After the kernel: judge each test cell's handed-out results; its outputs become the verdict.
 
     A failed exercise earns its passed kinds' share of the points (nbgrader reads the score from
-    an ``execute_result`` before the error); the verdict, as data, goes into the cell's metadata
-    (``DETAIL_KEY``; ``{}`` when there is none), from which the grading records it (``autograder/graded.py``).
+    an ``execute_result`` before the error); the verdict, as data, goes into the notebook's resources
+    (``run_result.VERDICTS``; ``{}`` when there is none), which ``run_result.RunResult`` hands back with the run's
+    result.
     """
 
     partial_credit_file = Unicode(
@@ -83,11 +84,13 @@ class Verdict(NbGraderPreprocessor):
             for c in nb.cells
             if c.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in c.metadata.nbgrader
         }
+        verdicts = resources.setdefault(VERDICTS, {})
         for cell in nb.cells:
             if is_test(cell):
-                expected = held.get(cell.metadata.nbgrader["grade_id"])
+                gid = cell.metadata.nbgrader["grade_id"]
+                expected = held.get(gid)
                 solution = answers.get(expected["name"]) if expected else None
                 points = float(cell.metadata.nbgrader.get("points", 0) or 0)
                 cell.outputs, verdict = assess(cell, expected, solution, points, settings, seconds)
-                cell.metadata[DETAIL_KEY] = verdict.to_json() if verdict is not None else {}
+                verdicts[gid] = verdict.to_json() if verdict is not None else {}
         return nb, resources

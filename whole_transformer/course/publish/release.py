@@ -31,11 +31,11 @@ import nbformat
 
 from whole_transformer.course.answers import check_data, diagnose, hidden_cells
 from whole_transformer.course.answers.leak_search import release_leaks, source_secrets
-from whole_transformer.course.autograder.gradebook import prepare_database, stamp_gradebook
 from whole_transformer.course.cells import grade_id, nbgrader_meta
+from whole_transformer.course.gradebook import prepare_database, stamp_gradebook
 from whole_transformer.course.layout import ASSIGNMENT, Course, run_nbgrader
-from whole_transformer.course.reports.whole_output import replaced_whole
 from whole_transformer.course.term import settings as term_settings
+from whole_transformer.course.whole_output import replaced_whole
 
 HISTORY = "release-history"
 

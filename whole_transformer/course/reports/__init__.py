@@ -9,7 +9,7 @@
 ABOUT_STUDENTS = (
     ("submitted/", "make roster, make collect-zip, nbgrader collect, make serve: what each student handed in"),
     ("downloaded/", "make collect-zip: the LMS zips' notebooks as downloaded"),
-    ("autograde/", "make autograde, make serve: the graded notebooks and the course's records (autograde/.wt/)"),
+    ("autograde/", "make autograde, make serve: the graded notebooks and each result.json; the course's state"),
     ("gradebook.db", "make roster, make autograde: nbgrader's gradebook (names, emails, scores, comments)"),
     ("gradebook.db-journal", "SQLite, while the gradebook is written"),
     ("feedback/", "make feedback: nbgrader's feedback per student"),

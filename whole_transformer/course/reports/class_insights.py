@@ -1,7 +1,7 @@
 """What the class got wrong, as data: the ``Insights`` of a graded class (``insights.py`` writes them).
 
 Read from the gradebook and the students' grading records (``grades.detail_rows`` and
-``record.load_record``), never from a graded notebook, so it works the same whether the class was
+``store.load_result``), never from a graded notebook, so it works the same whether the class was
 graded here on SQLite or on a Dask cluster into PostgreSQL. For the class it gives:
 
 - per exercise, how many students got full, partial, no points, or left it unanswered (failed
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from nbgrader.api import Gradebook
 
-from ..autograder.gradebook import gradebook_exists
-from ..autograder.record import load_record
+from ..autograder.store import load_result
 from ..core.results import FAILED, GRADED, MISSING, UNANSWERED
 from ..core.verdict import CellVerdict
+from ..gradebook import gradebook_exists
 from ..layout import ASSIGNMENT, NOTEBOOK_OF, Course, redact
 from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..term import settings as term_settings
@@ -89,7 +89,7 @@ def collect(course: Course) -> Insights:
         raise ValueError(f"no gradebook at {where}: run make autograde first")
     rows = detail_rows(course)
     students = sorted({r["student_id"] for r in rows})
-    records = {s: load_record(course, s) for s in students}
+    records = {s: load_result(course, s) for s in students}
     exercises = {ex: Exercise(ex) for ex in NOTEBOOK_OF}
     questions: dict[str, Question] = {}
     failed: dict[str, list[str]] = {}

@@ -30,14 +30,14 @@ from ..answers.leak_search import (
     found_in,
     notebook_text,
     said,
+    solution_fragments,
     test_secrets,
 )
-from ..cells import cell_source, is_test, nbgrader_meta
+from ..cells import cell_source, is_test, nbgrader_meta, split_hidden
 from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
-from ..plugins.hide_tests import solution_fragments, split_hidden
+from ..whole_output import replaced_whole
 from .student_page import FOLDER, comments, readable, write_pages
-from .whole_output import replaced_whole
 
 __all__ = ["EXPECTED", "HIDDEN", "INPUT", "SOLUTION", "notebook_text"]  # the kinds, as feedback's users know them
 

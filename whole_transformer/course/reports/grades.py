@@ -28,12 +28,12 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..autograder.gradebook import gradebook_exists
-from ..autograder.locate import submission_digest
-from ..autograder.record import load_record
+from ..autograder.store import load_result
+from ..autograder.submission import folder_digest
 from ..cells import grade_id
 from ..core.results import FAILED, GRADED, MISSING, UNANSWERED
 from ..core.verdict import CellVerdict, Outcome
+from ..gradebook import gradebook_exists
 from ..layout import ASSIGNMENT, Course, redact, run_nbgrader
 from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..term.names import say_problems
@@ -113,13 +113,13 @@ def detail_rows(course: Course) -> list[dict]:
 
 def _student_rows(course: Course, gb, student: str, layout: list) -> list[dict]:
     """One student's rows of grades-detail.csv: a graded cell each, in the notebooks' order."""
-    rec = load_record(course, student)
+    rec = load_result(course, student)
     try:
         sub = gb.find_submission(ASSIGNMENT, student)
     except MissingEntry:
         sub = None
     folder = course.submitted / student
-    changed = rec is not None and folder.is_dir() and rec.submission != submission_digest(folder)
+    changed = rec is not None and folder.is_dir() and rec.submission != folder_digest(folder)
     findings: dict[tuple[str, str], list[str]] = {}
     for fd in rec.findings if rec else []:
         findings.setdefault((fd.notebook, fd.cell), []).append(fd.finding)

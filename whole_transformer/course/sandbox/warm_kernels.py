@@ -215,7 +215,7 @@ def server_for(spec: SandboxSpec, bwrap: str, warm: tuple[str, ...]) -> ForkServ
 def prestart(scratch: str, threads: int, memory: int, file_size: int, headless: bool) -> None:
     """Start the fork server the autograding of this process will ask for, without waiting for it,
     so that its imports run while nbgrader still starts (``plugins/app.py``, ``autograder/nbgrader_run.py``). The
-    settings are what the course's config gives ``SandboxExecute`` (``pack.kernel_settings``);
+    settings are what the course's config gives ``SandboxExecute`` (``assignment.kernel_settings``);
     with others, the first kernel starts a server of its own and this one stays unused. A failure
     here is left for that first kernel to meet and report."""
     km = ForkedKernelManager(

@@ -2,7 +2,7 @@
 
 ``python -m whole_transformer.course serve`` (``serve.py``: the service's passes of the course's one
 scheduling loop, ``core/scheduler.py``); the policy in course.toml [service] (``term/settings.py`` reads
-it, ``policy.py`` applies it); ``on_submission.py`` which attempt the loop grades next and how each ends;
+it, ``decision.py`` applies it); ``on_submission.py`` which attempt the loop grades next and how each ends;
 ``watch.py`` the queue (the exchange's inbound folders) and the durable record of what was done;
 ``attempt.py`` one attempt's ending (into the course, feedback, record); ``attempt_feedback.py`` the pages
 and their release into the exchange; ``warm.py`` the warm nbgrader; ``status.py`` the log and the status page.

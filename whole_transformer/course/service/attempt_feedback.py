@@ -7,7 +7,7 @@ course's HideHiddenTests), made in a private course folder from this attempt alo
 instructor's feedback/ is never touched. A full page that shows anything a student must not see
 (``reports.feedback.leaks``) is not released: the pass/fail page goes instead.
 
-``release`` writes each page where nbgrader's ``fetch_feedback`` looks for it:
+``deliver`` writes each page where nbgrader's ``fetch_feedback`` looks for it:
 ``<exchange>/<course_id>/feedback/<notebook_hash(secret, notebook_id)>.html``, the notebook id
 being the name of a notebook at the top of the attempt's folder, as in the student's own copy.
 """
@@ -23,16 +23,16 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 from nbgrader.utils import notebook_hash
 
-from ..autograder.gradebook import private_course_config
-from ..autograder.merge import merge
+from ..autograder.store import merge
 from ..core.results import GRADED, MISSING, CellStatus
 from ..core.verdict import Outcome
 from ..csp import with_policy
+from ..gradebook import private_course_config
 from ..layout import ASSIGNMENT, COURSE_ID, Course, run_nbgrader, sqlite_url
 from ..plugins.verdict_text import TIMEOUTS, what_it_did
 from ..reports.feedback import leaks, notebook_text
 from ..reports.student_page import readable
-from .watch import Submission
+from .watch import Attempt
 
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:52em;margin:2em auto;line-height:1.5}"
@@ -104,17 +104,17 @@ def pass_fail_pages(result, grade_cells: dict, header: list[str]) -> dict[str, s
 
 
 def full_pages(
-    course: Course, result, template, work: Path, secrets: dict, own: str, header: list[str], log
+    course: Course, result, assignment, work: Path, secrets: dict, own: str, header: list[str], log
 ) -> dict[str, str]:
     """{notebook name: page}: nbgrader's feedback of this attempt alone, made in a private course;
     a page that shows a secret (``reports.feedback.secrets``) is left out, and said."""
     private = work / f"feedback-{uuid.uuid4().hex[:8]}"
     private.mkdir(parents=True)
     try:
-        shutil.copy2(template.db, private / "gradebook.db")
+        (private / "gradebook.db").write_bytes(assignment.gradebook)
         private_course_config(private, course.root / "nbgrader_config.py")
-        with Gradebook(sqlite_url(private / "gradebook.db")) as gb:
-            merge(Course(private), result, template, gb, private / "staging")
+        with Gradebook(sqlite_url(private / "gradebook.db")) as gb:  # nbgrader's own hand-in time there
+            merge(Course(private), result, assignment, None, gb, private / "staging")
         done = run_nbgrader(
             ["generate_feedback", ASSIGNMENT, "--force", f"--student={result.student}"],
             private,
@@ -146,12 +146,12 @@ def own_text(files: dict[str, bytes]) -> str:
     )
 
 
-def notebook_ids(sub: Submission) -> list[str]:
+def notebook_ids(sub: Attempt) -> list[str]:
     """The notebook ids fetch_feedback asks for: the notebooks at the top of the attempt's folder."""
     return sorted(p.stem for p in sub.folder.glob("*.ipynb"))
 
 
-def pages_by_id(sub: Submission, result, pages: dict[str, str], header: list[str]) -> dict[str, str]:
+def pages_by_id(sub: Attempt, result, pages: dict[str, str], header: list[str]) -> dict[str, str]:
     """Each notebook id of the attempt → its page: a notebook handed in under another name gets the page
     of the notebook it was graded as; any other a page that says it was not graded."""
     out = {}
@@ -168,7 +168,7 @@ def pages_by_id(sub: Submission, result, pages: dict[str, str], header: list[str
     return out
 
 
-def release(exchange: Path, sub: Submission, pages: dict[str, str]) -> list[str]:
+def deliver(exchange: Path, sub: Attempt, pages: dict[str, str]) -> list[str]:
     """Put each page where ``nbgrader fetch_feedback`` finds it (see the module doc); the files written."""
     folder = Path(exchange) / COURSE_ID / "feedback"
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)

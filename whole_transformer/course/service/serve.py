@@ -1,7 +1,7 @@
 """``python -m whole_transformer.course serve``: grade each attempt the moment it is handed in.
 
 The service runs the course's one scheduling loop (``core/scheduler.py``, which ``make autograde``
-runs too) a pass every few seconds, with its own policy (``on_submission.py``). Each pass: read
+runs too) a pass every few seconds, with its own queue (``on_submission.py``). Each pass: read
 course.toml (the [service] policy may change while it runs; off means idle), prepare the assignment
 again if source/ changed, then let the loop take the exchange's attempts without a record (oldest
 first, one at a time per student), refuse them, report them as malformed, or grade them in the
@@ -32,14 +32,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .. import env_vars
+from ..autograder.assignment import Assignment, prepare
 from ..autograder.claims import Claims
-from ..autograder.gradebook import source_digest
 from ..autograder.graders import DaskGraders, LocalGraders
-from ..autograder.locate import Job
-from ..autograder.pack import Pack, make_pack
-from ..autograder.record import StudentResult
-from ..autograder.template import build_template
+from ..autograder.submission import Submission
+from ..core.results import Result
 from ..core.scheduler import Scheduler
+from ..gradebook import source_digest
 from ..layout import Course, exchange_root, inbound
 from ..reports.feedback import secrets
 from ..sandbox import zygote
@@ -47,9 +46,9 @@ from ..sandbox.bubblewrap import check_sandbox
 from ..term.settings import Settings, SettingsError, load
 from . import warm
 from .attempt import Attempts, Prepared
+from .decision import describe
 from .on_submission import Grading, OnSubmission
-from .policy import describe
-from .status import Status, serve_status
+from .status import ServiceState, serve_status
 from .watch import Store
 
 
@@ -60,7 +59,7 @@ class Service:
         self,
         course: Course,
         exchange: Path,
-        status: Status,
+        status: ServiceState,
         *,
         jobs: int = 1,
         scheduler: str | None = None,
@@ -73,8 +72,8 @@ class Service:
         store, self.claims = Store(course), Claims(course)
         self.work = course.state / "service" / "work"
         self.attempts = Attempts(course, exchange, store, self.work, status.log, settings)
-        self.policy = OnSubmission(self.attempts, self.claims, status)
-        self.loop: Scheduler[Grading, Job, Pack, StudentResult] | None = None  # made by start(), once it is on
+        self.queue = OnSubmission(self.attempts, self.claims, status)
+        self.loop: Scheduler[Grading, Submission, Assignment, Result] | None = None  # made by start(), once it is on
 
     @property
     def settings(self) -> Settings:
@@ -100,10 +99,10 @@ class Service:
         else:
             graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout)
             graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
-            pack = self.attempts.assignment.pack
-            kernels = {"threads": graders.threads, **pack.kernels} if sandbox and pack.kernels else None
+            given = self.attempts.current.assignment
+            kernels = {"threads": graders.threads, **given.kernels} if sandbox and given.kernels else None
             self.status.log(f"serve: {warm.prestart(kernels)}")
-        self.loop = Scheduler(graders, self.policy)
+        self.loop = Scheduler(graders, self.queue)
         self.status.log(
             f"serve: grading {graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
             f"exchange {self.exchange}"
@@ -118,11 +117,10 @@ class Service:
         """The assignment as source/ has it now (again, after make release changed it)."""
         self.claims.lock("assignment")
         try:
-            template = build_template(self.course, self.work, self.status.log)
+            assignment = prepare(self.course, self.work, self.status.log)
         finally:
             self.claims.unlock("assignment")
-        pack = make_pack(self.course, template)
-        self.attempts.prepared = Prepared(template, pack, secrets(self.course), source_digest(self.course))
+        self.attempts.prepared = Prepared(assignment, secrets(self.course), source_digest(self.course))
 
     def _settings(self) -> None:
         try:
@@ -141,13 +139,13 @@ class Service:
         self.status.state = "on: " + describe(self.settings.service)
         if self.loop is None:
             self.start()  # only once it is on: nothing of the course is touched while it is off
-        elif not self.loop.running and source_digest(self.course) != self.attempts.assignment.built_from:
+        elif not self.loop.running and source_digest(self.course) != self.attempts.current.built_from:
             self.status.log("serve: source/ changed: preparing the assignment again")
             self._prepare()
         assert self.loop is not None
         collected = self.loop.step()
-        self.policy.show_running(self.loop)
-        return not self.policy.pending and not self.loop.running and not collected
+        self.queue.show_running(self.loop)
+        return not self.queue.pending and not self.loop.running and not collected
 
     def close(self) -> None:
         if self.loop is not None and self.loop.running:
@@ -222,64 +220,44 @@ def serve(
 ) -> int:
     """Run the service until Ctrl-C, SIGTERM or SIGHUP (``once``: until nothing is left to grade). See the module
     doc."""
-    with own_tmp():
-        return _serve(
-            course,
-            exchange,
-            port=port,
-            jobs=jobs,
-            scheduler=scheduler,
-            once=once,
-            poll=poll,
-            no_sandbox=no_sandbox,
-            echo=echo,
+    with own_tmp(), the_one_service(course) as folder:
+        status = ServiceState(folder, echo)
+        svc = Service(
+            course, exchange_root(course, exchange), status, jobs=jobs, scheduler=scheduler, no_sandbox=no_sandbox
         )
+        if once and not svc.settings.service.enabled:
+            raise ValueError("course.toml [service] enabled is false: set enabled = true there to grade on submission")
+        page = serve_status(status, port) if port is not None else None
+        if page is not None:
+            status.log(f"serve: status page http://127.0.0.1:{page.server_port}/?token={status.token}")
+        try:
+            while True:
+                idle = svc.step()
+                if once and idle:
+                    status.log("serve: nothing left to grade")
+                    return 0
+                time.sleep(0.2 if svc.running else poll)
+        except KeyboardInterrupt as e:
+            how = str(e) if isinstance(e, Stopped) else "Ctrl-C"
+            status.log(f"serve: stopped ({how}); attempts not finished are graded at the next start")
+            return 130
+        finally:
+            svc.close()
+            if page is not None:
+                page.shutdown()
 
 
-def _serve(
-    course: Course,
-    exchange: str | None,
-    *,
-    port: int | None,
-    jobs: int,
-    scheduler: str | None,
-    once: bool,
-    poll: float,
-    no_sandbox: bool,
-    echo,
-) -> int:
+@contextmanager
+def the_one_service(course: Course) -> Iterator[Path]:
+    """The service's folder of the course, held by this service alone (a lock file) while it runs."""
     folder = course.state / "service"
     folder.mkdir(parents=True, exist_ok=True)
-    lock = open(folder / "serve.lock", "a")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        raise RuntimeError(
-            f"another grading service runs on this course (lock {folder / 'serve.lock'}); "
-            "stop it first, or leave it to grade"
-        ) from None
-    status = Status(folder, echo)
-    svc = Service(
-        course, exchange_root(course, exchange), status, jobs=jobs, scheduler=scheduler, no_sandbox=no_sandbox
-    )
-    if once and not svc.settings.service.enabled:
-        raise ValueError("course.toml [service] enabled is false: set enabled = true there to grade on submission")
-    page = serve_status(status, port) if port is not None else None
-    if page is not None:
-        status.log(f"serve: status page http://127.0.0.1:{page.server_port}/?token={status.token}")
-    try:
-        while True:
-            idle = svc.step()
-            if once and idle:
-                status.log("serve: nothing left to grade")
-                return 0
-            time.sleep(0.2 if svc.running else poll)
-    except KeyboardInterrupt as e:
-        how = str(e) if isinstance(e, Stopped) else "Ctrl-C"
-        status.log(f"serve: stopped ({how}); attempts not finished are graded at the next start")
-        return 130
-    finally:
-        svc.close()
-        if page is not None:
-            page.shutdown()
-        lock.close()
+    with open(folder / "serve.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise RuntimeError(
+                f"another grading service runs on this course (lock {folder / 'serve.lock'}); "
+                "stop it first, or leave it to grade"
+            ) from None
+        yield folder

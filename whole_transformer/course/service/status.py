@@ -21,9 +21,10 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 from ..csp import SERVED
+from .watch import AttemptRecord
 
 
-class Status:
+class ServiceState:
     """What the service is doing, shared by its loop and the page; also its log (file and stdout)."""
 
     def __init__(self, folder: Path, echo=print):
@@ -48,9 +49,9 @@ class Status:
             f.write(stamped + "\n")
         self.echo(stamped)
 
-    def done(self, record: dict) -> None:
+    def done(self, record: AttemptRecord) -> None:
         with self.lock:
-            kind = record["status"] if record["status"] in self.counts else "failed"
+            kind = str(record.status) if record.status in self.counts else "failed"
             self.counts[kind] += 1
             self.last.appendleft(record)
             if kind == "failed":
@@ -68,8 +69,8 @@ class Status:
             if full:
                 keys = ("student", "when", "status", "score", "max_score", "late", "reason", "seconds", "counts")
                 out["running_now"] = list(self.running)
-                out["last"] = [{k: r.get(k) for k in keys} for r in self.last]
-                out["failures"] = [{k: r.get(k) for k in keys} for r in self.failures]
+                out["last"] = [{k: r.to_json().get(k) for k in keys} for r in self.last]
+                out["failures"] = [{k: r.to_json().get(k) for k in keys} for r in self.failures]
             return out
 
 
@@ -131,7 +132,7 @@ def _html(snap: dict) -> str:
     )
 
 
-def serve_status(status: Status, port: int) -> ThreadingHTTPServer:
+def serve_status(status: ServiceState, port: int) -> ThreadingHTTPServer:
     """The status page on 127.0.0.1:``port`` (0: any free port), in a thread; ``.server_port`` says which."""
 
     class Handler(BaseHTTPRequestHandler):

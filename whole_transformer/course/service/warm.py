@@ -4,17 +4,17 @@ imported nbgrader once, instead of a Python started afresh per submission.
 A fresh ``python -m whole_transformer.course.plugins.app autograde`` spends about 3 s of CPU on
 starting Python and importing nbgrader, nbconvert, jupyter_client and the course's preprocessors
 before it grades anything. The service grades one submission after another, so it keeps one
-*zygote*: a process (multiprocessing's ``forkserver``, started once, single-threaded) that has
+*warm nbgrader*: a process (multiprocessing's ``forkserver``, started once, single-threaded) that has
 imported those modules and nothing else, and forks each nbgrader run from it (``WarmRuns``).
 
 What stays as it was, per submission:
 
-- each nbgrader run is a process of its own, forked from the zygote, which never grades, never
+- each nbgrader run is a process of its own, forked from the warm nbgrader, which never grades, never
   opens a notebook or a gradebook and never runs a line of a student's code: a run starts with
   what a fresh nbgrader has imported, and nothing of an earlier student's run (its process is gone);
 - it runs in the submission's private course folder, with the same command line, environment and
   log as before, in a session of its own (a stop kills its process group), and dies with the
-  zygote, which dies with the service;
+  warm nbgrader, which dies with the service;
 - its kernels are sandboxed as before: the run starts the submission's own bubblewrap sandbox
   (``sandbox/warm_kernels.py``), never shared between students. Each kernel is forked from the
   service's *kernel zygote*, which imported PyTorch and the rest once for every student, and put into
@@ -41,7 +41,7 @@ from ..autograder.nbgrader_run import ZygoteRuns, with_kernel_zygote
 from ..env_vars import take_prestart_sandbox
 from ..sandbox import zygote
 
-#: what the zygote imports: what ``nbgrader autograde`` with the course's config imports (no torch)
+#: what the warm nbgrader imports: what ``nbgrader autograde`` with the course's config imports (no torch)
 PRELOAD = [
     "nbgrader.apps.nbgraderapp",
     "nbgrader.apps.autogradeapp",
@@ -75,7 +75,7 @@ _lock = threading.Lock()
 
 
 def context():
-    """The service's forkserver context, its zygote importing ``PRELOAD`` (started at the first run)."""
+    """The service's forkserver context, its warm nbgrader importing ``PRELOAD`` (started at the first run)."""
     global _context
     with _lock:
         if _context is None:
@@ -86,8 +86,8 @@ def context():
 
 
 def prestart(kernels: dict | None) -> str:
-    """Start the zygote now (its imports take seconds), rather than at the first submission, and the kernel
-    zygote for these kernel settings (``threads`` and ``Pack.kernels``), if any; say how the kernels start."""
+    """Start the warm nbgrader now (its imports take seconds), rather than at the first submission, and the kernel
+    zygote for these kernel settings (``threads`` and ``Assignment.kernels``), if any; say how the kernels start."""
     context()
     forkserver.ensure_running()
     if kernels is None:
@@ -109,7 +109,7 @@ class _SchemaCheckedOnce:
     than once per cell (a seventh of a run's CPU); the same validation, the same errors."""
 
     def __init__(self):
-        import jsonschema  # lazy: in the forked nbgrader run only (the zygote preloaded it)
+        import jsonschema  # lazy: in the forked nbgrader run only (the warm nbgrader preloaded it)
 
         self.jsonschema, self.validators = jsonschema, {}
 
@@ -131,7 +131,7 @@ class _SchemaCheckedOnce:
 def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
     """In the forked run: become what ``subprocess.Popen(cmd, cwd, env, stdout=log)`` of the app started."""
     try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # dies with the zygote
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # dies with the warm nbgrader
     except OSError:
         pass
     os.setsid()
@@ -151,11 +151,11 @@ def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
     try:
         prestart = take_prestart_sandbox()
         if prestart:
-            # lazy: in the forked nbgrader run only (the zygote preloaded it), not in the service's own process
+            # lazy: in the forked nbgrader run only (the warm nbgrader preloaded it), not in the service's own process
             from ..sandbox.warm_kernels import prestart as start_fork_server
 
             start_fork_server(**prestart)
-        # lazy: nbgrader's app in the forked run only (the zygote preloaded it), not in the service's own process
+        # lazy: nbgrader's app in the forked run only (the warm nbgrader preloaded it), not the service's own process
         from nbgrader.apps.nbgraderapp import main
         from nbgrader.nbgraderformat import common
 
@@ -193,7 +193,7 @@ class WarmProcess:
 
 
 class WarmRuns(ZygoteRuns):
-    """``ZygoteRuns`` whose nbgrader runs of the app are forked from the zygote (others: started as before)."""
+    """``ZygoteRuns`` whose nbgrader runs of the app are forked from the warm nbgrader (others: started as before)."""
 
     def start(self, cmd: list[str], cwd, env: dict, out):
         if cmd[:3] != [sys.executable, "-m", APP] or not hasattr(out, "name"):

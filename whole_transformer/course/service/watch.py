@@ -3,10 +3,11 @@
 nbgrader's ``submit`` puts each attempt in ``<exchange>/<course_id>/inbound/`` as a folder named
 ``<student>+<assignment>+<timestamp>+<random>`` holding the notebooks, ``timestamp.txt`` and
 ``submission_secret.txt``. Every such folder of the course's assignment is one attempt
-(``Submission``). An attempt is done once its record, ``autograde/.wt/service/attempts/<key>.json``,
-is written (``Store``): that is written last, after the grades are merged and the feedback is
-released, so a service killed at any moment grades again, on restart, exactly the attempts that
-have no record, and no other.
+(``Attempt``; ``autograder/submission.Submission.from_exchange`` reads its files for grading). An attempt is
+done once its record (``AttemptRecord``, its status one of the core's, ``core/results.Status``),
+``autograde/.wt/service/attempts/<key>.json``, is written (``Store``): that is written last, after the grades
+are merged and the feedback is released, so a service killed at any moment grades again, on restart, exactly
+the attempts that have no record, and no other.
 """
 
 from __future__ import annotations
@@ -16,23 +17,21 @@ import json
 import os
 import pwd
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..autograder.locate import MAX_NOTEBOOK_BYTES, submission_files
+from ..core.results import Status
 from ..layout import ASSIGNMENT, Course, inbound, write_json
 from ..term.handin_time import HandinTime, inbound_time
 from ..term.times import parse_time
 
-GRADED, REFUSED, FAILED, MALFORMED = "graded", "refused", "failed", "malformed"
 #: how long an attempt's folder may lack its submission_secret.txt while nbgrader submit writes it
 WRITING_SECONDS = 60
-COLLECTED = "collected"  # graded by the instructor's own make autograde before the service saw it
 
 
 @dataclass(frozen=True)
-class Submission:
+class Attempt:
     """One attempt handed in through the exchange."""
 
     name: str  # the inbound folder's name
@@ -45,7 +44,7 @@ class Submission:
 
     @property
     def handed_in(self) -> datetime:
-        """When it was handed in: every attempt without a problem has a readable time (scan() sees to it)."""
+        """When it was handed in: every attempt without a problem has a readable time (read_attempt sees to it)."""
         assert self.when is not None, f"{self.name}: no hand-in time, so it has a problem and is not graded"
         return self.when
 
@@ -58,7 +57,7 @@ class Submission:
             return ""
 
 
-def read_submission(folder: Path) -> Submission | None:
+def read_attempt(folder: Path) -> Attempt | None:
     """The attempt in one inbound folder; None for another assignment's (not this course's to grade)."""
     parts = folder.name.split("+")
     if len(parts) in (3, 4) and parts[1] != ASSIGNMENT:
@@ -79,14 +78,14 @@ def read_submission(folder: Path) -> Submission | None:
         )
     elif not _secret_written(folder):
         if time.time() - folder.stat().st_mtime < WRITING_SECONDS:
-            return Submission(folder.name, folder, student, when, writing=True)
+            return Attempt(folder.name, folder, student, when, writing=True)
         problem = (
             "it has no submission_secret.txt (not handed in with nbgrader submit): its feedback cannot be released"
         )
     if problem:
-        return Submission(folder.name, folder, student, when, problem)
+        return Attempt(folder.name, folder, student, when, problem)
     handin = _handin(folder, student)
-    return Submission(folder.name, folder, student, handin.used, handin=handin)
+    return Attempt(folder.name, folder, student, handin.used, handin=handin)
 
 
 def _handin(folder: Path, student: str) -> HandinTime:
@@ -117,54 +116,86 @@ def _handed_in_by_another(folder: Path, student: str) -> bool:
         return False
 
 
-def scan(exchange: Path) -> list[Submission]:
+def inbound_attempts(exchange: Path) -> list[Attempt]:
     """Every attempt of the assignment in the exchange, oldest first (unreadable times last)."""
     where = inbound(exchange)
     try:
         entries = sorted(os.scandir(where), key=lambda e: e.name)
     except OSError:
         return []
-    subs = [s for s in (read_submission(Path(e.path)) for e in entries) if s is not None and not s.writing]
+    subs = [s for s in (read_attempt(Path(e.path)) for e in entries) if s is not None and not s.writing]
     far = datetime.max.replace(tzinfo=UTC)
     return sorted(subs, key=lambda s: (s.when or far, s.name))
 
 
-def attempt_files(sub: Submission) -> dict[str, bytes]:
-    """The attempt's regular files, as the course's submitted/<student>/ holds them (path → bytes)."""
-    files = {}
-    for p in submission_files(sub.folder):
-        if p.suffix == ".ipynb" and p.stat().st_size > MAX_NOTEBOOK_BYTES:
-            continue
-        files[f"{ASSIGNMENT}/{p.relative_to(sub.folder)}"] = p.read_bytes()
-    return files
+@dataclass
+class AttemptRecord:
+    """How the service ended one attempt, as kept (one JSON file each, written last): the attempt, the time used
+    (``when``; None when its name holds none), its status and why, and for a graded or refused one what the policy
+    decided and what came of it."""
+
+    name: str  # the inbound folder's name
+    student: str
+    when: datetime | None
+    status: Status
+    reason: str = ""
+    done_at: datetime | None = None
+    claimed: datetime | None = None  # the student's claim, when the evidence said otherwise
+    integrity: str | None = None  # the integrity finding on the time (term/handin_time.py)
+    number: int | None = None  # the graded attempt this is (1-based), or would have been
+    late: bool | None = None
+    score: float | None = None
+    max_score: float | None = None
+    counts: bool | None = None  # whether it became the attempt that counts (merged into the course)
+    feedback: str | None = None  # "pass_fail" or "full"
+    released: int | None = None  # feedback pages released
+    findings: int | None = None
+    seconds: float | None = None
+
+    def to_json(self) -> dict:
+        """As stored: the time used as ISO text ('' when none), every other field that is set."""
+        out = {k: v for k, v in asdict(self).items() if v is not None or k == "when"}
+        for key in ("when", "done_at", "claimed"):
+            if key in out:
+                out[key] = out[key].isoformat() if out[key] else ""
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> AttemptRecord:
+        known = {f.name for f in fields(cls)}
+        kept = {k: v for k, v in data.items() if k in known}
+        for key in ("when", "done_at", "claimed"):
+            kept[key] = datetime.fromisoformat(kept[key]) if kept.get(key) else None
+        kept["status"] = Status(kept["status"])
+        return cls(**kept)
 
 
 class Store:
-    """The durable record of the attempts done: one JSON file per attempt, written atomically."""
+    """The durable record of the attempts done: one JSON file per attempt (``AttemptRecord``), written atomically."""
 
     def __init__(self, course: Course):
         self.folder = course.state / "service" / "attempts"
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._cache: dict[str, dict] = {}
+        self._cache: dict[str, AttemptRecord] = {}
 
     def _path(self, name: str) -> Path:
         return self.folder / f"{hashlib.sha256(name.encode()).hexdigest()[:32]}.json"
 
-    def get(self, name: str) -> dict | None:
+    def get(self, name: str) -> AttemptRecord | None:
         if name not in self._cache:
-            try:
-                self._cache[name] = json.loads(self._path(name).read_text())
-            except (OSError, json.JSONDecodeError):
+            rec = _read(self._path(name))
+            if rec is None:
                 return None
+            self._cache[name] = rec
         return self._cache[name]
 
     def done(self, name: str) -> bool:
         return self.get(name) is not None
 
-    def write(self, record: dict) -> None:
-        write_json(self._path(record["name"]), record)
-        self._cache[record["name"]] = record
-        self._merging(record["name"]).unlink(missing_ok=True)
+    def write(self, record: AttemptRecord) -> None:
+        write_json(self._path(record.name), record.to_json())
+        self._cache[record.name] = record
+        self._merging(record.name).unlink(missing_ok=True)
 
     def _merging(self, name: str) -> Path:
         return self._path(name).with_suffix(".merging")
@@ -178,15 +209,17 @@ class Store:
     def was_merging(self, name: str) -> bool:
         return self._merging(name).exists()
 
-    def all(self) -> list[dict]:
-        out = []
-        for p in sorted(self.folder.glob("*.json")):
-            try:
-                out.append(json.loads(p.read_text()))
-            except (OSError, json.JSONDecodeError):
-                continue
-        return out
+    def all(self) -> list[AttemptRecord]:
+        return [rec for p in sorted(self.folder.glob("*.json")) if (rec := _read(p)) is not None]
 
-    def history(self, student: str) -> list[dict]:
+    def history(self, student: str) -> list[AttemptRecord]:
         """The student's attempts done so far, oldest first."""
-        return sorted((r for r in self.all() if r.get("student") == student), key=lambda r: (r["when"], r["name"]))
+        far = datetime.min.replace(tzinfo=UTC)
+        return sorted((r for r in self.all() if r.student == student), key=lambda r: (r.when or far, r.name))
+
+
+def _read(path: Path) -> AttemptRecord | None:
+    try:
+        return AttemptRecord.from_json(json.loads(path.read_text()))
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None

@@ -13,7 +13,7 @@ future-date an attempt past the service's cooldown). So is a claim copied from a
 same student (``twin_of``): the time used is then that attempt's own evidence, as for any other.
 
 The time is decided where the evidence is, once, when the course first takes the hand-in in, and
-written per file into the record of when (``autograder/handin_merge.py``, ``handin-times.json``):
+written per file into the record of when (``term/handin_merge.py``, ``handin-times.json``):
 
 - the grading service, from the attempt's inbound folder (``service/watch.py``; recorded by
   ``service/attempt.py`` when the attempt goes into the course);
@@ -40,7 +40,7 @@ from zoneinfo import ZoneInfo
 
 from whole_transformer.course.layout import ASSIGNMENT
 
-from ..autograder.handin_merge import read_times
+from .handin_merge import read_times
 from .times import parse_time, read_timestamp, span
 
 TOLERANCE = timedelta(minutes=5)
@@ -237,13 +237,20 @@ def student_handin(course, student: str, zone: str | None = None) -> HandinTime:
         if (folder.is_dir())
         else set()
     )
-    mine = {f: _from_entry(lms_local(r, zone), zone) for f, r in recorded.items() if f in present}
+    mine = {f: r for f, r in recorded.items() if f in present}
     if not mine:
         claimed = read_timestamp(folder) if folder.is_dir() else None
         return HandinTime(claimed, claimed, None, CLAIM, zone=zone)
+    return recorded_handin(mine, zone, tuple(sorted(f for f in present - set(mine) if f.endswith(".ipynb"))))
+
+
+def recorded_handin(entries: dict[str, dict], zone: str, unchecked: tuple[str, ...] = ()) -> HandinTime:
+    """The time of a hand-in of these files, from their entries in the record of when (file → entry, at least
+    one): the newest time (with the finding of any of them), else the LMS's late flag; ``unchecked``: the hand-in's
+    notebooks no one recorded."""
+    mine = {f: _from_entry(lms_local(r, zone), zone) for f, r in entries.items()}
     timed = [h for h in mine.values() if h.used is not None]
     flagged = [h for h in mine.values() if h.flag_only]
-    unchecked = tuple(sorted(f for f in present - set(mine) if f.endswith(".ipynb")))
     if timed:
         newest = max(timed, key=lambda h: h.used or datetime.min.replace(tzinfo=UTC))
         others = [h.finding for h in mine.values() if h.finding and h is not newest]

@@ -20,8 +20,8 @@ import json
 
 import nbformat
 
-from ..autograder.gradebook import gradebook_exists
 from ..cells import grade_id, nbgrader_meta
+from ..gradebook import gradebook_exists
 from ..layout import ASSIGNMENT, Course
 from .settings import Settings, load
 

@@ -18,7 +18,7 @@ import csv
 import re
 from pathlib import Path
 
-from ..autograder.gradebook import prepare_database
+from ..gradebook import prepare_database
 from ..layout import ASSIGNMENT
 from .handin_time import student_handin
 from .names import keep_roster_ids, roster, say_problems

@@ -2,7 +2,7 @@
 
 ``read_service`` checks the section: whether the service is on, how many graded attempts a student has
 and how far apart, which attempt counts, and how much feedback a student sees before and after the due
-date. The service (``service/policy.py``) applies it to each attempt.
+date. The service (``service/decision.py``) applies it to each attempt.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..layout import write_json
+from whole_transformer.course.layout import write_json
+
 from .commands import run
 
 DEFAULT_DIR = Path("/srv/wt-classroom")

@@ -6,7 +6,7 @@
   that it is so, which lets the next run start from a copy of it) and ``open_gradebook``;
 - a private course (the template's, a student's grading, the service's feedback): its
   ``private_course_config`` always writes its own SQLite gradebook, so a grader never touches the
-  course gradebook (``merge.py`` does);
+  course gradebook (``autograder/store.py`` does);
 - ``grade_cells_of``: the points of every test cell a gradebook holds.
 """
 
@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
+from .layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
 
 
 def private_course_config(root: Path, main_config: Path, extra: str = "") -> None:

@@ -1,8 +1,11 @@
 """The classroom's JupyterHub: its config written, the hub started as root and waited for until it answers.
 
-The hub (``DIR/hub/jupyterhub_config.py``) listens on loopback only, logs accounts in through PAM,
-starts each user's server from the students' environment (``env.py``) as that user, and runs the
-grading service (``service/``) as the instructor. ``up.py`` calls these in order.
+The hub (``DIR/hub/jupyterhub_config.py``) listens on loopback only, signs its users in, starts each user's
+server from the students' environment (``env.py``) as that user, and runs the grading service (``service/``)
+as the instructor. Users sign in with their account's password (PAM), or, with ``--lti``, from an LMS by LTI
+1.3 (the course's ``lti/hub.py``): an LMS instructor as the classroom's instructor, each LMS student as an
+account of their own, made by the hub at their first launch, their copy of the assignment fetched before their
+server starts. ``up.py`` calls these in order.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ..layout import REPO, python_first_on_path
+from whole_transformer.course.layout import REPO, python_first_on_path
+from whole_transformer.course.lti.settings import LtiSettings
+
 from .commands import ClassroomError
 from .room import COURSE_FOLDER, Classroom
 
@@ -29,13 +34,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_hub_config(room: Classroom, proxy: Path) -> Path:
-    """The hub's jupyterhub_config.py in ``DIR/hub/`` (root only): its ports, PAM, the users' servers, the service."""
+def sign_in(room: Classroom, lti: LtiSettings | None) -> str:
+    """The hub's lines that sign users in: PAM for the classroom's accounts, or LTI 1.3 from the LMS of ``lti``
+    (every user new to the hub gets an account under ``DIR/home``, named with the classroom's prefix)."""
+    if lti is None:
+        return f"""c.JupyterHub.authenticator_class = "pam"
+c.PAMAuthenticator.open_sessions = False
+c.Authenticator.allowed_users = {set([room.instructor, *room.students])!r}
+c.Authenticator.admin_users = {{{room.instructor!r}}}
+"""
+    from whole_transformer.course.lti.hub import hub_config  # lazy: jupyterhub's LTI authenticator, for LTI alone
+
+    prefix = room.instructor.removesuffix("instructor")
+    text = hub_config(
+        lti, room.course, linux_accounts=room.dir / "home", name_prefix=prefix, instructor_name=room.instructor
+    )
+    return text + "\n"
+
+
+def write_hub_config(room: Classroom, proxy: Path, lti: LtiSettings | None = None) -> Path:
+    """The hub's jupyterhub_config.py in ``DIR/hub/`` (root only): its ports, how users sign in (``sign_in``), the
+    users' servers, the service."""
     hub = room.dir / "hub"
     config = hub / "jupyterhub_config.py"
     service_port = free_port()
     config.write_text(f"""\
-# JupyterHub of the classroom made by `make classroom` (whole_transformer/course/classroom/hub.py)
+# JupyterHub of the classroom made by `make classroom` (examples/classroom/hub.py)
 c = get_config()  # noqa: F821
 c.JupyterHub.bind_url = {room.url!r}            # loopback only
 c.JupyterHub.hub_ip = "127.0.0.1"
@@ -46,11 +70,7 @@ c.ConfigurableHTTPProxy.pid_file = {str(hub / "proxy.pid")!r}
 c.JupyterHub.db_url = "sqlite:///{hub / "jupyterhub.sqlite"}"
 c.JupyterHub.cookie_secret_file = {str(hub / "jupyterhub_cookie_secret")!r}
 c.JupyterHub.pid_file = {str(hub / "jupyterhub.pid")!r}
-c.JupyterHub.authenticator_class = "pam"
-c.PAMAuthenticator.open_sessions = False
-c.Authenticator.allowed_users = {set([room.instructor, *room.students])!r}
-c.Authenticator.admin_users = {{{room.instructor!r}}}
-c.JupyterHub.spawner_class = "localprocess"
+{sign_in(room, lti)}c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [{str(room.env / "bin" / "jupyterhub-singleuser")!r}]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"

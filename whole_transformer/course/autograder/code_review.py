@@ -1,6 +1,6 @@
-"""The scan stage: what in a student's code an instructor should look at.
+"""The review stage: what in a student's code an instructor should look at.
 
-``scan(source, ...)`` reads the code a student wrote (answer cells, and cells added or changed)
+``review(source, ...)`` reads the code a student wrote (answer cells, and cells added or changed)
 and lists what looks like an attempt to game the grader: replaced builtins or library functions,
 the ``NBGRADER_EXECUTION`` variable, ``showtraceback`` and other IPython internals, reading files
 outside the submission, the package's reference implementations or grading internals, objects
@@ -18,7 +18,7 @@ from nbformat import NotebookNode
 
 from ..cells import cell_name, cell_source, grade_id, is_protected, nbgrader_meta
 from ..core.results import Finding
-from .code_rules import Scanner
+from .code_rules import RuleWalk
 
 
 def student_code_cells(restored: NotebookNode, release: NotebookNode) -> list[tuple[int, NotebookNode]]:
@@ -41,7 +41,7 @@ def _python(source: str) -> str:
         from IPython.core.inputtransformer2 import TransformerManager  # in the try: without IPython, the raw text
 
         return TransformerManager().transform_cell(source)
-    except Exception:  # noqa: BLE001 - any failure: scan the raw text
+    except Exception:  # noqa: BLE001 - any failure: read the raw text
         return source
 
 
@@ -77,7 +77,7 @@ _TEXT_RULES = (
 )
 
 
-def scan(source: str, aliases: dict[str, str] | None = None) -> list[str]:
+def review(source: str, aliases: dict[str, str] | None = None) -> list[str]:
     """What in this cell's code an instructor should look at (empty if nothing)."""
     found: list[str] = []
     for pattern, msg in _TEXT_RULES:
@@ -88,7 +88,7 @@ def scan(source: str, aliases: dict[str, str] | None = None) -> list[str]:
         tree = ast.parse(code)
     except SyntaxError:
         return found
-    s = Scanner(aliases or module_aliases([source]), raw=source)
+    s = RuleWalk(aliases or module_aliases([source]), raw=source)
     s.visit(tree)
     for msg in s.found:
         if msg not in found:
@@ -96,12 +96,12 @@ def scan(source: str, aliases: dict[str, str] | None = None) -> list[str]:
     return found
 
 
-def scan_notebook(restored: NotebookNode, release: NotebookNode) -> list[Finding]:
+def review_notebook(restored: NotebookNode, release: NotebookNode) -> list[Finding]:
     """Findings for every cell of student code in a restored notebook."""
     aliases = module_aliases([cell_source(c) for c in restored.cells if c.cell_type == "code"])
     out = []
     for i, cell in student_code_cells(restored, release):
         label = grade_id(cell) or cell_name(restored.cells, i)
-        for msg in scan(cell_source(cell), aliases):
+        for msg in review(cell_source(cell), aliases):
             out.append(Finding(label, msg))
     return out

@@ -10,9 +10,13 @@ import pwd
 import secrets
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
-from ..layout import ASSIGNMENT, REPO
+from whole_transformer.course.layout import ASSIGNMENT, REPO, Course
+from whole_transformer.course.lti.settings import read_key_file
+from whole_transformer.course.term.settings import load
+
 from .commands import ClassroomError, run
 from .env import INSTRUCTOR_LAB_PLUGINS, INSTRUCTOR_SERVER_EXTENSIONS
 from .room import Classroom
@@ -40,6 +44,7 @@ COURSE_IGNORE_TOP = {
     "canvas-grades.csv",
     "moodle-grades.csv",
     "runs",
+    "examples",  # this classroom itself: a course needs none of it
 }
 # ... and caches at any depth
 COURSE_IGNORE = shutil.ignore_patterns(
@@ -65,10 +70,14 @@ def add_account(room: Classroom, name: str) -> str:
     return password
 
 
-def set_up_instructor(room: Classroom, log: Path) -> None:
-    """The course folder in the instructor's home, released to the exchange; the Formgrader for them."""
+def set_up_instructor(room: Classroom, log: Path, lti: Path | None = None) -> None:
+    """The course folder in the instructor's home, released to the exchange; the Formgrader for them. With
+    ``lti`` (a TOML file of the LMS's registration), its ``[lti]`` goes into the course's course.toml and the
+    tool's key pair is made there (``make lti-key``), unless the course has one already."""
     user, home, course = room.instructor, room.home(room.instructor), room.course
     shutil.copytree(REPO, course, ignore=_not_copied, symlinks=True)
+    if lti is not None:
+        add_registration(course / "course.toml", Path(lti))
     jupyter = home / ".jupyter"
     (jupyter / "labconfig").mkdir(parents=True)
     (jupyter / "nbgrader_config.py").write_text(
@@ -96,5 +105,21 @@ def set_up_instructor(room: Classroom, log: Path) -> None:
     for dirpath, dirnames, filenames in os.walk(home):
         for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
             os.lchown(name, pw.pw_uid, pw.pw_gid)
-    for args in (["whole_transformer.course", "release"], ["nbgrader", "release_assignment", ASSIGNMENT, "--force"]):
+    steps = [["whole_transformer.course", "release"], ["nbgrader", "release_assignment", ASSIGNMENT, "--force"]]
+    if lti is not None and not (course / read_key_file(load(Course(course)))).exists():
+        steps.insert(0, ["whole_transformer.course", "lti-key"])
+    for args in steps:
         room.run_as(user, room.env / "bin" / "python", "-m", *args, log=log)
+
+
+def add_registration(toml: Path, lti: Path) -> None:
+    """``lti``'s ``[lti]`` table added to the course.toml ``toml`` (nothing when ``lti`` is that course.toml's
+    original in this checkout, whose [lti] the copy has); a ClassroomError if the course has another [lti]."""
+    if lti.resolve() == (REPO / "course.toml").resolve():
+        return
+    if "lti" in tomllib.loads(toml.read_text(encoding="utf-8")):
+        raise ClassroomError(f"the course's course.toml has an [lti] table already: give --lti {REPO / 'course.toml'}")
+    table = tomllib.loads(lti.read_text(encoding="utf-8"))["lti"]
+    lines = [f"{key} = {json.dumps(value)}" for key, value in table.items()]  # strings, booleans, lists of strings
+    with open(toml, "a", encoding="utf-8") as f:
+        f.write(f"\n# the LMS's registration, from {lti} (make classroom LTI=...)\n[lti]\n" + "\n".join(lines) + "\n")

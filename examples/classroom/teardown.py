@@ -1,6 +1,7 @@
 """``down``: a classroom's servers, hub and proxy stopped, its accounts and its folder removed, nothing else.
 
-What to remove is what ``up`` recorded in ``DIR/classroom.json`` (``room.Classroom``).
+What to remove is what ``up`` recorded in ``DIR/classroom.json`` (``room.Classroom``), and the accounts the hub
+made at a student's first launch from the LMS (``--lti``): those whose home is in ``DIR/home/``.
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ def down(folder: Path = DEFAULT_DIR, log=print) -> None:
     if os.geteuid() != 0:
         raise ClassroomError(NEED_ROOT)
     room, t0 = Classroom.load(folder), time.monotonic()
-    uids = {p.pw_uid for p in pwd.getpwall() if p.pw_name in room.accounts}
+    homes = folder / "home"  # the accounts up made, and those the hub made at a first launch from the LMS (--lti)
+    accounts = room.accounts + sorted(
+        p.pw_name for p in pwd.getpwall() if Path(p.pw_dir).is_relative_to(homes) and p.pw_name not in room.accounts
+    )
+    uids = {p.pw_uid for p in pwd.getpwall() if p.pw_name in accounts}
 
     def accounts_processes() -> None:  # whatever the accounts run: servers, kernels, terminals
         _stop([int(p) for p in os.listdir("/proc") if p.isdigit() and _uid(f"/proc/{p}") in uids])
@@ -74,9 +79,9 @@ def down(folder: Path = DEFAULT_DIR, log=print) -> None:
     except (OSError, ValueError):
         pass
     accounts_processes()  # anything started meanwhile
-    for name in room.accounts:
+    for name in accounts:
         if name in {p.pw_name for p in pwd.getpwall()}:
             subprocess.run(["userdel", name], capture_output=True)
     log(f"classroom: servers, hub and proxy stopped, accounts removed ({time.monotonic() - t0:.0f} s)")
     shutil.rmtree(folder)
-    log(f"classroom: stopped; removed {len(room.accounts)} accounts and {folder} ({time.monotonic() - t0:.0f} s)")
+    log(f"classroom: stopped; removed {len(accounts)} accounts and {folder} ({time.monotonic() - t0:.0f} s)")

@@ -23,7 +23,8 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-from ..env_vars import classroom_python
+from whole_transformer.course.env_vars import classroom_python
+
 from .commands import ClassroomError, run
 from .seed import seed_from_here
 
@@ -80,13 +81,17 @@ def build_env(env: Path, exchange: Path, package: Path, log: Path) -> str:
     run([pick_python(), "-m", "venv", "--without-pip", env], log=log)
     python = env / "bin" / "python"
     hub = f"jupyterhub=={metadata.version('jupyterhub')}"  # the single-user servers must match the hub
-    # the instructor's nbgrader (the Formgrader, autograde, feedback) makes students' work inert with nh3
-    inert = f"nh3=={metadata.version('nh3')}"
-    requirements = tomllib.loads((package / "pyproject.toml").read_text())["project"]["dependencies"] + [hub, inert]
+    # the instructor's nbgrader (the Formgrader, autograde, feedback) makes students' work inert with nh3; their
+    # autograde and grading service sign the LMS's token requests with pyjwt and cryptography (lti/passback.py)
+    instructor = [f"{name}=={metadata.version(name)}" for name in ("nh3", "pyjwt", "cryptography")]
+    requirements = tomllib.loads((package / "pyproject.toml").read_text())["project"]["dependencies"] + [
+        hub,
+        *instructor,
+    ]
     seeded = seed_from_here(env, python, requirements)
     # this environment's pip, run for that Python (pip --python): the venv needs no pip of its own
     pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
-    run([*pip, "install", "--quiet", "--no-warn-script-location", package, hub, inert], cwd=env.parent, log=log)
+    run([*pip, "install", "--quiet", "--no-warn-script-location", package, hub, *instructor], cwd=env.parent, log=log)
     run([*pip, "check"], log=log)  # every installed distribution has what it requires
     _configure(env, exchange)
     _readable_by_all(env)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from .watch import GRADED
+from ..core.results import GRADED
+from .watch import AttemptRecord
 
 
 @dataclass(frozen=True)
@@ -27,10 +28,10 @@ def when_text(when: datetime, zone) -> str:
     return f"{when.astimezone(zone):%Y-%m-%d %H:%M} {zone.key}"
 
 
-def decide(settings, student: str, when: datetime, history: list[dict]) -> Decision:
+def decide(settings, student: str, when: datetime, history: list[AttemptRecord]) -> Decision:
     """Whether an attempt handed in at ``when`` is graded under the policy (``settings``: term Settings)."""
     policy, zone = settings.service, settings.zone
-    graded = [r for r in history if r["status"] == GRADED]
+    graded = [r for r in history if r.status == GRADED]
     number = len(graded) + 1
     due = settings.due_for(student)
     late = due is not None and when > due
@@ -51,8 +52,8 @@ def decide(settings, student: str, when: datetime, history: list[dict]) -> Decis
             "and no later attempt will be." + _standing(graded, zone),
         )
     if policy.cooldown and graded:
-        last = datetime.fromisoformat(graded[-1]["when"])
-        after = last + policy.cooldown
+        last = graded[-1].when
+        after = last + policy.cooldown if last else when
         if when < after:
             left = f" ({policy.attempts - len(graded)} of {policy.attempts} left)" if policy.attempts else ""
             return Decision(
@@ -66,15 +67,12 @@ def decide(settings, student: str, when: datetime, history: list[dict]) -> Decis
     return Decision(True, number, late)
 
 
-def _standing(graded: list[dict], zone) -> str:
-    kept = [r for r in graded if r.get("counts")]
+def _standing(graded: list[AttemptRecord], zone) -> str:
+    kept = [(r, r.when) for r in graded if r.counts and r.when]  # a graded attempt always has its time
     if not kept:
         return ""
-    r = kept[-1]
-    return (
-        f" The attempt that counts stays your attempt {r['number']}, handed in "
-        f"{when_text(datetime.fromisoformat(r['when']), zone)}."
-    )
+    r, when = kept[-1]
+    return f" The attempt that counts stays your attempt {r.number}, handed in {when_text(when, zone)}."
 
 
 def _span(delta) -> str:
@@ -86,12 +84,12 @@ def _span(delta) -> str:
     return f"{minutes:g} minute(s)"
 
 
-def counts(policy, score: float, history: list[dict]) -> bool:
+def counts(policy, score: float, history: list[AttemptRecord]) -> bool:
     """Whether a newly graded attempt with ``score`` becomes the one that counts: always under "last";
     under "best" when it scores at least as much as every earlier graded attempt."""
     if policy.counts == "last":
         return True
-    return all(score >= r.get("score", 0.0) for r in history if r["status"] == GRADED)
+    return all(score >= (r.score or 0.0) for r in history if r.status == GRADED)
 
 
 def feedback_kind(settings, student: str, when: datetime) -> str:

@@ -1,1 +1,0 @@
-"""The classroom: JupyterHub, nbgrader's exchange, an instructor and students on this machine."""
