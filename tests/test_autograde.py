@@ -232,10 +232,8 @@ def test_the_same_files_have_the_same_digest_from_submitted_and_from_the_exchang
     assert Submission.from_folder(Course(tmp_path / "course"), "ada").digest != taken.digest
 
 
-@pytest.mark.xdist_group("course-mini")
-def test_grade_one_writes_the_result_apart_and_merges_it_only_when_asked(tmp_path, mini_built):
-    require_sandbox()
-    root, rel = _fresh(mini_built, tmp_path)
+def test_grade_one_writes_the_result_apart_and_merges_it_only_when_asked(tmp_path, released_mini, sandbox):
+    root, rel = _fresh(released_mini, tmp_path)
     d = root / "submitted" / "cyd" / ASSIGNMENT
     d.mkdir(parents=True)
     nbformat.write(_answered(rel, f="def double(x):\n    return x + x if x > 0 else x"), d / f"{NAME}.ipynb")

@@ -1,12 +1,13 @@
 """The simulated class's rows for the forward pass of notebook 02 (issue 41), from a real graded run.
 
-The ``impl-*`` students of the simulated class (tests/simclass/hand_ins.py ``catalogued_mistakes``: every
-catalogued mistake of ``layer_norm``, ``multi_head_attention``, ``decoder_block`` and ``forward``, and every right
-version of them, each beside right versions of the functions it calls) are graded with the class, once per run
-(the ``graded_class`` fixture: ``make autograde`` for real, with nbgrader in the sandbox). Each version's row: what the visible check says of it (``check``,
-run as the notebook runs it: ``implementations.grade``), and what the hidden tests gave in the real run (its
-score of the exercise's points, the mistake the grader named). Every catalogued mistake loses points and is named
-by both; every right version, however written (loops, einsum, another order), gets full marks and ✓.
+The ``impl-*`` students of the simulated class (tests/simclass/hand_ins.py ``catalogued_mistakes``: every catalogued
+mistake of ``layer_norm``, ``multi_head_attention``, ``decoder_block`` and ``forward``, and every right version of
+them, each beside right versions of the functions it calls) are graded with the class, once per run (the
+``graded_class`` fixture: ``make autograde`` for real, with nbgrader in the sandbox). Each version's row: what the
+visible check says of it (``check``, run as the notebook runs it: ``implementations.grade``), and what the hidden
+tests gave in the real run (its score of the exercise's points, the mistake the grader named). Every catalogued
+mistake loses points and is named by both; every right version, however written (loops, einsum, another order), gets
+full marks and ✓.
 
 The table is printed (``pytest -s``) and written to artifacts/forward-class.md, for the closing note.
 """

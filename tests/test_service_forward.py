@@ -29,8 +29,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from simclass.local_exchange import nbgrader
 from simclass.built import copy_course
+from simclass.local_exchange import nbgrader
 from simclass.minicourse import REPO, require_sandbox
 from simclass.notebooks import Notebooks, cell, set_answer
 

@@ -55,7 +55,9 @@ def store(
             res.settle([gid for gid, _ in cells])
             continue
         res.late_penalty = 0.0
-        res.cells = {gid: CellStatus(GRADED, "", verdicts.get(gid), float(points.get(gid, full))) for gid, full in cells}
+        res.cells = {
+            gid: CellStatus(GRADED, "", verdicts.get(gid), float(points.get(gid, full))) for gid, full in cells
+        }
     result.graded = files
     merge(course, result, assignment, handed_in_at)
     return result
