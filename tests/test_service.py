@@ -369,3 +369,20 @@ def test_a_stopped_service_leaves_no_temporary_folder(tmp_path, stop, released_m
     shutil.rmtree(tmp, ignore_errors=True)
     assert not [name for name in left if name.startswith("wt-")], left
     assert f"serve: stopped ({'SIGTERM' if stop == 'SIGTERM' else 'Ctrl-C'})" in log.read_text()
+
+
+def test_the_service_folder_s_multiprocessing_temporary_folder_is_cleaned_up_when_the_service_stops(tmp_path):
+    """A service run in a process that goes on (a test, a notebook): multiprocessing's temporary folder, made inside
+    the service's own, is cleaned up and forgotten as the service stops, so nothing fails on it at exit."""
+    script = (
+        "import os, multiprocessing.util as u\n"
+        "from whole_transformer.course.service.serve import own_tmp\n"
+        "with own_tmp():\n"
+        "    made = u.get_temp_dir()\n"
+        "assert not os.path.exists(made), made\n"
+        "again = u.get_temp_dir()\n"  # a later use makes a folder of its own
+        "assert again != made and os.path.isdir(again), again\n"
+    )
+    env = {**checkout_env(), "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr

@@ -195,12 +195,12 @@ def own_tmp() -> Iterator[Path]:
 def _forget(folder: Path) -> None:
     """multiprocessing's fork server and temporary folder, if started in ``folder``: stopped and forgotten, so a
     later use in this process starts them afresh (``warm.py``'s nbgrader runs are forked from that server)."""
-    import multiprocessing.process
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver, util
 
-    config = multiprocessing.process.current_process()._config  # type: ignore[attr-defined]
-    if str(config.get("tempdir", "")).startswith(str(folder)):
-        config.pop("tempdir", None)
+    for done in list(util._finalizer_registry.values()):  # type: ignore[attr-defined]
+        # its temporary folder's clean-up run now (it forgets the folder), not at exit, when the folder is gone
+        if done._callback is util._remove_temp_dir and str(done._args[1]).startswith(str(folder)):
+            done()
     address = getattr(forkserver._forkserver, "_forkserver_address", None)
     if address and str(address).startswith(str(folder)):
         forkserver._forkserver._stop()  # type: ignore[attr-defined]
