@@ -21,7 +21,8 @@ import nbformat
 import pytest
 from simclass.expected import expected_now, expected_table
 
-from whole_transformer.course.autograder.store import load_result
+from whole_transformer.course.autograder.store import load_result, result_path
+from whole_transformer.course.core.results import RESULT_VERSION
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.reports.feedback import leaks, own_submission, secrets
 
@@ -195,11 +196,12 @@ def check_feedback_holds_no_hidden_test(graded):
         assert not leaks(f, hidden, own_submission(course, f)), f  # a solution line the student wrote is theirs
 
 
-def check_records_are_json(graded):
+def check_results_are_json(graded):
+    """Each student's one result.json, beside their graded notebooks, is JSON of the current version, theirs."""
     course = graded["course"]
     for name in graded["students"]:
-        rec = json.loads((course.state / "students" / f"{name}.json").read_text())
-        assert rec["student"] == name
+        rec = json.loads(result_path(course, name).read_text())
+        assert rec["student"] == name and rec["version"] == RESULT_VERSION, (name, rec.get("version"))
 
 
 CHECKS = [
@@ -212,7 +214,7 @@ CHECKS = [
     check_sandbox_kept_the_student_out,
     check_output_flood_was_cut,
     check_feedback_holds_no_hidden_test,
-    check_records_are_json,
+    check_results_are_json,
 ]
 
 
