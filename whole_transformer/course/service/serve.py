@@ -197,14 +197,14 @@ def _forget(folder: Path) -> None:
     later use in this process starts them afresh (``warm.py``'s nbgrader runs are forked from that server)."""
     from multiprocessing import forkserver, util
 
+    address = getattr(forkserver._forkserver, "_forkserver_address", None)
+    if address and str(address).startswith(str(folder)):  # first: its socket is in the folder cleaned up below
+        forkserver._forkserver._stop()  # type: ignore[attr-defined]
     clean_up = util._remove_temp_dir  # type: ignore[attr-defined]
     for done in list(util._finalizer_registry.values()):  # type: ignore[attr-defined]
         # its temporary folder's clean-up run now (it forgets the folder), not at exit, when the folder is gone
         if done._callback is clean_up and str(done._args[1]).startswith(str(folder)):
             done()
-    address = getattr(forkserver._forkserver, "_forkserver_address", None)
-    if address and str(address).startswith(str(folder)):
-        forkserver._forkserver._stop()  # type: ignore[attr-defined]
 
 
 def serve(
