@@ -473,3 +473,48 @@ def test_the_feedback_verdict_and_its_hint_wrap_within_the_page_in_chromium(cour
                 view.close()
     finally:
         browser.close()
+
+
+def test_a_secret_whose_word_is_missing_is_passed_over_and_every_other_is_found_as_before(monkeypatch):
+    """The search passes over a secret one of whose words the text lacks (as it must stand: whole, beginning or
+    ending a word); what it finds is what the full search finds, for every form a secret can be shown in."""
+    import html
+    import random
+
+    from whole_transformer.course.answers import leak_match
+
+    kinds = {
+        "g.random_array(8502, 8, 0.4, 1.0)": leak_match.INPUT,
+        "return x + y": leak_match.SOLUTION,
+        "P = np.zeros((L, d))": leak_match.SOLUTION,
+        "((read_60, task.prompt(896)), {}),  # the trained model": leak_match.HIDDEN,
+        "W_60['blocks.0.attn.W_K.weight']": leak_match.INPUT,
+        "a&b < c": leak_match.SOLUTION,
+        "-1.651569957": leak_match.EXPECTED,
+        "heads": leak_match.SOLUTION,  # one word: its ends say nothing, never passed over
+    }
+    forms = (
+        lambda k: k,
+        html.escape,
+        lambda k: "<span>" + "</span> <span>".join(k.split(" ")) + "</span>",
+        lambda k: k.replace(" ", ""),
+        lambda k: "xy" + k + "zz",
+        lambda k: k.replace(" ", " \n  "),
+        lambda k: k[1:-1],  # cut at both ends: found only where a shorter secret stands in it
+        lambda k: k.replace("0", "O"),
+    )
+    rng = random.Random(5)
+    texts = [
+        f"<p>{rng.choice(['lead', 'x', ''])}{form(k)}{rng.choice([' tail', '9', ''])}</p>"
+        for k in kinds
+        for form in forms
+    ]
+    full = leak_match._TextWords.may_show
+    passed = 0
+    for text in texts:
+        quick = sorted(leak_match.found_in(text, kinds))
+        with monkeypatch.context() as m:
+            m.setattr(leak_match._TextWords, "may_show", lambda self, words: True)
+            assert quick == sorted(leak_match.found_in(text, kinds)), text
+        passed += sum(not full(leak_match._TextWords(text), leak_match._words_of(k)) for k in kinds)
+    assert passed > len(texts)  # the words did pass secrets over

@@ -17,6 +17,7 @@ import html
 import json
 import math
 import re
+from bisect import bisect_left
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 
 from ..core.compare import floats
@@ -115,6 +116,51 @@ def _occurs(needle: str, hay: str) -> bool:
     return False
 
 
+_WORDS = re.compile(r"\w+")
+BEGINS, ENDS = 1, 2  # how a word of a secret stands in a text that shows it (``_words_of``)
+
+
+def _words_of(secret: str) -> tuple[tuple[str, int], ...]:
+    """The words of ``secret`` (runs of ``\\w``) with what must be true of each in a text that shows the secret, in
+    any form ``Search.found`` looks at (those forms change only spaces, tags and HTML escapes, never a word): a
+    word with another character before it in the secret begins a word of the text (``BEGINS``), one with another
+    after it ends one (``ENDS``), one with both is a whole word of the text; a word at the secret's very start or
+    end may be part of a longer word of the text, so it says nothing there."""
+    out = []
+    for m in _WORDS.finditer(secret):
+        how = (BEGINS if m.start() > 0 else 0) | (ENDS if m.end() < len(secret) else 0)
+        if how:
+            out.append((m.group(), how))
+    return tuple(sorted(out, key=lambda w: w[1] != BEGINS | ENDS))  # whole words first: a set lookup each
+
+
+class _TextWords:
+    """The words of a text's forms, to tell at once that a secret cannot be in it (``may_show``): a secret is
+    searched for in full only in a text that has all of its words, as ``_words_of`` says they must stand."""
+
+    def __init__(self, *forms: str):
+        words: set[str] = set()
+        for form in forms:
+            words.update(_WORDS.findall(form))
+        self.whole = words
+        self.starts = sorted(words)
+        self.ends = sorted(w[::-1] for w in words)
+
+    def may_show(self, words: tuple[tuple[str, int], ...]) -> bool:
+        for word, how in words:
+            if how == BEGINS | ENDS:
+                if word not in self.whole:
+                    return False
+            elif not _begins_one(self.starts if how == BEGINS else self.ends, word if how == BEGINS else word[::-1]):
+                return False
+        return True
+
+
+def _begins_one(ordered: list[str], start: str) -> bool:
+    i = bisect_left(ordered, start)
+    return i < len(ordered) and ordered[i].startswith(start)
+
+
 class Secrets(dict):
     """Secrets (text → kind) with the text every student has (``excused``: the released notebooks): a number or
     a list of numbers written there is no one's secret, in whatever notation a file shows it."""
@@ -132,6 +178,7 @@ class Search:
         self.kinds = kinds
         self.excused = getattr(kinds, "excused", "")
         self.squeezed = {k: _squeezed(k) for k in kinds}
+        self.words = {k: _words_of(k) for k in kinds}
         self.numbers: dict[tuple[int, Decimal], tuple[str, str]] = {}
         self.stored: set[int] = set()  # the significant digits the EXPECTED parts store floats with
         self.sequences: dict[str, str] = {}
@@ -197,7 +244,10 @@ class Search:
         own_flat = _squeezed(own)
         out: list[Leak] = []
         seen: set[str] = set()
+        words = _TextWords(text, plain, bare, flat)
         for ln, kind in self.kinds.items():
+            if not words.may_show(self.words[ln]):  # a word of it missing: not there in any form (most secrets)
+                continue
             sq = self.squeezed[ln]
             if not (ln in text or ln in plain or ln in bare or html.escape(ln) in text or (sq and _occurs(sq, flat))):
                 continue
