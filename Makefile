@@ -26,7 +26,7 @@ AXE := .a11y/axe-core-$(AXE_VERSION).installed
 help:
 	@echo "make lab         open the course in JupyterLab"
 	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser, the JupyterHub term as root)"
-	@echo "make quick       lint and the fast tests (each under 2 s; about 20 s here), for the edit-test loop"
+	@echo "make quick       lint and the unit tier (tests that need nothing but Python), for the edit-test loop"
 	@echo "make e2e         only the browser tests"
 	@echo "make typecheck   mypy on whole_transformer/ (its settings: [tool.mypy] in pyproject.toml; part of lint)"
 	@echo "make release     build release/ (what students get) from source/"
@@ -95,13 +95,15 @@ typecheck: $(STAMP)
 
 # Every test, the term on JupyterHub (tests/classroom) included: it runs as root (it makes Linux accounts),
 # with the proxy installed here where npm is, on one xdist worker beside the rest; elsewhere it skips and
-# says why (with WT_REQUIRE_CLASSROOM=1, as .ci/run sets, it fails instead).
+# says why (with WT_REQUIRE_CLASSROOM=1, as .ci/run sets, it fails instead). The tiers that need the most start
+# first, in tests/tiers.py's order (--no-loadscope-reorder keeps it); a module's tests that share its fixtures
+# stay on one worker (loadgroup).
 test: $(STAMP) lint $(if $(shell command -v npm),$(AXE)) $(if $(and $(filter 0,$(shell id -u)),$(shell command -v npm)),$(PROXY))
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 
-# The edit-test loop: lint and every test under about 2 s (tests/conftest.py lists the slower ones).
+# The edit-test loop: lint and the unit tier (tests/tiers.py derives each test's tier from what it needs).
 quick: $(STAMP) lint
-	$(PY) -m pytest -n 2 -q -m "not slow and not e2e and not classroom"
+	$(PY) -m pytest -n 2 --dist loadgroup -q --tier unit
 
 e2e: $(STAMP) $(if $(shell command -v npm),$(AXE))
 	$(PY) -m pytest -m e2e tests/e2e

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from benchmarks.checkout import NOTEBOOKS, class_generator, course_cli
+from benchmarks.checkout import NOTEBOOKS, class_generator, course_cli, released
 from benchmarks.figures import faster, median
 from benchmarks.machine import machine_busy
 from benchmarks.rows import Bench, Group, Row
@@ -23,7 +23,7 @@ def bench_autograde(b: Bench) -> None:
     with tempfile.TemporaryDirectory(prefix="wt-bench-course-") as tmp:
         # one course built from source/ in a temp folder; nothing of the repository is written
         base = make_course(Path(tmp) / "base", real_source=True)
-        course_cli(base, "release")
+        released(base)
         _bench_one_submission(b, Path(tmp), base, Notebooks(base), write_submission)
         took_way, cpu_class, who, slowest = _grade_the_class(b, Path(tmp), base, Notebooks, roster, write_submission)
         _class_rows(b, took_way, cpu_class, who, slowest)

@@ -33,6 +33,18 @@ def class_generator():
     return make_course, Notebooks, write_submission, roster
 
 
+def released(root: Path) -> None:
+    """A course folder of the benchmarks released as ``make release`` does, with answer keys of its own (a copy of
+    the package's, beside it), so that the package's visible checks' data and mistake table, which a course made from
+    source/ leaves as they are, are not worked out again (about 35 s of CPU, measured by no row)."""
+    tests_importable()
+    from simclass.built import release_course  # lazy: tests/ is importable only now
+
+    from whole_transformer.course.layout import Course
+
+    release_course(Course(root))
+
+
 def course_cli(root: Path, *args: str, timeout: float = 1800, preexec_fn=None) -> tuple[float, str]:
     """Run `python -m whole_transformer.course --root ROOT ARGS` as an instructor does; (seconds, output).
     ``preexec_fn`` runs in the child before the command (the service group's CPU meter puts it in its cgroup)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.checkout import class_generator, tests_importable
+from benchmarks.checkout import class_generator, released, tests_importable
 from benchmarks.figures import kb, median, ms, p90
 from benchmarks.machine import loadavg, machine_busy
 from benchmarks.rows import Bench, Group, Row
@@ -59,11 +59,10 @@ class _ScaleRig:
         from whole_transformer.course.autograder.assignment import prepare
         from whole_transformer.course.autograder.grade import grade
         from whole_transformer.course.autograder.submission import Submission
-        from whole_transformer.course.publish.release import release
         from whole_transformer.course.sandbox.bubblewrap import check_sandbox
 
         base = make_course(tmp / "base", real_source=True)
-        release(Course(base), log=lambda *a: None)
+        released(base)
         nbs = Notebooks(base)
         write_submission(base, "full", {n: nbs.solved(n) for n in nbs.names})
         course = Course(base)
@@ -132,7 +131,6 @@ def _bench_merge_postgres(b: Bench, rig: _ScaleRig) -> None:
     from simclass.pgcluster import PostgresCluster, server_bin
 
     from whole_transformer.course.autograder.assignment import prepare
-    from whole_transformer.course.publish.release import release
 
     item = "merge one graded student into PostgreSQL"
     if server_bin() is None:
@@ -151,7 +149,7 @@ def _bench_merge_postgres(b: Bench, rig: _ScaleRig) -> None:
         os.environ["DB_URL"] = pg.create_database("bench")
         try:
             c = Course(pgc)
-            release(c, log=lambda *a: None)
+            released(pgc)
             prepare(c, rig.tmp / "work-pg", log=lambda *a: None)
             times = rig.merges(c, "pg")
         finally:

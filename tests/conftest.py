@@ -1,8 +1,21 @@
-"""Shared fixtures: the three shipped models, loaded once per test session (per xdist worker).
+"""Shared fixtures, and how the suite runs in tiers.
 
-The repository root goes first on sys.path so the tests import this checkout's package even
-when pytest is started without ``python -m`` and the package is not installed.
+The fixtures: the three shipped models, loaded once per test process; what is built once per test run and shared
+(``released_mini``, ``released_course``, ``graded_class``: tests/simclass/built.py), and the resources a test needs
+(``sandbox``, ``pw_driver``).
+
+The tiers (tests/tiers.py): each test's tier, derived at collection from what it needs, is put on it as a mark
+(tier_ and its name); ``--tier NAME`` (repeatable) runs only those tiers (``make quick``: ``--tier unit``). A test that
+shares a module's fixture is grouped with its module for pytest-xdist, and the modules whose tests need the most
+start the run (the JupyterHub term, the browser tests, the graded class), so that no long test is left to finish
+alone at the end. The run's summary says how many tests of each tier ran and the seconds each tier took, and names a
+unit test that took long. Nothing is listed by hand here: a test says what it needs where it is written.
+
+The repository root goes first on sys.path so the tests import this checkout's package even when pytest is started
+without ``python -m`` and the package is not installed.
 """
+
+from __future__ import annotations
 
 import os
 import sys
@@ -11,12 +24,122 @@ import time
 from pathlib import Path
 
 import pytest
+from tiers import RANK, STARTS, TIERS, UNIT_SECONDS, tier_of
 
 ROOT = Path(__file__).resolve().parents[1]
 # a model the tests train in 04's training lab is saved here, not in the checkout (labs/_yours.py)
 os.environ.setdefault("WT_YOUR_MODEL_DIR", tempfile.mkdtemp(prefix="wt-test-your-model-"))
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+
+# ------------------------------------------------------------------------------ the tiers (tests/tiers.py)
+def pytest_addoption(parser):
+    parser.addoption(
+        "--tier",
+        action="append",
+        default=[],
+        choices=[t.name for t in TIERS],
+        help="run only the tests of this tier (repeatable); tests/tiers.py's TIERS says what each needs",
+    )
+
+
+def pytest_configure(config):
+    for t in TIERS:
+        config.addinivalue_line("markers", f"tier_{t.name}: derived (tests/tiers.py): needs {t.needs}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Each test's tier, as a mark; a test that shares a module's fixture grouped with its module for pytest-xdist;
+    only the tiers asked for (--tier); the modules in the order tiers.STARTS gives their most expensive test's tier,
+    each whole and in the order collected (pytest-xdist hands work out in this order with --no-loadscope-reorder)."""
+    for item in items:
+        tier = tier_of(item)
+        item.add_marker(getattr(pytest.mark, f"tier_{tier}"))
+        item.user_properties.append(("tier", tier))
+        if item.get_closest_marker("xdist_group") is None and _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    wanted = config.getoption("tier")
+    if wanted:
+        keep = [i for i in items if _tier(i) in wanted]
+        gone = [i for i in items if _tier(i) not in wanted]
+        if gone:
+            config.hook.pytest_deselected(items=gone)
+        items[:] = keep
+    top: dict[str, int] = {}  # module → the rank of its most expensive test: a module stays together
+    for i in items:
+        top[i.nodeid.split("::")[0]] = max(top.get(i.nodeid.split("::")[0], 0), RANK[_tier(i)])
+    items.sort(key=lambda i: STARTS.index(TIERS[top[i.nodeid.split("::")[0]]].name))
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    counts = {t.name: 0 for t in TIERS}
+    for i in items:
+        counts[_tier(i)] += 1
+    return "tiers: " + ", ".join(f"{name} {n}" for name, n in counts.items())
+
+
+def _shares_a_module_fixture(item) -> bool:
+    """Whether the test uses a fixture built once per module (or class): pytest-xdist then runs the module's tests
+    that use one on one worker (``--dist loadgroup``), which builds it once."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(d.scope in ("module", "class", "package") for ds in defs for d in ds)
+
+
+def _tier(item) -> str:
+    return dict(item.user_properties)["tier"]
+
+
+_SESSION_START = time.time()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many tests of each tier ran and the seconds each took (their calls, set-up included), and the unit tests
+    that took long; and the JupyterHub term's step times (tests/classroom/test_classroom.py), when it ran. Here so
+    that the run's own terminal shows them, with or without xdist workers."""
+    import json
+
+    per: dict[str, list[float]] = {}
+    units: dict[str, float] = {}  # a unit test's seconds, its set-up (a module's fixture) included
+    for reports in terminalreporter.stats.values():
+        for rep in reports:
+            if getattr(rep, "when", None) not in ("setup", "call") or not hasattr(rep, "user_properties"):
+                continue
+            tier = dict(rep.user_properties).get("tier")
+            if tier is None:
+                continue
+            seconds = per.setdefault(tier, [0, 0.0])
+            seconds[0] += rep.when == "call"
+            seconds[1] += rep.duration
+            if tier == "unit":
+                units[rep.nodeid] = units.get(rep.nodeid, 0.0) + rep.duration
+    slow_units = sorted(((s, n) for n, s in units.items() if s > UNIT_SECONDS), reverse=True)
+    if per:
+        terminalreporter.section("tiers: tests run and their seconds (tests/tiers.py)")
+        for t in TIERS:
+            if t.name in per:
+                n, s = per[t.name]
+                terminalreporter.write_line(f"{t.name:8} {n:5d} tests {s:8.1f} s   needs {t.needs}")
+        for seconds, nodeid in slow_units:
+            terminalreporter.write_line(
+                f"a unit test took {seconds:.1f} s (over {UNIT_SECONDS:g} s): say what it needs: {nodeid}"
+            )
+    times = ROOT / "artifacts" / "classroom" / "times.json"
+    if times.is_file() and times.stat().st_mtime >= _SESSION_START:
+        terminalreporter.section("the JupyterHub term: seconds per step (artifacts/classroom/)")
+        for step, seconds in json.loads(times.read_text()).items():
+            terminalreporter.write_line(f"{seconds:8.1f}  {step}")
+
+
+# ------------------------------------------------------------------------------ resources
+@pytest.fixture(scope="session")
+def sandbox():
+    """The grading sandbox works here, or the test skips (fails under WT_REQUIRE_SANDBOX=1)."""
+    from simclass.minicourse import require_sandbox
+
+    require_sandbox()
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +154,34 @@ def pw_driver():
     pw.stop()
 
 
+# ------------------------------------------------------------------------------ built once per run (simclass/built.py)
+@pytest.fixture(scope="session")
+def released_mini(tmp_path_factory) -> Path:
+    """The small course (tests/simclass/minicourse.py) released: read it, or copy it (``built.copy_course``) to
+    write into it."""
+    from simclass.built import build_released, once
+
+    return once(tmp_path_factory, "released-mini", lambda f: build_released(f, real_source=False))[0] / "course"
+
+
+@pytest.fixture(scope="session")
+def released_course(tmp_path_factory) -> Path:
+    """The course of source/ released: read it, or copy it (``built.copy_course``) to write into it."""
+    from simclass.built import build_released, once
+
+    return once(tmp_path_factory, "released-course", lambda f: build_released(f, real_source=True))[0] / "course"
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory, released_course, sandbox):
+    """The simulated class graded, its grades, feedback and insights written (``built.GradedClass``): read only."""
+    from simclass.built import GradedClass, build_class, once
+
+    folder, meta = once(tmp_path_factory, "graded-class", lambda f: build_class(f, released_course))
+    return GradedClass.read(folder / "course", meta)
+
+
+# ------------------------------------------------------------------------------ the shipped models
 @pytest.fixture(scope="session")
 def model60():
     """The shipped model after 60 epochs (eval mode). Tests must not change its weights."""
@@ -59,55 +210,3 @@ def microscope():
 def shipped(model60, model2, microscope):
     """{name: model} for the three shipped checkpoints."""
     return {"60": model60, "2": model2, "microscope": microscope}
-
-
-_SESSION_START = time.time()
-
-
-def pytest_terminal_summary(terminalreporter):
-    """The JupyterHub term's step times (tests/classroom/test_classroom.py), when it ran in this session; here
-    so that the run's own terminal shows them, with or without xdist workers."""
-    import json
-
-    times = ROOT / "artifacts" / "classroom" / "times.json"
-    if times.is_file() and times.stat().st_mtime >= _SESSION_START:
-        terminalreporter.section("the JupyterHub term: seconds per step (artifacts/classroom/)")
-        for step, seconds in json.loads(times.read_text()).items():
-            terminalreporter.write_line(f"{seconds:8.1f}  {step}")
-
-
-#: Tests that take more than about 2 s on this 2-core machine (measured with ``--durations``), beside
-#: those already marked ``slow``, ``e2e`` or ``classroom``: ``make quick`` leaves all of them out
-#: (``-m "not slow and not e2e and not classroom"``); ``make test`` runs everything. A node id, or the
-#: start of one (a whole module).
-OVER_2_SECONDS = (
-    "tests/test_autograde.py::test_parallel_grading_gives_the_same_grades",
-    "tests/test_autograde.py::test_killed_half_way_then_run_again_grades_everyone_once",
-    "tests/test_autograde.py::test_autograde_without_sandbox_only_when_asked",
-    "tests/test_sandbox.py::test_the_sandbox_runs_the_kernel_wherever_python_lives",
-    "tests/test_build.py::test_release_is_up_to_date_with_source",
-    "tests/test_sandbox.py::test_execute_",
-    "tests/test_sandbox.py::test_sandboxed_kernel_sees_nothing_of_the_course",
-    "tests/test_autograde.py::test_autograde_refuses_without_a_sandbox",
-    "tests/test_autograde.py::test_a_second_run_grades_nobody_again",
-    "tests/test_course_exchange.py",
-    "tests/test_warm_kernels.py",
-    "tests/test_handout.py",
-    "tests/test_train.py::test_cli_trains_saves_and_refuses_to_overwrite",
-    "tests/test_train.py::test_the_copy_task_is_learned",
-    "tests/test_train.py::test_retraining_with_the_recorded_seed",
-    "tests/test_train.py::test_three_seeded_epochs_lower_the_loss",
-    "tests/test_train.py::test_training_gives_the_same_numbers_whatever_the_thread_count",
-    "tests/test_numpy_model.py::test_twin_",
-    "tests/test_labs_03_04.py::test_training_lab_",
-    "tests/test_labs_03_04.py::test_each_training_lab_",
-    "tests/test_labs_01_02.py::test_block_picture_carries_the_microscope_shapes_and_numbers",
-    "tests/test_decode.py::test_batched_reading_equals_one_at_a_time_for_all_1000",
-    "tests/classroom/test_classroom_setup.py",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.nodeid.startswith(OVER_2_SECONDS):
-            item.add_marker(pytest.mark.slow)

@@ -9,7 +9,6 @@ import copy
 import csv
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -19,7 +18,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from simclass.minicourse import NAME, make_course, require_sandbox
+from simclass.built import copy_course, once
+from simclass.minicourse import NAME, make_course
 
 from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.autograder.store import load_result
@@ -27,7 +27,6 @@ from whole_transformer.course.autograder.submission import Submission
 from whole_transformer.course.cells import grade_id as gid
 from whole_transformer.course.core.results import Result
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env
-from whole_transformer.course.publish.release import release as build_release
 from whole_transformer.course.reports.grades import write_detail
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,40 +37,9 @@ def ids(nb):
 
 
 # ------------------------------------------------------------------------------ autograding a small class
-def _shared_dir(tmp_path_factory, worker_id: str) -> Path:
-    """A folder all pytest-xdist workers of this run share: what is built there is built once."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if worker_id != "master" else base
-
-
-def _once(tmp_path_factory, worker_id, name, build_it) -> Path:
-    """build_it(folder) once per test run (whichever worker comes first); the folder."""
-    from filelock import FileLock
-
-    shared = _shared_dir(tmp_path_factory, worker_id) / name
-    shared.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(shared) + ".lock"):
-        if not (shared / "done").exists():
-            build_it(shared)
-            (shared / "done").write_text("ok")
-    return shared
-
-
-@pytest.fixture(scope="module")
-def mini_built(tmp_path_factory, worker_id):
-    """The small course, released once (release/ and gradebook.db); tests copy it."""
-
-    def make(folder):
-        shutil.rmtree(folder / "course", ignore_errors=True)
-        root = make_course(folder / "course")
-        build_release(Course(root), log=lambda *a: None)
-
-    return _once(tmp_path_factory, worker_id, "mini-built", make) / "course"
-
-
-def _fresh(mini_built: Path, where: Path) -> tuple[Path, nbformat.NotebookNode]:
-    root = where / "course"
-    shutil.copytree(mini_built, root)
+def _fresh(released_mini: Path, where: Path) -> tuple[Path, nbformat.NotebookNode]:
+    """A copy of the small course as released (built once per run), and its released notebook."""
+    root = copy_course(released_mini, where / "course").root
     return root, nbformat.read(root / "release" / ASSIGNMENT / f"{NAME}.ipynb", as_version=4)
 
 
@@ -118,18 +86,16 @@ def _detail(root: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def mini_courses(tmp_path_factory, worker_id, mini_built):
-    """The same seven submissions graded with JOBS=1 and with JOBS=3, in two course folders."""
-    require_sandbox()
+def mini_courses(tmp_path_factory, released_mini, sandbox):
+    """The same seven submissions graded with JOBS=1 and with JOBS=3, in two course folders (once per run)."""
 
     def grade_both(folder):
         for jobs in (1, 3):
-            shutil.rmtree(folder / f"jobs{jobs}", ignore_errors=True)
-            root, rel = _fresh(mini_built, folder / f"jobs{jobs}")
+            root, rel = _fresh(released_mini, folder / f"jobs{jobs}")
             _mini_class(root, rel)
             autograde(Course(root), jobs=jobs, log=lambda *a: None)
 
-    shared = _once(tmp_path_factory, worker_id, "mini-graded", grade_both)
+    shared, _ = once(tmp_path_factory, "mini-graded", grade_both)
     out = {}
     for jobs in (1, 3):
         root = shared / f"jobs{jobs}" / "course"
@@ -137,7 +103,6 @@ def mini_courses(tmp_path_factory, worker_id, mini_built):
     return out
 
 
-@pytest.mark.xdist_group("course-mini")
 def test_parallel_grading_gives_the_same_grades(mini_courses):
     one, three = _detail(mini_courses[1]["root"]), _detail(mini_courses[3]["root"])
     assert one == three
@@ -155,7 +120,6 @@ def test_parallel_grading_gives_the_same_grades(mini_courses):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
 def test_gradebook_intact_after_parallel_grading(mini_courses):
     root = mini_courses[3]["root"]
     con = sqlite3.connect(root / "gradebook.db")
@@ -167,7 +131,6 @@ def test_gradebook_intact_after_parallel_grading(mini_courses):
     assert grades == 6 * 3
 
 
-@pytest.mark.xdist_group("course-mini")
 def test_a_second_run_grades_nobody_again(mini_courses):
     root = mini_courses[1]["root"]
     before = _detail(root)
@@ -176,10 +139,8 @@ def test_a_second_run_grades_nobody_again(mini_courses):
     assert _detail(root) == before
 
 
-@pytest.mark.xdist_group("course-mini")
-def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_built):
-    require_sandbox()
-    root, rel = _fresh(mini_built, tmp_path)
+def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, released_mini, sandbox):
+    root, rel = _fresh(released_mini, tmp_path)
     expected = _mini_class(root, rel)
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--jobs", "1"]
     proc = subprocess.Popen(
@@ -224,7 +185,6 @@ def test_killed_half_way_then_run_again_grades_everyone_once(tmp_path, mini_buil
         assert load_result(Course(root), s) is not None
 
 
-@pytest.mark.xdist_group("course-mini")
 def test_autograde_refuses_without_a_sandbox(tmp_path):
     root = make_course(tmp_path / "course")
     (root / "submitted" / "ada" / ASSIGNMENT).mkdir(parents=True)
@@ -237,9 +197,8 @@ def test_autograde_refuses_without_a_sandbox(tmp_path):
     assert not (root / "gradebook.db").exists()
 
 
-@pytest.mark.xdist_group("course-mini")
-def test_autograde_without_sandbox_only_when_asked(tmp_path, mini_built):
-    root, rel = _fresh(mini_built, tmp_path)
+def test_autograde_without_sandbox_only_when_asked(tmp_path, released_mini):
+    root, rel = _fresh(released_mini, tmp_path)
     d = root / "submitted" / "ada" / ASSIGNMENT
     d.mkdir(parents=True)
     nbformat.write(_answered(rel), d / f"{NAME}.ipynb")
@@ -273,10 +232,8 @@ def test_the_same_files_have_the_same_digest_from_submitted_and_from_the_exchang
     assert Submission.from_folder(Course(tmp_path / "course"), "ada").digest != taken.digest
 
 
-@pytest.mark.xdist_group("course-mini")
-def test_grade_one_writes_the_result_apart_and_merges_it_only_when_asked(tmp_path, mini_built):
-    require_sandbox()
-    root, rel = _fresh(mini_built, tmp_path)
+def test_grade_one_writes_the_result_apart_and_merges_it_only_when_asked(tmp_path, released_mini, sandbox):
+    root, rel = _fresh(released_mini, tmp_path)
     d = root / "submitted" / "cyd" / ASSIGNMENT
     d.mkdir(parents=True)
     nbformat.write(_answered(rel, f="def double(x):\n    return x + x if x > 0 else x"), d / f"{NAME}.ipynb")

@@ -1,5 +1,9 @@
-"""checkdata.is_current(): the shipped data of the visible checks is exactly what the reference
-solutions and the mistake catalogue give today, and any difference is noticed."""
+"""checkdata.is_current(): any difference between the shipped data of the visible checks and what the reference
+solutions and the mistake catalogue give is noticed. (That the shipped data is current is tests/test_term.py's
+``test_the_repository_is_in_step``.)
+
+Working the data out (``checkdata.build``) takes about 18 s of CPU: the tests that change only the file compare it
+with one build, made once for the module (``built``); those that change what it is built from build it anew."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ import pytest
 from whole_transformer import exercise_checks as ec
 from whole_transformer.course.answers import check_data as checkdata
 from whole_transformer.course.answers.mistakes import MISTAKES
+
+pytestmark = pytest.mark.package  # each test works the data out (about 18 s of CPU), or reads one such build
 
 
 @pytest.fixture
@@ -22,11 +28,18 @@ def data_copy(tmp_path, monkeypatch):
     ec._data.cache_clear()
 
 
-def test_the_shipped_data_is_current():
-    assert checkdata.is_current(), "run `python -m whole_transformer.course check-data --write`"
+@pytest.fixture(scope="module")
+def once_built() -> dict:
+    return checkdata.build()
 
 
-def test_a_changed_hash_is_not_current(data_copy):
+@pytest.fixture
+def built(once_built, monkeypatch):
+    """checkdata.build() gives what the reference and the catalogue give now, worked out once for the module."""
+    monkeypatch.setattr(checkdata, "build", lambda: once_built)
+
+
+def test_a_changed_hash_is_not_current(data_copy, built):
     assert checkdata.is_current()
     data = json.loads(data_copy.read_text())
     right = data["exercises"]["make_xy"]["right"]
@@ -35,14 +48,14 @@ def test_a_changed_hash_is_not_current(data_copy):
     assert not checkdata.is_current()
 
 
-def test_a_changed_hint_is_not_current(data_copy):
+def test_a_changed_hint_is_not_current(data_copy, built):
     data = json.loads(data_copy.read_text())
     data["exercises"]["masked_loss"]["mistakes"][0]["hint"] += " (edited by hand)"
     data_copy.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     assert not checkdata.is_current()
 
 
-def test_a_missing_file_is_not_current(data_copy):
+def test_a_missing_file_is_not_current(data_copy, built):
     data_copy.unlink()
     assert not checkdata.is_current()
 
@@ -64,7 +77,7 @@ def test_a_mistake_that_gives_the_right_results_is_refused(data_copy, monkeypatc
         checkdata.is_current()
 
 
-def test_write_makes_it_current_again(data_copy):
+def test_write_makes_it_current_again(data_copy, built):
     data_copy.write_text("{}\n")
     assert not checkdata.is_current()
     assert checkdata.write() == data_copy

@@ -10,7 +10,6 @@ feedback; release_feedback needs the secret to name the file the student's fetch
 from __future__ import annotations
 
 import nbformat
-import pytest
 from simclass.local_exchange import course_with_exchange, nbgrader
 from simclass.minicourse import NAME, require_sandbox
 
@@ -20,10 +19,9 @@ from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID
 from whole_transformer.course.reports.feedback import feedback
 
 
-@pytest.mark.xdist_group("course-mini")
-def test_feedback_goes_through_the_exchange_after_autograde(tmp_path):
+def test_feedback_goes_through_the_exchange_after_autograde(tmp_path, released_mini):
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path)
+    course, exchange = course_with_exchange(tmp_path, released=released_mini)
     root = course.root
 
     home = tmp_path / "ada"

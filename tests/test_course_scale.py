@@ -1,10 +1,11 @@
 """Autograding at scale: a Dask cluster, a PostgreSQL gradebook, and the same grades.
 
 - Three ways, one small simulated class of the real notebooks (complete, partial, a crash in a
-  hidden test, an invalid notebook, a renamed one, an edited test cell, an empty folder): JOBS=1
-  with SQLite, a local Dask cluster of 2 worker processes with SQLite, and the Dask cluster with a
-  PostgreSQL gradebook. ``grades-detail.csv`` is the same row for row, and the points are the
-  roster's; grades, feedback and the records work against PostgreSQL as against SQLite.
+  hidden test, an invalid notebook, a renamed one, an edited test cell, an empty folder): local graders
+  with SQLite (these students of the simulated class, graded once per run), a local Dask cluster of 2
+  worker processes with SQLite, and the Dask cluster with a PostgreSQL gradebook. ``grades-detail.csv``
+  is the same row for row, and the points are the roster's; grades, feedback and the records work
+  against PostgreSQL as against SQLite.
 - A worker process is killed (SIGKILL) while it grades: every student still ends graded, once.
 - Two ``autograde`` runs started at once against the same PostgreSQL gradebook share the class:
   each student graded by exactly one of them, no grade lost.
@@ -29,8 +30,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from simclass.built import copy_course, release_course
 from simclass.expected import expected_now
-from simclass.minicourse import make_course, require_sandbox
 from simclass.notebooks import Notebooks, write_submission
 from simclass.pgcluster import PostgresCluster, require_postgres
 from simclass.students import roster
@@ -39,13 +40,11 @@ from whole_transformer.course.autograder.autograde import autograde
 from whole_transformer.course.autograder.cluster import local_cluster
 from whole_transformer.course.autograder.store import load_result
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.publish.release import release
 from whole_transformer.course.reports.feedback import feedback
 from whole_transformer.course.reports.grades import grades, write_detail
 from whole_transformer.course.reports.insights import insights
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-scale")]
 
 SMALL_CLASS = ["full", "partial", "os-exit", "invalid-json", "renamed", "test-edited", "empty-folder"]
 
@@ -69,10 +68,8 @@ def db_url_env(monkeypatch):
     monkeypatch.delenv("DB_URL", raising=False)
 
 
-def _small_class(root: Path):
-    make_course(root, real_source=True)
-    course = Course(root)
-    release(course, log=lambda *a: None)
+def _small_class(released_course: Path, root: Path):
+    course = copy_course(released_course, root)
     nbs = Notebooks(root)
     chosen = {s.name: s for s in roster(nbs, root) if s.name in SMALL_CLASS}
     assert sorted(chosen) == sorted(SMALL_CLASS)
@@ -86,39 +83,39 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
-    """JOBS=1 + SQLite, Dask (2 worker processes) + SQLite, Dask + PostgreSQL: the same
-    grades-detail.csv, row for row, and the roster's points."""
-    require_sandbox()
+@pytest.mark.xdist_group("graded-class")  # it reads the class: on the worker that grades it, once it is graded
+def test_three_ways_give_the_same_grades(tmp_path, released_course, graded_class, postgres, db_url_env):
+    """Local graders with SQLite (the simulated class, graded once per run: these seven of its students), a local
+    Dask cluster of 2 worker processes with SQLite, and the Dask cluster with a PostgreSQL gradebook: the same
+    grades-detail.csv, row for row, and the roster's points; the class report the same on PostgreSQL as on SQLite.
+    (That JOBS=1 and JOBS=3 grade alike is tests/test_autograde.py's.)"""
     timings = {}
-    details, reports = {}, {}
+    local = [r for r in _rows(graded_class.course.root / "grades-detail.csv") if r["student_id"] in SMALL_CLASS]
+    details, reports = {"local-sqlite": _by_cell(local)}, {}
     base = tmp_path / "base"
-    course, nbs, chosen = _small_class(base)
+    course, nbs, chosen = _small_class(released_course, base)
     with local_cluster(2) as cluster:
-        for way in ("jobs1-sqlite", "dask-sqlite", "dask-postgres"):
+        for way in ("dask-sqlite", "dask-postgres"):
             root = tmp_path / way
-            shutil.copytree(base, root, symlinks=True)
+            copy_course(base, root)
             if way == "dask-postgres":
                 (root / "gradebook.db").unlink()
                 db_url_env(postgres.create_database("three_ways"))
-                release(Course(root), log=lambda *a: None)  # the assignment into PostgreSQL
+                release_course(Course(root))  # the assignment into PostgreSQL
             c = Course(root)
             assert c.sqlite == (way != "dask-postgres"), c.db_url
             t = time.monotonic()
-            run = autograde(
-                c, jobs=1, scheduler=None if way == "jobs1-sqlite" else cluster.scheduler_address, log=lambda *a: None
-            )
+            run = autograde(c, jobs=1, scheduler=cluster.scheduler_address, log=lambda *a: None)
             timings[way] = time.monotonic() - t
             assert sorted(run.graded) == sorted(SMALL_CLASS), run
             grades(c, log=lambda *a: None)
             feedback(c, log=lambda *a: None)
             insights(c, log=lambda *a: None)
-            details[way] = _rows(root / "grades-detail.csv")
+            details[way] = _by_cell(_rows(root / "grades-detail.csv"))
             reports[way] = _rows(root / "insights.csv")
-            by_cell = {(r["student_id"], r["grade_id"]): r for r in details[way]}
             totals = {r["student_id"]: float(r["score"]) for r in _rows(root / "grades.csv")}
             for name, s in chosen.items():
-                want = sum(p for p, _ in expected_now(nbs, s, by_cell).values())
+                want = sum(p for p, _ in expected_now(nbs, s, details[way]).values())
                 assert totals[name] == pytest.approx(want), (way, name)
             if way == "dask-postgres":
                 assert not (root / "gradebook.db").exists(), "the PostgreSQL run wrote a SQLite gradebook"
@@ -130,20 +127,24 @@ def test_three_ways_give_the_same_grades(tmp_path, postgres, db_url_env):
                 assert list((root / "feedback" / "full" / ASSIGNMENT).glob("*.html"))
                 assert _formgrader_sees(root) == {s: totals[s] for s in subs}
     print("three ways:", ", ".join(f"{w} {s:.0f} s" for w, s in timings.items()))
-    assert len(details["jobs1-sqlite"]) == sum(len(nbs.grade_cells(n)) for n in nbs.names) * len(SMALL_CLASS)
-    by_cell = {(r["student_id"], r["grade_id"]): r for r in details["jobs1-sqlite"]}
+    by_cell = details["local-sqlite"]
+    assert len(by_cell) == sum(len(nbs.grade_cells(n)) for n in nbs.names) * len(SMALL_CLASS)
     for s in chosen.values():
         for g, (points, status) in expected_now(nbs, s, by_cell).items():
             row = by_cell[(s.name, g)]
             assert (float(row["score"]), row["status"]) == (points, status), (s.name, g, row)
-    assert details["dask-sqlite"] == details["jobs1-sqlite"]
-    assert details["dask-postgres"] == details["jobs1-sqlite"]
+    assert details["dask-sqlite"] == by_cell
+    assert details["dask-postgres"] == by_cell
     # the class report reads the gradebook and the records: the same on PostgreSQL as on SQLite
-    assert reports["jobs1-sqlite"] and any(
-        r["section"] == "question" and r["detail"] == "answered 6" for r in reports["jobs1-sqlite"]
+    assert reports["dask-sqlite"] and any(
+        r["section"] == "question" and r["detail"] == "answered 6" for r in reports["dask-sqlite"]
     )
-    assert reports["dask-sqlite"] == reports["jobs1-sqlite"]
-    assert reports["dask-postgres"] == reports["jobs1-sqlite"]
+    assert reports["dask-postgres"] == reports["dask-sqlite"]
+
+
+def _by_cell(rows: list[dict]) -> dict[tuple[str, str], dict]:
+    """grades-detail.csv's rows by (student, grade_id)."""
+    return {(r["student_id"], r["grade_id"]): r for r in rows}
 
 
 def _formgrader_sees(root: Path) -> dict[str, float]:
@@ -162,11 +163,15 @@ def _formgrader_sees(root: Path) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------ the small course
-def _mini_course(root: Path, extra: int = 0) -> dict[str, float]:
+def _mini_course(released_mini: Path, root: Path, extra: int = 0) -> dict[str, float]:
+    """A copy of the small course as released, the mini class and ``extra`` more students like ada handed in; under
+    DB_URL, released again into that database (the copy's SQLite gradebook removed)."""
     from test_autograde import MINI_EXPECTED, _mini_class
 
-    make_course(root)
-    release(Course(root), log=lambda *a: None)
+    course = copy_course(released_mini, root)
+    if not course.sqlite:
+        (root / "gradebook.db").unlink()
+        release_course(course)  # the assignment into the database DB_URL names
     rel = nbformat.read(root / "release" / ASSIGNMENT / "01-mini.ipynb", as_version=4)
     expected = _mini_class(root, rel)
     for i in range(extra):  # more students like ada (full marks)
@@ -185,14 +190,13 @@ def _totals(root: Path) -> dict[str, float]:
     return out
 
 
-def test_a_killed_worker_loses_no_student(tmp_path):
+def test_a_killed_worker_loses_no_student(tmp_path, released_mini, sandbox):
     """SIGKILL to a Dask worker process while it grades: its student is graded again elsewhere,
     every student ends graded exactly once, with the right points."""
-    require_sandbox()
     from distributed import Client
 
     root = tmp_path / "course"
-    expected = _mini_course(root, extra=1)
+    expected = _mini_course(released_mini, root, extra=1)
     killed = {}
     with local_cluster(2) as cluster, Client(cluster.scheduler_address) as client:
         pids = client.run(os.getpid)  # worker address → process id
@@ -232,14 +236,13 @@ def test_a_killed_worker_loses_no_student(tmp_path):
         assert load_result(Course(root), s) is not None, s
 
 
-def test_two_runs_at_once_share_a_postgres_gradebook(tmp_path, postgres, db_url_env):
+def test_two_runs_at_once_share_a_postgres_gradebook(tmp_path, released_mini, postgres, db_url_env, sandbox):
     """Two `autograde` processes started together on one PostgreSQL gradebook: every student is
     graded by exactly one of them, and no grade is lost."""
-    require_sandbox()
     root = tmp_path / "course"
     url = postgres.create_database("two_runs")
     db_url_env(url)
-    expected = _mini_course(root, extra=3)
+    expected = _mini_course(released_mini, root, extra=3)
     assert not (root / "gradebook.db").exists()
     env = dict(os.environ, DB_URL=url, PYTHONPATH=str(REPO))
     cmd = [sys.executable, "-m", "whole_transformer.course", "--root", str(root), "autograde", "--jobs", "1"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 import nbformat
-import pytest
 from simclass.local_exchange import course_with_exchange, nbgrader
 from simclass.minicourse import mini_notebook
 
@@ -28,7 +27,6 @@ def _said(done) -> str:
     return "\n".join(ln for ln in done.stderr.splitlines() if "collect " in ln)
 
 
-@pytest.mark.xdist_group("course-mini")
 def test_a_second_submission_of_one_notebook_keeps_the_other_three(tmp_path):
     course, exchange = course_with_exchange(tmp_path, notebooks={name: mini_notebook() for name in FOUR})
     root, home = course.root, tmp_path / "ada"

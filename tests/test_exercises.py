@@ -164,6 +164,7 @@ def test_every_exercise_has_correct_and_wrong_implementations_and_every_listed_m
     assert all(i.check_says for i in ALL if not i.correct), "every wrong implementation says what the check says"
 
 
+@pytest.mark.package  # the check and the hidden test run on every case
 @pytest.mark.parametrize("imp", [i for i in ALL if i.correct], ids=lambda i: i.id)
 def test_a_correct_implementation_gets_full_points(imp):
     graded = grade(imp.exercise, imp.source)
@@ -172,6 +173,7 @@ def test_a_correct_implementation_gets_full_points(imp):
     assert "✓ Right." in graded.output, graded.output
 
 
+@pytest.mark.package  # the check and the hidden test run on every case
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("imp", [i for i in ALL if not i.correct], ids=lambda i: i.id)
 def test_a_wrong_implementation_loses_the_points_and_the_check_names_the_mistake(imp):
@@ -280,6 +282,7 @@ def test_hidden_tests_cover_the_cases_the_issue_names():
         assert needle in kinds["forward"], needle
 
 
+@pytest.mark.package  # the check and the hidden test run on every case
 def test_no_expected_value_reaches_the_kernel():
     """The kernel runs the test cell without its EXPECTED part, and leaves no name of the hidden test behind."""
     for ex in EXERCISES:
@@ -383,6 +386,7 @@ def forward(ids, weights, n_heads=4, pad=0):
 }
 
 
+@pytest.mark.package  # the check and the hidden test run on every case
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_shadowed_builtins_and_numpy_do_not_give_points_to_a_wrong_answer(exercise):
     import math
@@ -398,6 +402,7 @@ def test_shadowed_builtins_and_numpy_do_not_give_points_to_a_wrong_answer(exerci
     assert graded.points == 0, graded.errors
 
 
+@pytest.mark.package  # the check and the hidden test run on every case
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_shadowed_builtins_and_numpy_do_not_take_points_from_a_right_answer(exercise):
     saved = {k: getattr(np, k) for k in ("isclose", "allclose")}
@@ -410,6 +415,7 @@ def test_shadowed_builtins_and_numpy_do_not_take_points_from_a_right_answer(exer
     assert graded.points == graded.max_points, graded.errors
 
 
+@pytest.mark.package  # the check and the hidden test run on every case
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_an_always_equal_return_value_gets_no_points(exercise):
     args = {

@@ -17,13 +17,13 @@ from pathlib import Path
 import nbformat
 import nbformat.v4 as nbf
 import pytest
-from simclass.minicourse import make_course, mini_notebook
+from simclass.built import copy_course, release_course
+from simclass.minicourse import mini_notebook
 
 from whole_transformer.course.cells import SOLUTION, grade_id, is_test, nbgrader_meta, split_hidden, split_region
 from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.layout import ASSIGNMENT, Course
 from whole_transformer.course.plugins.hide_tests import HideHiddenTests
-from whole_transformer.course.publish.release import release
 from whole_transformer.course.reports.feedback import (
     EXPECTED,
     HIDDEN,
@@ -35,17 +35,13 @@ from whole_transformer.course.reports.feedback import (
     SOLUTION as SOLUTION_KIND,
 )
 
-pytestmark = pytest.mark.xdist_group("feedback-leaks")
 NB = "04-how-it-learned"
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """A released course (about 5 s to build: the tests that take it are marked slow, out of make quick)."""
-    root = make_course(tmp_path_factory.mktemp("leaks") / "course", real_source=True)
-    c = Course(root)
-    release(c, log=lambda *a: None)
-    return c
+def course(tmp_path_factory, released_course):
+    """A copy of the released course (built once per run), which the tests write feedback files into."""
+    return copy_course(released_course, tmp_path_factory.mktemp("leaks") / "course")
 
 
 def source_cells(course: Course, notebook: str = NB):
@@ -116,7 +112,6 @@ def honest_cells(course: Course) -> list:
     return cells
 
 
-@pytest.mark.slow
 def test_the_secrets_hold_every_kind(course):
     found = secrets(course)
     kinds = set(found.values())
@@ -138,7 +133,6 @@ def test_the_secrets_hold_every_kind(course):
             assert f'"want": {json.dumps(case["want"], ensure_ascii=False)}' in found, (grade_id(cell), case)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "index", range(5), ids=["hidden-line", "expected-json", "expected-float", "expected-pair", "solution"]
 )
@@ -151,7 +145,6 @@ def test_each_kind_planted_in_an_output_is_caught(course, index):
     assert not f.exists() and kind in log[0], log
 
 
-@pytest.mark.slow
 def test_a_solution_line_in_highlighted_code_is_caught(course):
     """nbconvert splits highlighted code into many tags: the check reads the text between them."""
     _, _, line = planted(course)[4]
@@ -161,7 +154,6 @@ def test_a_solution_line_in_highlighted_code_is_caught(course):
     assert remove_leaks(course, [f], lambda *a: None) == [f]
 
 
-@pytest.mark.slow
 def test_a_solution_the_student_wrote_is_theirs(course):
     _, _, line = planted(course)[4]
     cell = nbf.new_code_cell(f"def masked_loss(logits, targets, pad=0):\n    {line}\n")
@@ -171,7 +163,6 @@ def test_a_solution_the_student_wrote_is_theirs(course):
     assert f.exists()
 
 
-@pytest.mark.slow
 def test_a_solution_the_student_wrote_is_theirs_on_their_page_too(course):
     """The page per student (feedback-pages/<student>.html) is the student's as their feedback files are;
     another student's page with the same line is not."""
@@ -189,7 +180,6 @@ def test_a_solution_the_student_wrote_is_theirs_on_their_page_too(course):
     assert pages["paged"].exists()
 
 
-@pytest.mark.slow
 def test_an_honest_feedback_file_is_kept(course):
     f = write_feedback(course, "honest", honest_cells(course))
     assert remove_leaks(course, [f], lambda *a: None) == []
@@ -219,7 +209,6 @@ def test_hide_hidden_tests_drops_an_output_quoting_the_expected_line():
     assert out.cells[2].outputs[0]["text"] == "the end\n"
 
 
-@pytest.mark.slow
 def test_no_hint_students_are_given_holds_a_line_of_a_solution(course):
     """What the visible checks and the graded feedback say of a mistake (the hints of the students' package and of
     the mistake catalogue) never hands out a line of a reference solution: a feedback file naming the mistake would
@@ -335,15 +324,10 @@ HONEST = [
 ]
 
 
-@pytest.mark.slow
 def test_every_short_answer_planted_in_source_is_refused_naming_its_cell(course, tmp_path):
     """Each leak of issue 39 planted in its own Markdown cell of source/: make release refuses, naming each cell and
     what it showed; the honest cells beside them are not named."""
-    import shutil
-
-    root = tmp_path / "course"
-    shutil.copytree(course.root, root)
-    copy_ = Course(root)
+    copy_ = copy_course(course.root, tmp_path / "course")
     path = copy_.source / f"{NB}.ipynb"
     nb = nbformat.read(path, as_version=4)
     first = len(nb.cells)
@@ -353,7 +337,7 @@ def test_every_short_answer_planted_in_source_is_refused_naming_its_cell(course,
     nbformat.write(nb, path)
     before = (copy_.release / f"{NB}.ipynb").read_bytes()
     with pytest.raises(ValueError) as e:
-        release(copy_, log=lambda *a: None)
+        release_course(copy_)
     err = str(e.value)
     print(err)
     lines = err.splitlines()
@@ -397,7 +381,6 @@ def test_an_expected_value_is_found_however_written_and_only_then():
     assert not found_in("6.10198", kinds, own="my loss: 6.10198")  # the student's own output is theirs
 
 
-@pytest.mark.slow
 def test_a_leak_in_the_instructors_formgrader_comment_is_named_as_such(course, tmp_path):
     """A feedback file refused for what the instructor's own comment said: the line says so and which comment."""
     from nbgrader.api import Gradebook
@@ -450,7 +433,6 @@ def nbgrader_feedback_html(cells) -> str:
     return body
 
 
-@pytest.mark.slow
 def test_the_feedback_verdict_and_its_hint_wrap_within_the_page_in_chromium(course, pw_driver, tmp_path):
     """At 1,000 px and at 200 % zoom (500 CSS px, two device pixels each) neither nbgrader's feedback file nor the
     page per student scrolls sideways: the verdict and its hint wrap. Screenshots in artifacts/feedback-*.png."""

@@ -1,34 +1,30 @@
 """The simulated class's rows for the forward pass of notebook 02 (issue 41), from a real graded run.
 
-The ``impl-*`` students of the simulated class (tests/simclass/hand_ins.py ``catalogued_mistakes``: every
-catalogued mistake of ``layer_norm``, ``multi_head_attention``, ``decoder_block`` and ``forward``, and every right
-version of them, each beside right versions of the functions it calls) hand in 02 alone; ``make autograde`` grades
-them for real, with nbgrader in the sandbox. Each version's row: what the visible check says of it (``check``,
-run as the notebook runs it: ``implementations.grade``), and what the hidden tests gave in the real run (its
-score of the exercise's points, the mistake the grader named). Every catalogued mistake loses points and is named
-by both; every right version, however written (loops, einsum, another order), gets full marks and ✓.
+The ``impl-*`` students of the simulated class (tests/simclass/hand_ins.py ``catalogued_mistakes``: every catalogued
+mistake of ``layer_norm``, ``multi_head_attention``, ``decoder_block`` and ``forward``, and every right version of
+them, each beside right versions of the functions it calls) are graded with the class, once per run (the
+``graded_class`` fixture: ``make autograde`` for real, with nbgrader in the sandbox). Each version's row: what the
+visible check says of it (``check``, run as the notebook runs it: ``implementations.grade``), and what the hidden
+tests gave in the real run (its score of the exercise's points, the mistake the grader named). Every catalogued
+mistake loses points and is named by both; every right version, however written (loops, einsum, another order), gets
+full marks and ✓.
 
 The table is printed (``pytest -s``) and written to artifacts/forward-class.md, for the closing note.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from implementations import grade, implementations
-from simclass.hand_ins import catalogued_mistakes
-from simclass.minicourse import make_course, require_sandbox
-from simclass.notebooks import Notebooks, write_submission
 from simclass.students import NOT_IN_CLASS
 
 from whole_transformer.course.answers.mistakes import CATALOGUE
 from whole_transformer.course.autograder.store import load_result
 from whole_transformer.course.core.verdict import Outcome
-from whole_transformer.course.layout import Course
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course-forward-class")]
+pytestmark = pytest.mark.xdist_group("graded-class")  # the worker that grades the class reads it
 
 NB2 = "02-microscope"
 FORWARD = ("layer_norm", "multi_head_attention", "decoder_block", "forward")
@@ -43,29 +39,18 @@ def _said(output: str, width: int = 90) -> str:
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory):
+def rows(graded_class):
     """One row per version of the four functions the class hands in: (exercise, version id, student, the
     visible check's words, the verdict of the real run)."""
-    require_sandbox()
-    from whole_transformer.course.autograder.autograde import autograde
-    from whole_transformer.course.publish.release import release
-
-    root = make_course(tmp_path_factory.mktemp("forward-class") / "course", real_source=True)
-    course = Course(root)
-    release(course, log=lambda *_: None)
-    nbs = Notebooks(root)
-    students, _ = catalogued_mistakes(nbs, leave_out=NOT_IN_CLASS)
     handed = {}
-    for s in students:
+    for s in graded_class.students.values():
         versions = [i for i in s.note.split(", ") if i.split("__")[0] in FORWARD]
-        if versions:
-            write_submission(root, s.name, {NB2: s.notebooks[NB2]})  # 02 alone
+        if s.name.startswith("impl-") and versions:
             handed[s.name] = versions
-    autograde(course, jobs=int(os.environ.get("WT_CLASS_JOBS", "2")), log=lambda *_: None)
     by_id = {i.id: i for ex in FORWARD for i in implementations(ex)}
     out = []
     for student, versions in handed.items():
-        cells = load_result(course, student).notebooks[NB2].cells
+        cells = load_result(graded_class.course, student).notebooks[NB2].cells
         for vid in versions:
             impl = by_id[vid]
             check = grade(impl.exercise, impl.source).output  # the visible check, as the notebook runs it

@@ -87,7 +87,7 @@ def _stamp(when: datetime) -> str:
 
 
 @pytest.fixture(scope="module")
-def handed_in(tmp_path_factory):
+def handed_in(tmp_path_factory, released_mini):
     """The class graded: by the service (hal, bo, fu, co), then by make autograde after nbgrader collect (ah, ab,
     and the twin claim: ot, tw, lt)."""
     require_sandbox()
@@ -100,7 +100,8 @@ def handed_in(tmp_path_factory):
         '[service]\nenabled = true\ncooldown = "1h"\nfeedback_before_due = "full"\n'
     )
     tmp = tmp_path_factory.mktemp("handin-time")
-    course, exchange = course_with_exchange(tmp, toml)  # the exchange given only by flag: the config names none
+    # the exchange given only by flag: the config names none
+    course, exchange = course_with_exchange(tmp, toml, released=released_mini)
     assert "Exchange.root" not in (course.root / "nbgrader_config.py").read_text()
     notebook = {f"{NAME}.ipynb": nbformat.writes(answered(course))}
     now = datetime.now(UTC)  # after the course is built (minutes on a busy machine): the claims are made now
@@ -141,7 +142,6 @@ def _records(course) -> dict[str, list[dict]]:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
 def test_the_service_uses_the_evidence_and_names_the_forger(handed_in):
     course, _, due, now, log = handed_in
     records = _records(course)
@@ -160,7 +160,6 @@ def test_the_service_uses_the_evidence_and_names_the_forger(handed_in):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
 def test_lateness_totals_and_lms_files_use_the_time_used(handed_in, capsys):
     from whole_transformer.course.commands.submissions import cmd_term
     from whole_transformer.course.reports.grades import write_lms_files
@@ -199,7 +198,6 @@ def test_lateness_totals_and_lms_files_use_the_time_used(handed_in, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
 def test_the_gradebook_keeps_the_time_used(handed_in):
     from nbgrader.api import Gradebook
 
@@ -211,7 +209,6 @@ def test_the_gradebook_keeps_the_time_used(handed_in):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
 def test_a_late_attempt_under_an_earlier_attempts_claim_is_late(handed_in, capsys):
     """The twin claim: tw's late files, collected by nbgrader collect, count at the time they were written."""
     from whole_transformer.course.commands.submissions import cmd_term
@@ -243,7 +240,6 @@ def test_a_late_attempt_under_an_earlier_attempts_claim_is_late(handed_in, capsy
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
 def test_make_grades_uses_the_time_the_service_recorded_with_the_exchange_given_by_flag(handed_in):
     """The exchange given only to the service: make grades has no exchange, and needs none."""
     from whole_transformer.course.reports.grades import write_lms_files

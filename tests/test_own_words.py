@@ -211,6 +211,7 @@ def test_no_notebook_cell_copies_the_page(page_grams, page, name):
     assert not found, f"{name} shares these runs of words with the lesson page:\n" + "\n".join(found)
 
 
+@pytest.mark.package  # every text of the package against the whole page
 @pytest.mark.parametrize("rel", [_param(r) for r in package_files()])
 def test_no_package_text_copies_the_page(page_grams, page, rel):
     text = read_as_read((REPO / rel).read_text(encoding="utf-8"), rel.endswith(".py"))

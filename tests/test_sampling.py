@@ -140,10 +140,12 @@ def test_every_id_that_can_be_drawn_is_expected_5_times_or_more():
 
 
 # ------------------------------------------------------------------------------------------ right and wrong
+@pytest.mark.package  # thousands of draws on every case
 def test_the_reference_passes_every_case():
     assert failed(run(ref.sample_next)) == []
 
 
+@pytest.mark.package  # thousands of draws on every case
 @pytest.mark.parametrize("imp", implementations("sample_next", "correct"), ids=lambda i: i.name)
 def test_right_samplers_pass_with_other_seeds_too(imp):
     fn = imp_function(imp)
@@ -174,6 +176,7 @@ def _expected_statistic(mistake, case) -> float:
     return n * float(np.sum((q[keep] - p[keep]) ** 2 / p[keep])) + int(keep.sum()) - 1
 
 
+@pytest.mark.package  # thousands of draws on every case
 @pytest.mark.parametrize("mistake", sorted(MISTAKES))
 def test_every_catalogued_mistake_fails_and_far_from_the_bound(mistake):
     m = MISTAKES[mistake]
@@ -195,6 +198,7 @@ def test_every_catalogued_mistake_fails_and_far_from_the_bound(mistake):
     assert margin >= 10, f"{mistake}: on its best case its statistic is only {margin:.1f} times the bound"
 
 
+@pytest.mark.package  # thousands of draws on every case
 def test_the_two_sample_test_names_a_mistake_and_not_a_right_sampler():
     draws = run(ref.sample_next)
     for mid, m in MISTAKES.items():

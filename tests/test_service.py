@@ -55,10 +55,9 @@ def hand_in(exchange: Path, student: str, files: dict[str, str], when: datetime,
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
-def test_feedback_is_fetched_at_once_and_the_limit_refuses_a_third_attempt(tmp_path):
+def test_feedback_is_fetched_at_once_and_the_limit_refuses_a_third_attempt(tmp_path, released_mini):
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path, SERVICE)
+    course, exchange = course_with_exchange(tmp_path, SERVICE, released=released_mini)
     home = tmp_path / "ada"
     home.mkdir()
     nbgrader(["fetch_assignment", ASSIGNMENT, f"--course={COURSE_ID}"], home, exchange, user="ada")
@@ -113,10 +112,11 @@ def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 12
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
-def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path):
+def test_killed_mid_grading_then_restarted_grades_each_attempt_once(tmp_path, released_mini):
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path, '[service]\nenabled = true\nfeedback_before_due = "full"\n')
+    course, exchange = course_with_exchange(
+        tmp_path, '[service]\nenabled = true\nfeedback_before_due = "full"\n', released=released_mini
+    )
     now = datetime.now(UTC)
     bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered(course))}, now - timedelta(minutes=3))
     crash = answered(course, "def double(x):\n    import os\n    os._exit(1)")  # the student's kernel dies
@@ -177,12 +177,13 @@ class Killed(BaseException):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
 def test_stopped_between_its_merge_and_the_record_the_attempt_is_graded_again_not_left_to_the_instructor(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, released_mini
 ):
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path, '[service]\nenabled = true\nfeedback_before_due = "full"\n')
+    course, exchange = course_with_exchange(
+        tmp_path, '[service]\nenabled = true\nfeedback_before_due = "full"\n', released=released_mini
+    )
     bob = hand_in(exchange, "bob", {f"{NAME}.ipynb": nbformat.writes(answered(course))}, datetime.now(UTC))
     from whole_transformer.course.service import attempt_feedback as feedback
 
@@ -329,13 +330,12 @@ def test_an_attempt_nbgrader_submit_is_still_writing_waits_for_its_secret(tmp_pa
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
 @pytest.mark.parametrize("stop", ["SIGTERM", "Ctrl-C"])
-def test_a_stopped_service_leaves_no_temporary_folder(tmp_path, stop):
+def test_a_stopped_service_leaves_no_temporary_folder(tmp_path, stop, released_mini):
     """make serve stopped by SIGTERM (a service manager) or Ctrl-C (SIGINT to its whole process group, as a
     terminal sends it) once its kernel zygote and fork server run: no wt-* folder is left in its TMPDIR."""
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path, SERVICE)
+    course, exchange = course_with_exchange(tmp_path, SERVICE, released=released_mini)
     import shutil
     import tempfile
 

@@ -1,6 +1,6 @@
 """The grading service with the forward pass of notebook 02 (issue 41): the real course's 02, graded on submission.
 
-The course is the real one (``make_course(real_source=True)``, course.toml's points and partial credit, its
+The course is the real one (a copy of the run's released course of source/, course.toml's points and partial credit, its
 service switched on with full feedback), released to a local nbgrader exchange; the service runs once
 (``serve(..., once=True)``) over five students' attempts, in the real sandbox:
 
@@ -29,8 +29,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from simclass.built import copy_course
 from simclass.local_exchange import nbgrader
-from simclass.minicourse import REPO, make_course, require_sandbox
+from simclass.minicourse import REPO, require_sandbox
 from simclass.notebooks import Notebooks, cell, set_answer
 
 from whole_transformer.course.answers.diagnose import kinds_of, partial_credit_settings, partial_score
@@ -39,7 +40,6 @@ from whole_transformer.course.autograder.store import load_result
 from whole_transformer.course.core.expected import split_expected
 from whole_transformer.course.core.verdict import Outcome
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, Course
-from whole_transformer.course.publish.release import release
 from whole_transformer.course.service.serve import serve
 from whole_transformer.course.service.watch import Store
 
@@ -94,13 +94,12 @@ def _expected(course: Course) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, released_course):
     require_sandbox()
     tmp = tmp_path_factory.mktemp("service-forward")
-    root = make_course(tmp / "course", real_source=True)
+    course = copy_course(released_course, tmp / "course")
+    root = course.root
     (root / "course.toml").write_text(_service_toml(), encoding="utf-8")
-    course = Course(root)
-    release(course, log=lambda *a: None)
     exchange = tmp / "exchange"
     exchange.mkdir()
     exchange.chmod(0o777)

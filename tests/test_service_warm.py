@@ -50,10 +50,11 @@ def _probed(course, student: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
-def test_two_students_one_after_the_other_on_the_warm_service_see_nothing_of_each_other(tmp_path, monkeypatch):
+def test_two_students_one_after_the_other_on_the_warm_service_see_nothing_of_each_other(
+    tmp_path, monkeypatch, released_mini
+):
     require_sandbox()
-    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\n")
+    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\n", released=released_mini)
     forked = []
     real = warm.WarmProcess.__init__
 
@@ -105,12 +106,13 @@ def test_two_students_one_after_the_other_on_the_warm_service_see_nothing_of_eac
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("course-mini")
-def test_on_dask_workers_each_students_kernel_comes_from_the_workers_zygote_into_their_own_sandbox(tmp_path):
+def test_on_dask_workers_each_students_kernel_comes_from_the_workers_zygote_into_their_own_sandbox(
+    tmp_path, released_mini
+):
     require_sandbox()
     from whole_transformer.course.autograder.cluster import local_cluster
 
-    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\n")
+    course, exchange = course_with_exchange(tmp_path, "[service]\nenabled = true\n", released=released_mini)
     secret = course.root / "source" / ASSIGNMENT / f"{NAME}.ipynb"
     paths = [str(secret), str(course.root / "gradebook.db"), str(exchange), "/tmp/ada.txt", "/tmp/bob.txt"]
     now = datetime.now(UTC)

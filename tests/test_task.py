@@ -2,7 +2,6 @@
 
 import re
 
-import inflect
 import numpy as np
 import pytest
 import torch
@@ -67,7 +66,10 @@ def test_number_to_words_matches_num2words_for_all_1000():
     assert mismatches == []
 
 
+@pytest.mark.package  # inflect checks its arguments' types at every call: seconds for the 1,000
 def test_number_to_words_matches_inflect_for_all_1000():
+    import inflect  # here, not at the top: importing it takes about 1.7 s, and every run collects this module
+
     engine = inflect.engine()
     mismatches = [n for n in range(1000) if number_to_words(n) != _library_words(engine.number_to_words(n))]
     assert mismatches == []

@@ -5,11 +5,12 @@ Fast parts: course.toml read and refused, late penalties, restore against the re
 started from, hand edits of generated test cells refused, answer keys followed by the visible checks,
 the roster, the Canvas and Moodle downloads sorted into submitted/ (small course of
 tests/simclass/minicourse.py, real nbgrader). Graded parts: release_feedback with students who handed in
-by different routes (small course), and the term of a class of six with the real notebooks
-(``test_a_term_of_six``): a due date, 10 % per day, one student late by a day and a half, one with an
-extension; after the first grading the instructor changes one exercise's points, fixes one hidden case
-and one answer key; the regrade touches exactly the affected students, finds no tampering, and the
-totals, the page per student, the Canvas and the Moodle CSV carry the right numbers.
+by different routes (small course, results stored without a kernel: tests/simclass/stored.py), and the term of a
+class of six with the real notebooks (``test_a_term_of_six``): a due date, 10 % per day, one student late by a day
+and a half, one with an extension; after the first grading (stored) the instructor changes one exercise's points,
+fixes one hidden case and one answer key; the regrade (real nbgrader, in the sandbox) touches exactly the affected
+students, finds no tampering, and the totals, the page per student, the Canvas and the Moodle CSV carry the right
+numbers.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from simclass.built import copy_course
 from simclass.lms_import import LmsUser, canvas_import, moodle_import
-from simclass.minicourse import NAME, make_course, mini_notebook, require_sandbox
+from simclass.minicourse import NAME, make_course, mini_notebook
 from simclass.notebooks import Notebooks, set_answer, write_submission
+from simclass.stored import store
 
 from whole_transformer.course.answers import check_data, hidden_cells, hidden_tests
 from whole_transformer.course.answers import reference as ref
@@ -200,17 +203,22 @@ def test_a_change_regrades_only_those_who_handed_that_notebook_in():
 
 
 # ------------------------------------------------------------------------------ one home for every test and key
+@pytest.mark.package  # works the visible checks' data and the mistake table out
 def test_the_repository_is_in_step():
     """make release has nothing to bring in step: points, hidden tests, the visible checks' data (make test
     fails while anything is out of step)."""
     assert out_of_step(Course(REPO)) == []
 
 
-@pytest.mark.slow
+@pytest.mark.package  # works the mistake table out, three times
 def test_a_fixed_hidden_case_brings_the_mistake_table_out_of_step(monkeypatch, tmp_path, request):
     """A hidden case the instructor fixes changes what each catalogued mistake returns on the cases: make release
-    reports the mistake table out of step and works it out again, so grading still names the mistakes."""
+    reports the mistake table out of step and works it out again, so grading still names the mistakes (once written,
+    the table is current: what make release's list says of it, ``diagnose.is_current``). The visible checks' data,
+    which the fixed case does not touch, is taken as current here (test_the_repository_is_in_step works it out)."""
     from whole_transformer.course.answers import diagnose
+
+    monkeypatch.setattr(check_data, "is_current", lambda: True)
 
     table = tmp_path / diagnose.TABLE_FILE.name
     shutil.copy(diagnose.TABLE_FILE, table)
@@ -220,13 +228,7 @@ def test_a_fixed_hidden_case_brings_the_mistake_table_out_of_step(monkeypatch, t
     _fix_one_make_xy_case(monkeypatch)
     assert f"the mistake table {table.name} is out of date" in out_of_step(Course(REPO))
     diagnose.write()
-    assert diagnose.is_current() and f"the mistake table {table.name} is out of date" not in out_of_step(Course(REPO))
-
-
-@pytest.fixture(scope="module")
-def source_copy(tmp_path_factory):
-    root = make_course(tmp_path_factory.mktemp("term-source") / "course", real_source=True)
-    return Course(root)
+    assert diagnose.is_current()
 
 
 def _edit_cell(path: Path, grade_id: str, change) -> None:
@@ -236,11 +238,8 @@ def _edit_cell(path: Path, grade_id: str, change) -> None:
     nbformat.write(nb, path)
 
 
-@pytest.mark.slow
-def test_a_hand_edited_hidden_test_is_refused_naming_its_home(source_copy, tmp_path):
-    course = Course(make_course(tmp_path / "course"))
-    shutil.rmtree(course.source)
-    shutil.copytree(source_copy.source, course.source)
+def test_a_hand_edited_hidden_test_is_refused_naming_its_home(released_course, tmp_path):
+    course = copy_course(released_course, tmp_path / "course")
     path = course.source / "04-how-it-learned.ipynb"
     before = path.read_text()
     _edit_cell(path, "test_make_xy", lambda s: s.replace("task.sequence(999)", "task.sequence(998)"))
@@ -256,7 +255,7 @@ def test_a_hand_edited_hidden_test_is_refused_naming_its_home(source_copy, tmp_p
     assert path.read_text() != before  # refused: nothing was overwritten
     assert (
         "hidden test test_make_xy edited by hand in 04-how-it-learned.ipynb: edit whole_transformer/course/"
-        "answers/hidden_tests.py (make_xy_cases) instead" in out_of_step(course)
+        "answers/hidden_tests.py (make_xy_cases) instead" in out_of_step(course, questions_data=_keys(course))
     )
     done = subprocess.run(
         [sys.executable, "-m", "whole_transformer.course", "--root", str(course.root), "hidden-tests"],
@@ -272,11 +271,11 @@ def test_a_hand_edited_hidden_test_is_refused_naming_its_home(source_copy, tmp_p
     assert path.read_text() == before and hidden_cells.hand_edited(course.source) == []
 
 
-def test_a_changed_answer_key_moves_the_visible_check(source_copy, tmp_path):
+def test_a_changed_answer_key_moves_the_visible_check(released_course, tmp_path):
     data = tmp_path / "questions.json"
     shutil.copy(check_data.QUESTIONS_DATA, data)
     source = tmp_path / "source"
-    shutil.copytree(source_copy.source, source)
+    shutil.copytree(Course(released_course).source, source)
     assert check_data.questions_out_of_step(source, data) == []
     _edit_cell(source / "01-whole-machine.ipynb", "tokens_905", lambda s: s.replace("tokens_905 = 8", "tokens_905 = 7"))
     with pytest.raises(ValueError) as e:  # 7 is a hinted wrong answer: the hints must change first
@@ -290,6 +289,11 @@ def test_a_changed_answer_key_moves_the_visible_check(source_copy, tmp_path):
     q = _questions(data)["tokens_905"]
     assert q.feedback(7) == (True, "✓ Right.") and q.feedback(8)[0] is False
     assert check_data.questions_out_of_step(source, data) == []
+
+
+def _keys(course: Course) -> Path:
+    """The answer keys of a test's course (``built.copy_course`` copies them beside it)."""
+    return course.root.parent / f"{course.root.name}-questions.json"
 
 
 def _questions(path: Path) -> dict[str, Question]:
@@ -324,13 +328,6 @@ def test_a_bad_roster_is_refused_whole(tmp_path):
         read_roster(tmp_path / "missing.csv")
 
 
-@pytest.fixture(scope="module")
-def mini_released(tmp_path_factory):
-    root = make_course(tmp_path_factory.mktemp("term-mini") / "course")
-    release(Course(root), log=lambda *a: None)
-    return root
-
-
 def _zip(path: Path, files: dict[str, str], when=(2026, 10, 16, 23, 30, 0)) -> Path:
     """A download whose entries carry their own times, a minute apart from ``when`` on (entries that all share
     one time are a download without times: collect-zip takes no time from it)."""
@@ -340,11 +337,9 @@ def _zip(path: Path, files: dict[str, str], when=(2026, 10, 16, 23, 30, 0)) -> P
     return path
 
 
-@pytest.mark.slow
-def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(mini_released, tmp_path):
-    root = tmp_path / "course"
-    shutil.copytree(mini_released, root)
-    course = Course(root)
+def test_roster_then_canvas_and_moodle_downloads_are_sorted_into_submitted(released_mini, tmp_path):
+    course = copy_course(released_mini, tmp_path / "course")
+    root = course.root
     roster = tmp_path / "students.csv"
     roster.write_text(ROSTER)
     assert import_roster(course, roster, log=lambda *a: None) == (3, 0)
@@ -469,6 +464,32 @@ def _expected(nbs: Notebooks, key_changed: bool) -> dict[str, dict[str, float]]:
     }
 
 
+def _first_grading(nbs: Notebooks) -> dict[str, dict[str, float]]:
+    """student → grade_id → the points the class of six got before the changes, in the notebooks each handed in:
+    full but for ben's (the release, nothing answered), cy's next_token and dee's make_xy (mistakes failing every
+    case)."""
+    cells = {n: nbs.grade_cells(n) for n in nbs.names}
+    everything = {g: p for n in nbs.names for g, p in cells[n].items()}
+    return {
+        "ada": dict(everything),
+        "ben": {g: 0.0 for g in everything},
+        "cy": {**everything, "test_next_token": 0.0},
+        "dee": {**everything, "test_make_xy": 0.0},
+        "eve": dict(cells[NB2]),
+        "fay": dict(everything),
+    }
+
+
+def _term_lines(course: Course, capsys) -> dict[str, str]:
+    """student → make term's line of them (their hand-in and its lateness)."""
+    from whole_transformer.course.__main__ import main
+
+    capsys.readouterr()
+    assert main(["--root", str(course.root), "term"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    return {ln.split()[0]: ln for ln in lines if ln.startswith("  ") and ln.split()[0] in SIX}
+
+
 def _fix_one_make_xy_case(monkeypatch):
     """The instructor fixes a case of test_make_xy where its cases live (hidden_tests.make_xy_cases)."""
     from whole_transformer import grading as g
@@ -496,10 +517,7 @@ def _csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-@pytest.mark.slow
-@pytest.mark.xdist_group("course-term")
-def test_a_term_of_six(tmp_path, monkeypatch):
-    require_sandbox()
+def test_a_term_of_six(tmp_path, monkeypatch, capsys, sandbox):
     root = make_course(tmp_path / "course", real_source=True)
     course = Course(root)
     (root / "course.toml").write_text(TERM_TOML)
@@ -514,15 +532,13 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     nbs = Notebooks(root)
     _class_of_six(root, nbs)
 
-    # ---- the first grading: every student, the console says who was late
-    lines: list[str] = []
-    run = autograde(course, jobs=2, log=lines.append, progress=False)
-    assert sorted(run.graded) == ["ada", "ben", "cy", "dee", "eve", "fay"]
-    said = {ln.split()[0]: ln for ln in lines if ln.split() and ln.split()[0] in SIX}
+    # ---- who was late, as make term says it; the first grading, stored as it came out (tests/simclass/stored.py)
+    said = _term_lines(course, capsys)
     assert said["ada"].endswith("on time") and said["eve"].endswith("on time")
     assert said["fay"].endswith("late by 1 d 12 h (-20 %)")
     assert said["dee"].endswith("late by 1 d (-10 %)")
-    assert _csv(root / "integrity-report.csv") == []
+    for student, points in _first_grading(nbs).items():
+        store(course, student, points)
 
     # ---- mid-term: points of one exercise, one hidden case, one answer key; an extension
     old_points = nbs.grade_cells(NB3)["test_next_token"]
@@ -559,13 +575,14 @@ def test_a_term_of_six(tmp_path, monkeypatch):
     nbs = Notebooks(root)
     assert nbs.grade_cells(NB3)["test_next_token"] == new_points
 
-    # ---- the regrade: exactly who handed in a changed notebook (not eve), and no finding
-    lines.clear()
+    # ---- the regrade, for real: exactly who handed in a changed notebook (not eve); who was late; no finding
+    lines: list[str] = []
     run = autograde(course, jobs=2, log=lines.append, progress=False)
     assert sorted(run.graded) == ["ada", "ben", "cy", "dee", "fay"] and run.skipped == ["eve"]
     assert _csv(root / "integrity-report.csv") == []
     said = {ln.split()[0]: ln for ln in lines if ln.split() and ln.split()[0] in SIX}
     assert said["dee"].endswith("on time (extension to 2026-10-18 23:59 CEST)")
+    assert said["fay"].endswith("late by 1 d 12 h (-20 %)") and said["ada"].endswith("on time")
 
     # ---- an instructor's comment, then grades and feedback
     from nbgrader.api import Gradebook
@@ -692,17 +709,16 @@ def _n(x: float) -> str:
 
 
 # ------------------------------------------------------------------------------ release_feedback, mixed routes
-@pytest.mark.xdist_group("course-mini")
-@pytest.mark.slow
-def test_release_feedback_with_students_who_handed_in_another_way(mini_released, tmp_path):
-    require_sandbox()
+def test_release_feedback_with_students_who_handed_in_another_way(released_mini, tmp_path):
+    """Results stored without a kernel (tests/simclass/stored.py); that autograde keeps the exchange's
+    submission_secret.txt for release_feedback is tests/test_course_exchange.py's, graded for real."""
     from simclass.local_exchange import nbgrader
+    from simclass.stored import store
 
     from whole_transformer.course.layout import COURSE_ID
 
-    root = tmp_path / "course"
-    shutil.copytree(mini_released, root)
-    course = Course(root)
+    course = copy_course(released_mini, tmp_path / "course")
+    root = course.root
     exchange = tmp_path / "exchange"
     exchange.mkdir()
     nbgrader(["release_assignment", ASSIGNMENT, "--force"], root, exchange)
@@ -713,7 +729,8 @@ def test_release_feedback_with_students_who_handed_in_another_way(mini_released,
     nbgrader(["collect", ASSIGNMENT], root, exchange)
     released = nbformat.read(root / "release" / ASSIGNMENT / f"{NAME}.ipynb", as_version=4)
     write_submission(root, "bo", {NAME: released})  # handed in by git or an LMS: no submission secret
-    autograde(course, log=lambda *a: None, progress=False)
+    for student in ("ada", "bo"):
+        store(course, student)
     feedback(course, log=lambda *a: None)
     done = nbgrader(["release_feedback", ASSIGNMENT], root, exchange)
     assert "not released through the exchange (handed in another way, no submission_secret.txt): bo" in done.stderr

@@ -20,13 +20,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from simclass.built import copy_course, release_course
 from simclass.minicourse import make_course, mini_notebook
 
 from whole_transformer.course.__main__ import main
-from whole_transformer.course.answers import check_data
 from whole_transformer.course.autograder.collect_zip import collect_zip
 from whole_transformer.course.layout import ASSIGNMENT, Course
-from whole_transformer.course.publish.release import release
 from whole_transformer.course.term.handin_merge import read_times
 from whole_transformer.course.term.roster import import_roster
 from whole_transformer.course.term.times import read_timestamp
@@ -42,9 +41,7 @@ bo,Bo,Diddley,bo@example.org,1002
 def released(tmp_path_factory):
     root = make_course(tmp_path_factory.mktemp("surprises") / "course", {n: mini_notebook() for n in NBS})
     course = Course(root)
-    qdata = root.parent / "questions.json"  # this course's answer keys (not the package's)
-    shutil.copy(check_data.QUESTIONS_DATA, qdata)
-    release(course, log=lambda *a: None, questions_data=qdata)
+    release_course(course)  # with answer keys of its own (a copy of the package's)
     roster = root.parent / "students.csv"
     roster.write_text(ROSTER)
     import_roster(course, roster, log=lambda *a: None)
@@ -147,16 +144,6 @@ def test_a_forged_zip_is_refused_entry_by_entry_and_the_honest_ones_placed(cours
 
 
 # ------------------------------------------------------------------------------ what students receive holds no answer
-@pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    """The real notebooks released (which also shows make release finds nothing in the course's own release)."""
-    root = make_course(tmp_path_factory.mktemp("surprises-real") / "course", real_source=True)
-    qdata = root.parent / "questions.json"
-    shutil.copy(check_data.QUESTIONS_DATA, qdata)
-    release(Course(root), log=lambda *a: None, questions_data=qdata)
-    return root
-
-
 def _pad_7_case():
     """The hidden case of masked_loss with pad 7, in hidden_tests.py's notation, and its expected loss."""
     from whole_transformer.course.answers import hidden_tests
@@ -165,13 +152,10 @@ def _pad_7_case():
     return case, repr(case.want)
 
 
-def test_an_expected_value_planted_in_a_markdown_cell_is_refused_by_make_release(real, tmp_path):
+def test_an_expected_value_planted_in_a_markdown_cell_is_refused_by_make_release(released_course, tmp_path):
     import nbformat
 
-    root = tmp_path / "course"
-    shutil.copytree(real, root)
-    shutil.copy(real.parent / "questions.json", tmp_path / "questions.json")
-    course = Course(root)
+    course = copy_course(released_course, tmp_path / "course")  # the real notebooks released
     nb4 = course.source / f"{NBS[3]}.ipynb"
     nb = nbformat.read(nb4, as_version=4)
     case, want = _pad_7_case()
@@ -180,7 +164,7 @@ def test_an_expected_value_planted_in_a_markdown_cell_is_refused_by_make_release
     nbformat.write(nb, nb4)
     released = (course.release / f"{NBS[3]}.ipynb").read_bytes()
     with pytest.raises(ValueError) as e:  # make release: "error: " and this message, exit status 1
-        release(course, log=lambda *a: None, questions_data=root.parent / "questions.json")
+        release_course(course)
     err = str(e.value)
     print(err)
     assert "make release refused: what students would receive shows what only the grader may know:" in err
@@ -190,12 +174,10 @@ def test_an_expected_value_planted_in_a_markdown_cell_is_refused_by_make_release
     assert sorted(p.name for p in course.release.parent.iterdir()) == [ASSIGNMENT]
 
 
-def test_the_feedback_check_finds_a_hidden_case_in_hidden_tests_notation_and_a_hidden_input(real, tmp_path):
+def test_the_feedback_check_finds_a_hidden_case_in_hidden_tests_notation_and_a_hidden_input(released_course, tmp_path):
     from whole_transformer.course.reports.feedback import INPUT, remove_leaks, secrets
 
-    root = tmp_path / "course"
-    shutil.copytree(real, root)
-    course = Course(root)
+    course = copy_course(released_course, tmp_path / "course")
     case, _ = _pad_7_case()
     logits, targets = case.args.strip("()").split(", g.array")
     as_written = f'add("{case.kind}", "{logits}", "g.array{targets.rstrip(",")}", "{case.kwargs}")'
@@ -217,12 +199,11 @@ def test_the_feedback_check_finds_a_hidden_case_in_hidden_tests_notation_and_a_h
     assert any(ln.startswith(f"REFUSED feedback/bo/{ASSIGNMENT}/{NBS[3]}.html: it showed hidden input") for ln in said)
 
 
-def test_a_refused_feedback_run_leaves_the_previous_output_as_it_was(real, tmp_path, monkeypatch):
+def test_a_refused_feedback_run_leaves_the_previous_output_as_it_was(released_course, tmp_path, monkeypatch):
     from whole_transformer.course.reports import feedback as fb
 
-    root = tmp_path / "course"
-    shutil.copytree(real, root)
-    course = Course(root)
+    course = copy_course(released_course, tmp_path / "course")
+    root = course.root
     course.autograde.mkdir(exist_ok=True)
     before = {}
     for rel in (f"feedback/ada/{ASSIGNMENT}/{n}.html" for n in NBS):
@@ -347,15 +328,12 @@ def test_make_grades_before_any_grading_says_what_to_run_and_writes_nothing(cour
     assert not list(course.root.glob("*grades*.csv"))
 
 
-@pytest.mark.slow
-def test_a_stale_hidden_test_is_refused_by_make_autograde(real, tmp_path, monkeypatch):
+def test_a_stale_hidden_test_is_refused_by_make_autograde(released_course, tmp_path, monkeypatch):
     from whole_transformer import grading as g
     from whole_transformer.course.answers import hidden_tests
     from whole_transformer.course.autograder.autograde import autograde
 
-    root = tmp_path / "course"
-    shutil.copytree(real, root)
-    course = Course(root)
+    course = copy_course(released_course, tmp_path / "course")
     _hand_in(course, "ada", datetime(2026, 10, 15, 9, 0, tzinfo=UTC))
     original = hidden_tests.CASES["make_xy"]
 

@@ -92,6 +92,7 @@ def test_loss_is_the_mean_cross_entropy_over_counted_targets():
 # ------------------------------------------------------------------ a short run
 
 
+@pytest.mark.package
 def test_three_seeded_epochs_lower_the_loss_as_measured():
     run = train(ModelConfig(), TrainConfig(epochs=3), evaluate_every=0)
     losses = [h.loss for h in run.history]
@@ -112,6 +113,7 @@ def test_training_is_deterministic_and_the_seed_matters():
     assert not _same_weights(a.model, c.model)
 
 
+@pytest.mark.package
 def test_training_gives_the_same_numbers_whatever_the_thread_count():
     before = torch.get_num_threads()
     try:
@@ -158,6 +160,7 @@ def test_zero_epochs_give_the_untrained_model():
     assert _same_weights(run.model, Transformer(MICROSCOPE_CONFIG))
 
 
+@pytest.mark.package
 def test_the_copy_task_is_learned():
     # the debugging habit: any correct model learns to copy within a few epochs
     run = train(ModelConfig(), TrainConfig(epochs=10, task="copy"))
@@ -216,6 +219,7 @@ def test_unknown_and_missing_checkpoints_raise(tmp_path):
         load_checkpoint(tmp_path / "nothing.pt")
 
 
+@pytest.mark.package
 def test_retraining_with_the_recorded_seed_reproduces_the_2_epoch_checkpoint(model2):
     meta = load_checkpoint("2")[1]
     settings = TrainConfig(**{**meta["train_config"], "epochs": 2})
@@ -225,7 +229,7 @@ def test_retraining_with_the_recorded_seed_reproduces_the_2_epoch_checkpoint(mod
     assert evaluate(run.model, [14]).mistakes == [(14, "one hundred forty hundred forty")]
 
 
-@pytest.mark.slow
+@pytest.mark.package
 def test_retraining_reproduces_the_60_epoch_checkpoint_and_its_score(model60):
     """The recorded settings give the same weights every time on one machine, and the same score.
     (Weights to 1e-5 across machines are not promised: another CPU's float kernels round differently,
@@ -239,7 +243,7 @@ def test_retraining_reproduces_the_60_epoch_checkpoint_and_its_score(model60):
     assert _same_weights(runs[0].model, runs[1].model, atol=0.0)
 
 
-@pytest.mark.slow
+@pytest.mark.package
 def test_retraining_reproduces_the_microscope_checkpoint(microscope):
     meta = load_checkpoint("microscope")[1]
     runs = [train(MICROSCOPE_CONFIG, TrainConfig(**meta["train_config"]), evaluate_every=0) for _ in range(2)]
@@ -264,7 +268,7 @@ def _cli(*args, cwd):
     )
 
 
-@pytest.mark.xdist_group("train_cli")
+@pytest.mark.package
 def test_cli_trains_saves_and_refuses_to_overwrite(tmp_path):
     out = _cli("--epochs", "2", "--save", "tmp.pt", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

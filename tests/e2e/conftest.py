@@ -9,8 +9,10 @@
 - `lab`: a `Lab` (see e2e_lab.py) on one JupyterLab page shared by every test; after each test its
   notebooks are closed and their kernels shut down.
 
-Every e2e test module sets `pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]` so that
-`pytest -n 2 --dist loadgroup` runs them one after the other on one worker, sharing the server and browser.
+Every e2e test module sets `pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]`; here each module (each
+class, where its tests are in classes) is made a group of its own beside it (`pytest_collection_modifyitems`), so that
+`pytest -n 2 --dist loadgroup` runs the tests of one module, which share one run of a notebook, on one worker, and
+spreads the modules over both workers, each with a server and a browser of its own.
 """
 
 import json
@@ -63,6 +65,15 @@ def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path.startswith("tests/e2e/"):
+            cls = getattr(item, "cls", None)
+            item.add_marker(pytest.mark.xdist_group(path + (f"::{cls.__name__}" if cls is not None else "")))
 
 
 @pytest.fixture(scope="session")

@@ -40,7 +40,9 @@ def demo_notebook(jupyter_server, tmp_path):
 def test_slider_round_trip(clean_lab, demo_notebook, jupyter_server):
     lab = clean_lab
     nb = lab.open(demo_notebook)
-    assert nb.kernel_status().endswith("| Idle")
+    # open() waited until the status bar said Idle; the kernel may be Busy again a moment later (widgets starting,
+    # a loaded machine), so the status bar is waited for once more rather than read once
+    assert nb.wait_kernel("Idle").strip().endswith("| Idle")
     nb.run_all()
 
     cells = nb.code_cells()

@@ -36,7 +36,7 @@ ANSWER, TEXT = "return 2 * x", "Here is my answer."
 
 
 @pytest.fixture(scope="module")
-def handed_in(tmp_path_factory):
+def handed_in(tmp_path_factory, released_mini):
     """The hostile hand-in graded by the service and its feedback written; the graded files as nbgrader left
     them (before they were made inert) in ``raw``."""
     require_sandbox()
@@ -45,7 +45,9 @@ def handed_in(tmp_path_factory):
     from whole_transformer.course.service.serve import serve
 
     tmp = tmp_path_factory.mktemp("safe-to-open")
-    course, exchange = course_with_exchange(tmp, '[service]\nenabled = true\nfeedback_before_due = "full"\n')
+    course, exchange = course_with_exchange(
+        tmp, '[service]\nenabled = true\nfeedback_before_due = "full"\n', released=released_mini
+    )
     now = datetime.now(UTC)
     folder = hand_in(
         exchange, "mallory", {f"{NAME}.ipynb": nbformat.writes(hostile(answered(course)))}, now - timedelta(minutes=1)

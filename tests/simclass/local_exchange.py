@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env
-from whole_transformer.course.publish.release import release
 
+from .built import copy_course, release_course
 from .minicourse import make_course
 
 
@@ -30,16 +30,25 @@ def nbgrader(args, cwd, exchange, user="instructor"):
     return done
 
 
-def course_with_exchange(tmp_path: Path, toml: str | None = None, notebooks: dict | None = None) -> tuple[Course, Path]:
+def course_with_exchange(
+    tmp_path: Path, toml: str | None = None, notebooks: dict | None = None, released: Path | None = None
+) -> tuple[Course, Path]:
     """The small course released (with ``toml`` as its course.toml, if given; ``notebooks``: name → notebook
-    instead of the one mini notebook), and a local exchange it is released to."""
-    root = make_course(tmp_path / "course", notebooks)
-    if toml is not None:
-        (root / "course.toml").write_text(toml)
-    course = Course(root)
-    release(course, log=lambda *a: None)
+    instead of the one mini notebook), and a local exchange it is released to. ``released``: the small course as
+    released once for the run (the ``released_mini`` fixture), copied instead of released again when it is the
+    same course (the one mini notebook, no [points] in course.toml to change it)."""
+    if released is not None and notebooks is None and "[points]" not in (toml or ""):
+        course = copy_course(released, tmp_path / "course")
+        if toml is not None:
+            (course.root / "course.toml").write_text(toml)
+    else:
+        root = make_course(tmp_path / "course", notebooks)
+        if toml is not None:
+            (root / "course.toml").write_text(toml)
+        course = Course(root)
+        release_course(course)
     exchange = tmp_path / "exchange"
     exchange.mkdir()
     exchange.chmod(0o777)
-    nbgrader(["release_assignment", ASSIGNMENT, "--force"], root, exchange)
+    nbgrader(["release_assignment", ASSIGNMENT, "--force"], course.root, exchange)
     return course, exchange
