@@ -349,6 +349,9 @@ def test_a_stopped_service_leaves_no_temporary_folder(tmp_path, stop, released_m
         stdout=(tmp_path / "serve.out").open("w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        # Ctrl-C as a terminal's foreground job gets it: this test process may have SIGINT ignored by now (a kernel
+        # or a Jupyter command run in it earlier sets SIG_IGN), which the service would inherit, and Python with it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         try:
