@@ -2,14 +2,13 @@
 LMS admin pastes, and the scores posted to the LMS's gradebook (a preview first with ``--dry-run``).
 
 Each reads course.toml's ``[lti]`` (``lti/settings.py``) and stops with the key and the fix if a value is
-missing or wrong. ``post_after_grades`` is what ``make autograde`` and ``make grades`` call last: with
+missing or wrong. ``make autograde`` and ``make grades`` call ``lti/after_grading.after_grades`` last: with
 ``[lti] post_after_grading`` set, the scores are sent to the LMS.
 """
 
 from __future__ import annotations
 
 from ..layout import Course
-from ..lti.after_grading import after_grades
 from ..lti.keys import load_key, make_key
 from ..lti.settings import read_key_file, read_lti, read_tool_url
 from ..lti.tool_config import describe
@@ -66,12 +65,6 @@ def cmd_lti_post(course: Course, args) -> int:
         return 0
     done = post(course, lti, again=args.again)
     return 1 if done["kept"] else 0
-
-
-def post_after_grades(course: Course, log=print) -> None:
-    """``make autograde``'s and ``make grades``' last step when course.toml's ``[lti] post_after_grading`` is
-    true: every changed score sent (``lti/after_grading.py``; what is graded stands whatever the LMS does)."""
-    after_grades(course, log)
 
 
 def term_lines(course: Course, log=print) -> None:

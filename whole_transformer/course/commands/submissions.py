@@ -13,12 +13,12 @@ from pathlib import Path
 from ..autograder.cluster import serve as serve_workers
 from ..autograder.collect_zip import collect_zip
 from ..layout import Course
+from ..lti.after_grading import after_grades
 from ..term.handin_time import CLAIM, UNCHECKED, rezoned
 from ..term.late import student_lateness
 from ..term.roster import import_roster, list_roster
 from ..term.settings import load
 from .declare import arg, command, grading
-from .lti import post_after_grades
 from .lti import term_lines as lti_term_lines
 
 
@@ -138,7 +138,7 @@ def cmd_autograde(course: Course, args) -> int:
     except KeyboardInterrupt:
         print("autograde stopped (Ctrl-C); run it again to grade who is left", file=sys.stderr)
         return 130
-    post_after_grades(course)  # course.toml [lti] post_after_grading: the scores sent to the LMS (lti/)
+    after_grades(course)  # course.toml [lti] post_after_grading: the scores sent to the LMS (lti/)
     return 0
 
 
@@ -210,7 +210,7 @@ def cmd_grades(course: Course, args) -> int:
     from ..reports.grades import grades  # lazy: nbgrader, nbformat
 
     grades(course)
-    post_after_grades(course)  # course.toml [lti] post_after_grading: the scores sent to the LMS (lti/)
+    after_grades(course)  # course.toml [lti] post_after_grading: the scores sent to the LMS (lti/)
     return 0
 
 
