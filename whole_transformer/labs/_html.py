@@ -181,17 +181,13 @@ def _heatmap_table(a, rows, cols, chunk, classes, corner, marks, scale, mode, di
             x = a[i, j]
             bg, fg = cell_colour(x, scale, mode)
             on = marked and (hr is None or hr == i) and (hc is None or hc == j)
+            colours, text, extra = f"background: {bg}; color: {fg};", number(x, digits), ""
             if hidden[i, j]:  # a pattern and words, not only a grey: masked weights are 0, not white 0.00
-                text = number(x, 0 if x == 0 else digits)
-                out.append(
-                    f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
-                    f'style="background: rgb(235,235,235); color: rgb(30,30,30); background-image: {HATCH}; '
-                    f'min-width: {cell_width}px;" data-masked="true">{text}{sr(" masked")}</td>'
-                )
-                continue
+                colours = f"background: rgb(235,235,235); background-image: {HATCH}; color: rgb(30,30,30);"
+                text, extra = number(x, 0 if x == 0 else digits) + sr(" masked"), ' data-masked="true"'
             out.append(
                 f'<td class="wt-cell{" wt-cell-on" if on else ""}" data-value="{x:.6g}" '
-                f'style="background: {bg}; color: {fg}; min-width: {cell_width}px;">{number(x, digits)}</td>'
+                f'style="{colours} min-width: {cell_width}px;"{extra}>{text}</td>'
             )
         out.append("</tr>")
     out.append("</table>")

@@ -155,8 +155,7 @@ def masked_cells(stage: Intermediate, stages: list[Intermediate]) -> np.ndarray 
     scores of the same block: a masked weight is 0 because its score was −∞); None for any other step."""
     if stage.name not in ("masked scores", "weights"):
         return None
-    in_block = "" if stage.block is None else f"block {stage.block + 1} · "
-    scores = next((s for s in stages if s.label == f"{in_block}masked scores"), None)
+    scores = next((s for s in stages if s.name == "masked scores" and s.block == stage.block), None)
     return None if scores is None else np.isneginf(scores.array)
 
 
