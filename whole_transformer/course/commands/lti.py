@@ -33,8 +33,7 @@ def cmd_lti_key(course: Course, args) -> int:
 @command("lti-config", "print the tool configuration an LMS admin pastes (Canvas developer key, Moodle tool)", make="")
 def cmd_lti_config(course: Course, args) -> int:
     settings = load(course)
-    folder = course.release if any(course.release.glob("*.ipynb")) else course.source  # released, else as written
-    notebooks = sorted(p.name for p in folder.glob("*.ipynb")) or ["01-whole-machine.ipynb"]
+    notebooks = sorted(p.name for p in course.source.glob("*.ipynb")) or ["01-whole-machine.ipynb"]  # release/'s too
     print(describe(read_tool_url(settings), load_key(course.root, read_key_file(settings)), notebooks))
     return 0
 
