@@ -67,10 +67,11 @@ def pytest_collection_modifyitems(config, items):
         if gone:
             config.hook.pytest_deselected(items=gone)
         items[:] = keep
-    top: dict[str, int] = {}  # module → the rank of its most expensive test: a module stays together
+    top: dict[str, str] = {}  # module → the tier of its most expensive test: a module stays together
     for i in items:
-        top[i.nodeid.split("::")[0]] = max(top.get(i.nodeid.split("::")[0], 0), RANK[_tier(i)])
-    items.sort(key=lambda i: STARTS.index(TIERS[top[i.nodeid.split("::")[0]]].name))
+        module = i.nodeid.split("::")[0]
+        top[module] = max(top.get(module, TIERS[0].name), _tier(i), key=RANK.__getitem__)
+    items.sort(key=lambda i: STARTS.index(top[i.nodeid.split("::")[0]]))
 
 
 def pytest_report_collectionfinish(config, start_path, items):
