@@ -47,22 +47,6 @@ def _slowest(cells, n=2) -> str:
     return ", ".join(f"cell {i} `{src}` {dt:.1f} s" for dt, i, src in cells[:n])
 
 
-def hold_expected(nb) -> dict[str, dict]:
-    """Cut the EXPECTED part out of every graded test cell, as the grader does before the kernel runs
-    (``plugins/verdict.HoldExpected``): grade_id → the expected values, kept here."""
-    from whole_transformer.course.cells import grade_id, is_test  # lazy: the grader's side, for the graded run
-    from whole_transformer.course.core.expected import split_expected  # lazy: as above
-
-    held = {}
-    for cell in nb.cells:
-        if is_test(cell):
-            source, payload = split_expected(cell.source)
-            if payload is not None:
-                cell.source = source
-                held[grade_id(cell)] = payload
-    return held
-
-
 @dataclass(frozen=True)
 class Graded:
     """The graded test cells of one run under autograding, judged as the grader judges them."""
@@ -81,22 +65,21 @@ class Graded:
 
 def judge(nb, held: dict[str, dict]) -> Graded:
     """Each graded test cell of a notebook run under autograding (``nb`` with its outputs), judged by the grader's
-    own verdict (``plugins/cell_verdict.assess``) on the results its hidden test handed out, with its points and
+    own verdict (``plugins/verdict.judge_notebook``) on the results its hidden test handed out, with its points and
     the course's partial credit; a solution that calls what it should build is refused there too."""
     from whole_transformer.course.answers.diagnose import partial_credit_settings  # lazy: the grader's side
     from whole_transformer.course.cells import grade_id  # lazy: as above
     from whole_transformer.course.core.verdict import Outcome  # lazy: as above
-    from whole_transformer.course.plugins.cell_verdict import assess  # lazy: as above
+    from whole_transformer.course.plugins.verdict import judge_notebook  # lazy: as above
 
-    settings = partial_credit_settings(ROOT)
+    verdicts = judge_notebook(nb, held, partial_credit_settings(ROOT))
     by_id = {grade_id(c): c for c in nb.cells if grade_id(c)}
     cells, failed, exercises = {}, {}, []
     for gid, expected in held.items():
-        cell = by_id[gid]
-        points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
-        outputs, verdict = assess(cell, expected, by_id.get(expected["name"]), points, settings)
+        verdict = verdicts.get(gid)
         cells[gid] = verdict is not None and verdict.outcome == Outcome.RIGHT
         if not cells[gid]:
+            outputs = by_id[gid].outputs
             failed[gid] = next((str(o.get("evalue", "")) for o in outputs if o.get("output_type") == "error"), "")
         if not expected.get("question"):
             exercises.append(expected["name"])
@@ -109,6 +92,8 @@ def notebook_row(b: Bench, name: str, autograde: bool) -> Row:
     judged by the grader's verdict. A cell that fails, or a graded cell not passed, makes an error row."""
     import nbformat  # lazy: only the notebook groups read notebooks
 
+    from whole_transformer.course.plugins.verdict import hold_expected  # lazy: the grader's side (nbgrader)
+
     label = f"{name[:2]} {'under autograding' if autograde else 'in a fresh kernel'}"
     how = "NBGRADER_EXECUTION=autograde" if autograde else "fresh kernel"
     seconds, slow_cells, graded = [], [], None
@@ -116,7 +101,7 @@ def notebook_row(b: Bench, name: str, autograde: bool) -> Row:
         for _ in range(b.runs(3, 1)):
             with tempfile.TemporaryDirectory(prefix="wt-bench-nb-") as tmp:
                 nb = nbformat.read(SOURCE / name, as_version=4)
-                held = hold_expected(nb) if autograde else {}
+                held = hold_expected(nb) if autograde else {}  # as the grader holds them
                 total, cells, done = run_notebook(nb, Path(tmp), autograde)
             if autograde:
                 graded = judge(done, held)

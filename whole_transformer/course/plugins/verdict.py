@@ -32,6 +32,7 @@ from traitlets import Unicode
 
 from ..cells import is_test
 from ..core.expected import split_expected
+from ..core.verdict import CellVerdict
 from .cell_verdict import assess
 from .run_result import VERDICTS
 
@@ -42,18 +43,44 @@ def cell_time_limit(config) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
+def hold_expected(nb) -> dict[str, dict]:
+    """Cut the expected values out of every test cell of ``nb``: grade_id → the values, kept out of the kernel."""
+    held = {}
+    for cell in nb.cells:
+        if not is_test(cell):
+            continue
+        source, payload = split_expected(cell.source)
+        if payload is not None:
+            cell.source = source
+            held[cell.metadata.nbgrader["grade_id"]] = payload
+    return held
+
+
+def judge_notebook(nb, held: dict, settings: dict, seconds: float | None = None) -> dict[str, CellVerdict | None]:
+    """Each test cell of ``nb`` (run) judged on what its hidden test handed out, against ``held``'s expected values
+    (``hold_expected``), with its points and ``settings`` (course.toml's [partial_credit]); its outputs become the
+    verdict. grade_id → the verdict (None: the cell gave none)."""
+    answers = {
+        c.metadata.nbgrader["grade_id"]: c
+        for c in nb.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in c.metadata.nbgrader
+    }
+    verdicts = {}
+    for cell in nb.cells:
+        if is_test(cell):
+            gid = cell.metadata.nbgrader["grade_id"]
+            expected = held.get(gid)
+            solution = answers.get(expected["name"]) if expected else None
+            points = float(cell.metadata.nbgrader.get("points", 0) or 0)
+            cell.outputs, verdicts[gid] = assess(cell, expected, solution, points, settings, seconds)
+    return verdicts
+
+
 class HoldExpected(NbGraderPreprocessor):
     """Before the kernel runs: cut the expected values out of every test cell and keep them here."""
 
     def preprocess(self, nb, resources):
-        held = resources.setdefault("wt_expected", {})
-        for cell in nb.cells:
-            if not is_test(cell):
-                continue
-            source, payload = split_expected(cell.source)
-            if payload is not None:
-                cell.source = source
-                held[cell.metadata.nbgrader["grade_id"]] = payload
+        resources.setdefault("wt_expected", {}).update(hold_expected(nb))
         return nb, resources
 
 
@@ -73,24 +100,12 @@ class Verdict(NbGraderPreprocessor):
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
-        held = resources.get("wt_expected", {})
-        seconds = cell_time_limit(self.config)
         settings = {}
         if self.partial_credit_file:
             with open(self.partial_credit_file, encoding="utf-8") as f:
                 settings = json.load(f)
-        answers = {
-            c.metadata.nbgrader["grade_id"]: c
-            for c in nb.cells
-            if c.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in c.metadata.nbgrader
-        }
+        judged = judge_notebook(nb, resources.get("wt_expected", {}), settings, cell_time_limit(self.config))
         verdicts = resources.setdefault(VERDICTS, {})
-        for cell in nb.cells:
-            if is_test(cell):
-                gid = cell.metadata.nbgrader["grade_id"]
-                expected = held.get(gid)
-                solution = answers.get(expected["name"]) if expected else None
-                points = float(cell.metadata.nbgrader.get("points", 0) or 0)
-                cell.outputs, verdict = assess(cell, expected, solution, points, settings, seconds)
-                verdicts[gid] = verdict.to_json() if verdict is not None else {}
+        for gid, verdict in judged.items():
+            verdicts[gid] = verdict.to_json() if verdict is not None else {}
         return nb, resources
