@@ -74,6 +74,22 @@ def test_bad_evaluate_every_raises(bad):
         train(MICROSCOPE_CONFIG, TrainConfig(epochs=1), evaluate_every=bad)
 
 
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: train(427), "model_config must be a ModelConfig"),
+        (lambda: train(MICROSCOPE_CONFIG, {"epochs": 1}), "train_config must be a TrainConfig"),
+        (lambda: tr.write_checkpoints([4, 2, 7, 12]), "out must be the folder to write the checkpoints to"),
+    ],
+)
+def test_wrong_arguments_are_refused_before_any_training(call, message, monkeypatch):
+    """A wrong argument is named at once, not after epochs of training (write_checkpoints' folder is first used
+    at the snapshot after epoch 2)."""
+    monkeypatch.setattr(tr, "_train", lambda *a, **k: pytest.fail("training started"))
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
 # ------------------------------------------------------------------ the loss
 
 

@@ -105,6 +105,9 @@ def train(
     ``callback(log, model)`` is called after every epoch (the notebooks draw live plots with it);
     ``snapshots[epoch](run)`` after that epoch (the CLI writes checkpoints with it).
     """
+    for name, value, kind in (("model_config", model_config, ModelConfig), ("train_config", train_config, TrainConfig)):
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"{name} must be a {kind.__name__} (or None for the default), got {type(value).__name__}")
     if isinstance(evaluate_every, bool) or not isinstance(evaluate_every, int) or evaluate_every < 0:
         raise ValueError(f"evaluate_every must be a whole number of epochs (0: never), got {evaluate_every!r}")
     with single_thread():  # see fast.py: faster here, and the same numbers on any machine
@@ -220,8 +223,11 @@ MAIN_RUN = TrainConfig(epochs=60, seed=0)
 MICROSCOPE_RUN = TrainConfig(epochs=200, seed=4, lr=1e-2)  # seed 4: it reads all 1,000 numbers (seed 0: 993)
 
 
-def write_checkpoints(out: Path = CHECKPOINT_DIR, progress: bool = True) -> list[Path]:
+def write_checkpoints(out: str | Path = CHECKPOINT_DIR, progress: bool = True) -> list[Path]:
     """Train the main model (snapshots after 2 and 60 epochs) and the microscope model; save them."""
+    if not isinstance(out, (str, Path)):  # before training, not at the first snapshot minutes later
+        raise TypeError(f"out must be the folder to write the checkpoints to, got {type(out).__name__}")
+    out = Path(out)
     written: list[Path] = []
 
     def snap(name):
