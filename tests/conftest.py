@@ -211,3 +211,25 @@ def microscope():
 def shipped(model60, model2, microscope):
     """{name: model} for the three shipped checkpoints."""
     return {"60": model60, "2": model2, "microscope": microscope}
+
+
+# ------------------------------------------------------------------------------ the mistake table
+@pytest.fixture
+def table_built_once(monkeypatch) -> dict:
+    """``diagnose.build`` worked out once for each source folder during the test, then given again: for a test that
+    checks the mistake table, writes it and checks it again with nothing changed in between (a build is about 15 s
+    of CPU). The builds made, source → table."""
+    from whole_transformer.course.answers import diagnose
+    from whole_transformer.course.layout import REPO, Course
+
+    tables: dict = {}
+    build = diagnose.build
+
+    def once(source=None):
+        source = Course(REPO).source if source is None else source  # build's default
+        if source not in tables:
+            tables[source] = build(source)
+        return tables[source]
+
+    monkeypatch.setattr(diagnose, "build", once)
+    return tables
