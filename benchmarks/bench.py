@@ -22,7 +22,7 @@ An item this machine cannot run (PostgreSQL not installed) appears as a "not ava
 An item that crashes appears as "error: ..." (and the script exits 1 after writing the table).
 
 Options: ``--quick`` (one run per item, the smallest workloads; only notebook 01 is run, one
-submission is autograded once the default way, a class of 3 once each way, and one student is
+submission is autograded once the default way, a class of 2 once each way, and one student is
 merged into each gradebook), ``--only GROUP ...``, ``--skip GROUP ...``, ``--class-size N``,
 ``--out PATH`` (default benchmarks/results.md), ``--list``, ``--readme`` (only rewrite the README's
 "How fast" table from results.md). A default run spends most of its time autograding (one

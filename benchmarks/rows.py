@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 CLASS_SIZE = 25
-QUICK_CLASS_SIZE = 3  # --quick: a class this small, unless --class-size says otherwise
+QUICK_CLASS_SIZE = 2  # --quick: a class this small, unless --class-size says otherwise
 
 
 class Skipped(Exception):

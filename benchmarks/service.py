@@ -29,11 +29,11 @@ from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID
 
 IDLE_TARGET_S = 20.0
 BURST, BURST_SECONDS = 30, 60.0
-QUICK_BURST, QUICK_BURST_SECONDS = 3, 6.0
+QUICK_BURST, QUICK_BURST_SECONDS = 2, 6.0
 
 
 def bench_service(b: Bench) -> None:
-    """--quick: one idle submission (one round against the baseline), a burst of 3 each way."""
+    """--quick: one idle submission (one round against the baseline), a burst of 2 each way."""
     with tempfile.TemporaryDirectory(prefix="wt-bench-service-") as t:
         tmp = Path(t)
         course, exchange = new_course(tmp, "course")

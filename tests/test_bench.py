@@ -5,7 +5,7 @@ Timings are not asserted (speed goals are checked by `make bench`, on a quiet ma
 that every item a user waits for has its row, that each row holds either a measured median with its
 pass/miss, or says why it has none ("not available: …", "skipped: …"), that nothing crashed, and
 that the machine is described. The quick mode runs each item once, with the smallest workloads;
-the autograde and scale groups really run in it (one submission, a class of 3, one merge into each
+the autograde and scale groups really run in it (one submission, a class of 2, one merge into each
 gradebook), and their rows must be numbers. The committed results.md must name the run of every
 row, and the README's speed table must be the one generated from it.
 """
@@ -25,8 +25,9 @@ from benchmarks.cli import GROUPS
 from benchmarks.labs import LAB_CHANGES
 from benchmarks.readme import README_BEGIN, README_END, readme_table
 from benchmarks.results_md import KEPT, RESULTS, RunInfo, keep_rows, read_machine, read_rows, write_results
-from benchmarks.rows import Bench, Row
+from benchmarks.rows import QUICK_CLASS_SIZE, Bench, Row
 from benchmarks.scale_study import scale_study
+from benchmarks.service import QUICK_BURST, QUICK_BURST_SECONDS
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks" / "bench.py"
@@ -131,7 +132,7 @@ def test_quick_autograde_and_scale_really_run(quick_run):
     score = re.search(r"scored ([\d.]+)/([\d.]+)", one[7])
     assert score and score.group(1) == score.group(2) and float(score.group(2)) > 0, one  # full marks
     for way in ("JOBS=2", "2 Dask workers"):
-        row = items[f"a class of 3, {way}"]
+        row = items[f"a class of {QUICK_CLASS_SIZE}, {way}"]
         assert re.fullmatch(r"[\d.]+ s", row[2]) and row[3] == "1", row
     ratio = items["students/min per worker core: 2 Dask workers ÷ JOBS=2"]
     assert re.fullmatch(r"[\d.]+ ×", ratio[2]) and ratio[5] in ("pass", "**MISS**"), ratio
@@ -147,7 +148,7 @@ def test_quick_autograde_and_scale_really_run(quick_run):
     dask = items["Dask per-task overhead (submit → result, one task at a time)"]
     assert re.fullmatch(r"[\d.]+ ms", dask[2]) and int(dask[3]) >= 1, dask
     study = text.split("## Scale study")[1].split("## Machine")[0]
-    assert "the class of 3 was graded with JOBS=2, ÷ 3" in study, study
+    assert f"the class of {QUICK_CLASS_SIZE} was graded with JOBS=2, ÷ {QUICK_CLASS_SIZE}" in study, study
     sizes = re.search(
         r"the student's files \((\d+) kB.*the assignment \((\d+) kB.*the scores \((\d+) kB.*"
         r"writes (\d+) kB per student.*at 128 cores, ([\d.]+) students a second, ([\d.]+) MB/s",
@@ -159,7 +160,7 @@ def test_quick_autograde_and_scale_really_run(quick_run):
 
 
 def test_quick_service_really_runs(quick_run):
-    """The service group runs in --quick (one idle submission against the baseline, a burst of 3 each way):
+    """The service group runs in --quick (one idle submission against the baseline, a burst of 2 each way):
     its rows are numbers, the CPU ratio is judged against its target."""
     _, text = quick_run
     rows = [r for r in table_rows(text) if r[0] == "service"]
@@ -173,8 +174,10 @@ def test_quick_service_really_runs(quick_run):
     assert after[5] in ("pass", "**MISS**") and re.fullmatch(r"[\d.]+× today's way", after[6]), after
     for way in ("2 local workers", "2 Dask workers"):
         for stat in ("p50", "p95", "max"):
-            row = items[f"burst of 3 in 6 s, {way}: submit → feedback available, {stat}"]
-            assert re.fullmatch(r"[\d.]+ s", row[2]) and row[3] == "3", row
+            row = items[
+                f"burst of {QUICK_BURST} in {QUICK_BURST_SECONDS:g} s, {way}: submit → feedback available, {stat}"
+            ]
+            assert re.fullmatch(r"[\d.]+ s", row[2]) and row[3] == str(QUICK_BURST), row
 
 
 def test_machine_is_described(quick_run):
