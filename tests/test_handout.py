@@ -557,12 +557,18 @@ class _Rename(ast.NodeTransformer):
         return ast.copy_location(ast.arg(arg=self._n(node.arg)), node)
 
 
+def _docstring(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+
+
+def _kinds(statements: list[ast.stmt]) -> tuple[str, ...]:
+    """The kinds of the statements ``_normal`` keeps, in order: runs of other kinds never normalise alike (each
+    statement's dump starts with its kind), so only a run of the solution's kinds is normalised and compared."""
+    return tuple(type(s).__name__ for s in statements if not _docstring(s))
+
+
 def _normal(statements: list[ast.stmt]) -> str:
-    body = [
-        s
-        for s in statements
-        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))
-    ]
+    body = [s for s in statements if not _docstring(s)]
     renamer = _Rename()
     return "|".join(ast.dump(renamer.visit(ast.fix_missing_locations(ast.parse(ast.unparse(s)).body[0]))) for s in body)
 
@@ -584,20 +590,20 @@ def solution_bodies() -> dict[str, str]:
         nb = nbformat.read(SOURCE / name, as_version=4)
         src = next(cell_source(c) for c in nb.cells if grade_id(c) == ex)
         fn = ast.parse(src).body[0]
-        out[ex] = (len([s for s in fn.body if not isinstance(s, ast.Expr)]), _normal(fn.body))
+        out[ex] = (len([s for s in fn.body if not isinstance(s, ast.Expr)]), _normal(fn.body), _kinds(fn.body))
     return out
 
 
-def holds_solution(text: str, solutions: dict[str, tuple[int, str]]) -> list[str]:
+def holds_solution(text: str, solutions: dict[str, tuple[int, str, tuple[str, ...]]]) -> list[str]:
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return []
     found = []
     for block in _bodies(tree):
-        for ex, (n, want) in solutions.items():
+        for ex, (n, want, kinds) in solutions.items():
             for i in range(0, max(0, len(block) - n) + 1):
-                if _normal(block[i : i + n]) == want:
+                if _kinds(block[i : i + n]) == kinds and _normal(block[i : i + n]) == want:
                     found.append(ex)
     return found
 
