@@ -26,7 +26,7 @@ submission is autograded once the default way, a class of 2 once each way, and o
 merged into each gradebook), ``--only GROUP ...``, ``--skip GROUP ...``, ``--class-size N``,
 ``--out PATH`` (default benchmarks/results.md), ``--list``, ``--readme`` (only rewrite the README's
 "How fast" table from results.md). A default run spends most of its time autograding (one
-submission three ways, then the class twice each way); ``--quick`` takes about two minutes on a
+submission three ways, then the class twice each way); ``--quick`` takes about three minutes on a
 quiet 2-core machine. The end of results.md gives each group's wall and CPU seconds and the
 machine's load average, so a run on a busy machine can be told from a slow one.
 
