@@ -104,9 +104,13 @@ typecheck: $(STAMP)
 test: $(STAMP) lint $(if $(shell command -v npm),$(AXE)) $(if $(and $(filter 0,$(shell id -u)),$(shell command -v npm)),$(PROXY))
 	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 
-# The edit-test loop: lint and the unit tier (tests/tiers.py derives each test's tier from what it needs).
-quick: $(STAMP) lint
-	$(PY) -m pytest -n 2 --dist loadgroup -q --tier unit
+# The edit-test loop: the unit tier (tests/tiers.py derives each test's tier from what it needs) with lint run beside
+# it, its output shown after the tests'; either failing fails make quick.
+quick: $(STAMP)
+	@log=$$(mktemp); $(MAKE) --no-print-directory lint > $$log 2>&1 & linting=$$!; \
+	$(PY) -m pytest -n 2 --dist loadgroup -q --tier unit; tests=$$?; \
+	wait $$linting; linted=$$?; cat $$log; rm -f $$log; \
+	test $$tests -eq 0 -a $$linted -eq 0
 
 e2e: $(STAMP) $(if $(shell command -v npm),$(AXE))
 	$(PY) -m pytest -m e2e tests/e2e

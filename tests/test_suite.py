@@ -67,7 +67,7 @@ def test_the_readme_names_the_tiers_as_conftest_declares_them():
 def test_make_quick_runs_the_unit_tier_and_make_test_keeps_the_tiers_order():
     make = (REPO / "Makefile").read_text()
     quick = make.split("\nquick:")[1].split("\n\n")[0]
-    assert "--tier unit" in quick and "lint" in quick.splitlines()[0]
+    assert "--tier unit" in quick and "$(MAKE) --no-print-directory lint" in quick  # lint beside the unit tier
     test = make.split("\ntest:")[1].split("\n\n")[0]
     assert "-n 2 --dist loadgroup --no-loadscope-reorder" in test
 

@@ -55,8 +55,7 @@ from test_classroom import (
 )
 from test_classroom import Step as TermStep
 
-from whole_transformer.course.lti.hub import PAGE_TITLE
-from whole_transformer.course.lti.launch import STUDENT_TEXT
+from whole_transformer.course.lti.launch import PAGE_TITLE, STUDENT_TEXT
 from whole_transformer.course.lti.tool_config import notebook_url
 
 REPO = Path(__file__).resolve().parents[2]

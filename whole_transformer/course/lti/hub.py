@@ -44,14 +44,23 @@ from traitlets import Unicode
 from ..layout import ASSIGNMENT, COURSE_ID, Course
 from ..term.settings import load
 from ..term.toml_values import SettingsError
-from .launch import NONCE_FILE, STUDENT_TEXT, KeySet, Launch, LaunchRefused, NonceStore, accept_claims, decode
+from .launch import (
+    NONCE_FILE,
+    PAGE_TITLE,
+    STUDENT_TEXT,
+    KeySet,
+    Launch,
+    LaunchRefused,
+    NonceStore,
+    accept_claims,
+    decode,
+)
 from .roster_link import LAUNCHES, enrol
 from .settings import LtiSettings, read_lti
 
 #: what the package's callback handler says when the launch is not the answer to this browser's own login
 _NOT_THIS_LOGIN = ("OAuth state missing from cookies", "OAuth state mismatch", "Missing nonce state cookie")
 _NONCE_MISMATCH = "OAuth nonce mismatch"
-PAGE_TITLE = "Launch not accepted"  # a refused launch's page: this, then STUDENT_TEXT; the why is the log's alone
 
 
 def refusal(why: str, log) -> web.HTTPError:

@@ -34,6 +34,7 @@ AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NONCE_FILE = "lti-nonces.json"
 MAX_AGE = 3600  # seconds: a token issued longer ago is refused, whatever its exp
 LEEWAY = 60  # seconds of clock difference allowed between the LMS and this machine
+PAGE_TITLE = "Launch not accepted"  # a refused launch's page: this, then STUDENT_TEXT; the why is the log's alone
 STUDENT_TEXT = (
     "This launch could not be accepted. Go back to the course in your LMS and open the assignment again "
     "from there. If it happens again, tell your instructor."
