@@ -457,6 +457,7 @@ for exercise, kernel_part in spec.items():
     grading.hand_out = real
     (cases, kw), = captured
     adapters = {**GENERIC, **SPECIAL.get(exercise, {})}
+    sampler = any(len(case) == 3 for case in cases)  # a sampler's cases: (args, kwargs, (draws, seed))
     for label, fn in functions:
         for how, adapt in adapters.items():
             handed = []
@@ -464,7 +465,7 @@ for exercise, kernel_part in spec.items():
             signal.alarm(20)
             try:
                 called = views.viewed(adapt(fn)) if exercise in VIEWED else adapt(fn)
-                if any(len(case) == 3 for case in cases):  # a sampler's cases: (args, kwargs, (draws, seed))
+                if sampler:
                     called = draws_only(called)
                 grading.hand_out(exercise, called, cases, **kw)
             except BaseException as e:
