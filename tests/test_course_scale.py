@@ -1,11 +1,11 @@
 """Autograding at scale: a Dask cluster, a PostgreSQL gradebook, and the same grades.
 
-- Three ways, one small simulated class of the real notebooks (complete, partial, a crash in a
-  hidden test, an invalid notebook, a renamed one, an edited test cell, an empty folder): local graders
-  with SQLite (these students of the simulated class, graded once per run), a local Dask cluster of 2
-  worker processes with SQLite, and the Dask cluster with a PostgreSQL gradebook. ``grades-detail.csv``
-  is the same row for row, and the points are the roster's; grades, feedback and the records work
-  against PostgreSQL as against SQLite.
+- One small simulated class of the real notebooks (complete, partial, a crash in a hidden test, an invalid
+  notebook, a renamed one, an edited test cell, an empty folder), graded by local graders into SQLite (these
+  students of the simulated class, graded once per run) and again by a local Dask cluster of 2 worker processes
+  into a PostgreSQL gradebook. ``grades-detail.csv`` is the same row for row, and the points are the roster's;
+  grades, feedback and the class report work against PostgreSQL as against SQLite (the local results merged into
+  a SQLite copy).
 - A worker process is killed (SIGKILL) while it grades: every student still ends graded, once.
 - Two ``autograde`` runs started at once against the same PostgreSQL gradebook share the class:
   each student graded by exactly one of them, no grade lost.
@@ -84,62 +84,80 @@ def _rows(path: Path) -> list[dict]:
 
 
 @pytest.mark.xdist_group("graded-class")  # it reads the class: on the worker that grades it, once it is graded
-def test_three_ways_give_the_same_grades(tmp_path, released_course, graded_class, postgres, db_url_env):
-    """Local graders with SQLite (the simulated class, graded once per run: these seven of its students), a local
-    Dask cluster of 2 worker processes with SQLite, and the Dask cluster with a PostgreSQL gradebook: the same
-    grades-detail.csv, row for row, and the roster's points; the class report the same on PostgreSQL as on SQLite.
-    (That JOBS=1 and JOBS=3 grade alike is tests/test_autograde.py's.)"""
-    timings = {}
-    local = [r for r in _rows(graded_class.course.root / "grades-detail.csv") if r["student_id"] in SMALL_CLASS]
-    details, reports = {"local-sqlite": _by_cell(local)}, {}
+def test_dask_and_postgresql_grade_as_the_local_graders_do(
+    tmp_path, released_course, graded_class, postgres, db_url_env
+):
+    """Seven students of the simulated class (graded once per run by local graders into SQLite) graded again on a local
+    Dask cluster of 2 worker processes into a PostgreSQL gradebook: the same grades-detail.csv, row for row, and the
+    roster's points; the Formgrader lists them. The class's own results of the seven, merged into a SQLite copy of
+    the same course (``store.merge``, as ``make autograde`` merges a grader's result), give the same detail and the
+    same class report as PostgreSQL. (That Dask with SQLite gives the right points, a worker killed or not, is
+    ``test_a_killed_worker_loses_no_student``'s; that JOBS=1 and JOBS=3 grade alike, tests/test_autograde.py's.)"""
+    from whole_transformer.course.autograder.assignment import prepare
+    from whole_transformer.course.autograder.store import merge, result_path
+    from whole_transformer.course.autograder.submission import Submission
+
+    local = _by_cell(
+        [r for r in _rows(graded_class.course.root / "grades-detail.csv") if r["student_id"] in SMALL_CLASS]
+    )
     base = tmp_path / "base"
     course, nbs, chosen = _small_class(released_course, base)
-    with local_cluster(2) as cluster:
-        for way in ("dask-sqlite", "dask-postgres"):
-            root = tmp_path / way
-            copy_course(base, root)
-            if way == "dask-postgres":
-                (root / "gradebook.db").unlink()
-                db_url_env(postgres.create_database("three_ways"))
-                release_course(Course(root))  # the assignment into PostgreSQL
-            c = Course(root)
-            assert c.sqlite == (way != "dask-postgres"), c.db_url
-            t = time.monotonic()
-            run = autograde(c, jobs=1, scheduler=cluster.scheduler_address, log=lambda *a: None)
-            timings[way] = time.monotonic() - t
-            assert sorted(run.graded) == sorted(SMALL_CLASS), run
-            grades(c, log=lambda *a: None)
-            feedback(c, log=lambda *a: None)
-            insights(c, log=lambda *a: None)
-            details[way] = _by_cell(_rows(root / "grades-detail.csv"))
-            reports[way] = _rows(root / "insights.csv")
-            totals = {r["student_id"]: float(r["score"]) for r in _rows(root / "grades.csv")}
-            for name, s in chosen.items():
-                want = sum(p for p, _ in expected_now(nbs, s, details[way]).values())
-                assert totals[name] == pytest.approx(want), (way, name)
-            if way == "dask-postgres":
-                assert not (root / "gradebook.db").exists(), "the PostgreSQL run wrote a SQLite gradebook"
-                from nbgrader.api import Gradebook
 
-                with Gradebook(c.db_url) as gb:
-                    subs = {s.student.id for s in gb.find_assignment(ASSIGNMENT).submissions}
-                assert subs == set(SMALL_CLASS) - {"empty-folder"}
-                assert list((root / "feedback" / "full" / ASSIGNMENT).glob("*.html"))
-                assert _formgrader_sees(root) == {s: totals[s] for s in subs}
-    print("three ways:", ", ".join(f"{w} {s:.0f} s" for w, s in timings.items()))
-    by_cell = details["local-sqlite"]
-    assert len(by_cell) == sum(len(nbs.grade_cells(n)) for n in nbs.names) * len(SMALL_CLASS)
+    # the class's results of the seven, merged into a SQLite copy: what the local route wrote, gradebook and all
+    merged = Course(tmp_path / "sqlite")
+    copy_course(base, merged.root)
+    assignment = prepare(merged, merged.state / "merged", log=lambda *a: None)
+    for name in SMALL_CLASS:
+        result = load_result(graded_class.course, name)
+        if result is None:  # nothing graded (the empty folder): nothing to merge, as make autograde leaves it
+            continue
+        graded = result_path(graded_class.course, name).parent
+        result.graded = {p.name: p.read_bytes() for p in graded.iterdir() if p.name != "result.json"}
+        merge(merged, result, assignment, Submission.from_folder(merged, name).handed_in_at)
+
+    pg = Course(tmp_path / "dask-postgres")
+    copy_course(base, pg.root)
+    (pg.root / "gradebook.db").unlink()
+    db_url_env(postgres.create_database("dask_postgres"))
+    release_course(pg)  # the assignment into PostgreSQL
+    assert not pg.sqlite, pg.db_url
+    with local_cluster(2) as cluster:
+        t = time.monotonic()
+        run = autograde(pg, jobs=1, scheduler=cluster.scheduler_address, log=lambda *a: None)
+        print(f"seven students on 2 Dask workers into PostgreSQL: {time.monotonic() - t:.0f} s")
+    assert sorted(run.graded) == sorted(SMALL_CLASS), run
+    details, reports = {}, {}
+    for c in (merged, pg):
+        grades(c, log=lambda *a: None)
+        feedback(c, log=lambda *a: None)
+        insights(c, log=lambda *a: None)
+        details[c.root.name] = _by_cell(_rows(c.root / "grades-detail.csv"))
+        reports[c.root.name] = _rows(c.root / "insights.csv")
+    totals = {r["student_id"]: float(r["score"]) for r in _rows(pg.root / "grades.csv")}
+    for name, s in chosen.items():
+        want = sum(p for p, _ in expected_now(nbs, s, details["dask-postgres"]).values())
+        assert totals[name] == pytest.approx(want), name
+    assert not (pg.root / "gradebook.db").exists(), "the PostgreSQL run wrote a SQLite gradebook"
+    from nbgrader.api import Gradebook
+
+    with Gradebook(pg.db_url) as gb:
+        subs = {s.student.id for s in gb.find_assignment(ASSIGNMENT).submissions}
+    assert subs == set(SMALL_CLASS) - {"empty-folder"}
+    assert list((pg.root / "feedback" / "full" / ASSIGNMENT).glob("*.html"))
+    assert _formgrader_sees(pg.root) == {s: totals[s] for s in subs}
+
+    assert len(local) == sum(len(nbs.grade_cells(n)) for n in nbs.names) * len(SMALL_CLASS)
     for s in chosen.values():
-        for g, (points, status) in expected_now(nbs, s, by_cell).items():
-            row = by_cell[(s.name, g)]
+        for g, (points, status) in expected_now(nbs, s, local).items():
+            row = local[(s.name, g)]
             assert (float(row["score"]), row["status"]) == (points, status), (s.name, g, row)
-    assert details["dask-sqlite"] == by_cell
-    assert details["dask-postgres"] == by_cell
+    assert details["dask-postgres"] == local
+    assert details["sqlite"] == local
     # the class report reads the gradebook and the records: the same on PostgreSQL as on SQLite
-    assert reports["dask-sqlite"] and any(
-        r["section"] == "question" and r["detail"] == "answered 6" for r in reports["dask-sqlite"]
+    assert reports["sqlite"] and any(
+        r["section"] == "question" and r["detail"] == "answered 6" for r in reports["sqlite"]
     )
-    assert reports["dask-postgres"] == reports["dask-sqlite"]
+    assert reports["dask-postgres"] == reports["sqlite"]
 
 
 def _by_cell(rows: list[dict]) -> dict[tuple[str, str], dict]:
