@@ -28,6 +28,7 @@ from whole_transformer.course.cells import grade_id as gid
 from whole_transformer.course.core.results import Result
 from whole_transformer.course.layout import ASSIGNMENT, Course, nbgrader_env
 from whole_transformer.course.reports.grades import write_detail
+from whole_transformer.course.sandbox import zygote
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -90,16 +91,29 @@ def mini_courses(tmp_path_factory, released_mini, sandbox):
     """The same seven submissions graded with JOBS=1 and with JOBS=3, in two course folders (once per run)."""
 
     def grade_both(folder):
-        for jobs in (1, 3):
-            root, rel = _fresh(released_mini, folder / f"jobs{jobs}")
-            _mini_class(root, rel)
-            autograde(Course(root), jobs=jobs, log=lambda *a: None)
+        zygotes = {}  # per run: the kernel zygotes running as its graders stopped them, and those left after
+        close_all = zygote.close_all
 
-    shared, _ = once(tmp_path_factory, "mini-graded", grade_both)
+        def counted_close():
+            zygotes.setdefault(jobs, []).append(len(zygote._running))
+            close_all()
+
+        zygote.close_all = counted_close
+        try:
+            for jobs in (1, 3):
+                root, rel = _fresh(released_mini, folder / f"jobs{jobs}")
+                _mini_class(root, rel)
+                autograde(Course(root), jobs=jobs, log=lambda *a: None)
+                zygotes.setdefault(jobs, []).append(len(zygote._running))
+        finally:
+            zygote.close_all = close_all
+        return {"zygotes": zygotes}
+
+    shared, meta = once(tmp_path_factory, "mini-graded", grade_both)
     out = {}
     for jobs in (1, 3):
         root = shared / f"jobs{jobs}" / "course"
-        out[jobs] = {"root": root, "expected": MINI_EXPECTED}
+        out[jobs] = {"root": root, "expected": MINI_EXPECTED, "zygotes": meta["zygotes"][str(jobs)]}
     return out
 
 
@@ -117,6 +131,14 @@ def test_parallel_grading_gives_the_same_grades(mini_courses):
     assert statuses[("gus", "test_answer_q")] == "missing"
     report = (mini_courses[1]["root"] / "integrity-report.csv").read_text()
     assert "gus,submission,files," in report and "symbolic link" in report
+
+
+def test_each_run_forks_its_kernels_from_one_zygote_and_stops_it(mini_courses):
+    """A sandboxed make autograde takes every kernel from one kernel zygote of its own (sandbox/zygote.py: PyTorch
+    imported once for the run, not once per student) and stops it with its graders: one running as they stopped,
+    none left after."""
+    for jobs in (1, 3):
+        assert mini_courses[jobs]["zygotes"] == [1, 0], (jobs, mini_courses[jobs]["zygotes"])
 
 
 @pytest.mark.slow

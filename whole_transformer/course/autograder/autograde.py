@@ -173,7 +173,7 @@ def autograde(
         if scheduler:
             graders = DaskGraders(scheduler, sandbox, cell_timeout, log)
         else:
-            graders = LocalGraders(jobs, work, sandbox, cell_timeout)
+            graders = LocalGraders(jobs, work, sandbox, cell_timeout, zygote=sandbox)
         log(
             f"autograde: {len(todo)} to grade, {len(said.tally.skipped)} already graded, {graders.describe()} "
             f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})"

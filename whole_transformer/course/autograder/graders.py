@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 from ..core.results import Result
+from ..sandbox import zygote as kernel_zygote
 from ..sandbox.bubblewrap import SandboxMissing, sandbox_status
 from .assignment import Assignment
 from .grade import grade
@@ -23,13 +24,16 @@ from .submission import Submission
 
 
 class LocalGraders:
-    """N students at once in threads of this process (``--jobs N``)."""
+    """N students at once in threads of this process (``--jobs N``). With ``zygote`` (``make autograde``, sandboxed)
+    every kernel of the run is forked from one kernel zygote of this process (``sandbox/zygote.py``), stopped with the
+    graders; the grading service gives its own runs instead (``service/warm.py``)."""
 
-    def __init__(self, jobs: int, work: Path, sandbox: bool, cell_timeout: int | None):
+    def __init__(self, jobs: int, work: Path, sandbox: bool, cell_timeout: int | None, zygote: bool = False):
         self.jobs, self.work, self.sandbox, self.cell_timeout = jobs, work, sandbox, cell_timeout
         self.pool = cf.ThreadPoolExecutor(max_workers=jobs)
         self.threads = max(1, (os.cpu_count() or 1) // jobs)
-        self.runs = NbgraderRuns()
+        self.zygote = zygote
+        self.runs: NbgraderRuns = ZygoteRuns() if zygote else NbgraderRuns()
 
     def describe(self) -> str:
         return f"{self.jobs} at a time"
@@ -59,9 +63,15 @@ class LocalGraders:
     def stop(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.runs.stop_all()
+        self._close_zygote()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
+        self._close_zygote()
+
+    def _close_zygote(self) -> None:
+        if self.zygote:
+            kernel_zygote.close_all()  # its process and its folder, now: the run is over
 
 
 class DaskGraders:
