@@ -24,9 +24,9 @@ from .submission import Submission
 
 
 class LocalGraders:
-    """N students at once in threads of this process (``--jobs N``). With ``zygote`` (``make autograde``, sandboxed)
-    every kernel of the run is forked from one kernel zygote of this process (``sandbox/zygote.py``), stopped with the
-    graders; the grading service gives its own runs instead (``service/warm.py``)."""
+    """N students at once in threads of this process (``--jobs N``). With ``zygote`` (``make autograde``, sandboxed,
+    two students or more) every kernel of the run is forked from one kernel zygote of this process
+    (``sandbox/zygote.py``), stopped with the graders; the grading service gives its own runs (``service/warm.py``)."""
 
     def __init__(self, jobs: int, work: Path, sandbox: bool, cell_timeout: int | None, zygote: bool = False):
         self.jobs, self.work, self.sandbox, self.cell_timeout = jobs, work, sandbox, cell_timeout
