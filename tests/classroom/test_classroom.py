@@ -647,7 +647,9 @@ def fetch_and_open(page, student, when: str, marker: str, name: str) -> str:
     page.locator("#refresh_assignments_list").click()
     page.locator("#submitted_assignments_list button", has_text="Fetch Feedback").first.click()
     row = page.locator("#submitted_assignments_list .nested_list_item", has_text=when)
-    link = row.locator("a", has_text=re.compile("view feedback", re.I))
+    # .first: while the list is drawn again after the fetch, the attempt's row can stand in it twice for a moment
+    # (seen once under load: two links, one path); both open the same folder
+    link = row.locator("a", has_text=re.compile("view feedback", re.I)).first
     link.wait_for(timeout=60_000)
     shot(page, f"{name}-fetched")
     link.click()
