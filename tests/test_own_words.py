@@ -151,9 +151,24 @@ def near_copies(text: str, page: list[tuple[str, str]]) -> list[str]:
         for page_sentence, page_key in page:
             if abs(len(key) - len(page_key)) > (1 - ALIKE) * 2 * max(len(key), len(page_key)):
                 continue
-            if difflib.SequenceMatcher(None, key, page_key, autojunk=False).ratio() >= ALIKE:
+            if _alike(key, page_key) >= ALIKE:
                 found.append(f"{' '.join(s.split())!r} ~ the page's {' '.join(page_sentence.split())!r}")
     return found
+
+
+_MATCHERS: dict[str, difflib.SequenceMatcher] = {}
+
+
+def _alike(key: str, page_key: str) -> float:
+    """``SequenceMatcher(None, key, page_key, autojunk=False).ratio()``, the page's side worked out once per sentence
+    of the page, and 0 where difflib's cheap upper bounds of the ratio are already below ALIKE."""
+    matcher = _MATCHERS.get(page_key)
+    if matcher is None:
+        matcher = _MATCHERS[page_key] = difflib.SequenceMatcher(None, "", page_key, autojunk=False)
+    matcher.set_seq1(key)
+    if matcher.real_quick_ratio() < ALIKE or matcher.quick_ratio() < ALIKE:
+        return 0.0
+    return matcher.ratio()
 
 
 def page_sentences(text: str) -> list[tuple[str, str]]:
