@@ -66,9 +66,10 @@ def test_each_kernel_starts_clean_from_one_fork_server(tmp_path):
 
 
 @pytest.mark.parametrize("forked_by", ["the student's fork server", "the service's kernel zygote"])
-def test_nothing_a_kernel_started_outlives_it(tmp_path, monkeypatch, forked_by):
+def test_nothing_a_kernel_started_outlives_it(tmp_path, monkeypatch, request, forked_by):
     require_sandbox()
     if "zygote" in forked_by:
+        request.addfinalizer(zygote.close_all)  # the zygote too: none outlives the test into the worker's next ones
         monkeypatch.setenv(KERNEL_ZYGOTE, zygote.running({"threads": 1, "headless": True}).socket)
     leave = (
         "import os, time\n"
