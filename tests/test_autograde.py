@@ -91,22 +91,20 @@ def mini_courses(tmp_path_factory, released_mini, sandbox):
     """The same seven submissions graded with JOBS=1 and with JOBS=3, in two course folders (once per run)."""
 
     def grade_both(folder):
-        zygotes = {}  # per run: the kernel zygotes running as its graders stopped them, and those left after
+        zygotes = {}  # per run: the kernel zygotes running as it stopped them, and those left after
         close_all = zygote.close_all
 
         def counted_close():
             zygotes.setdefault(jobs, []).append(len(zygote._running))
             close_all()
 
-        zygote.close_all = counted_close
-        try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(zygote, "close_all", counted_close)
             for jobs in (1, 3):
                 root, rel = _fresh(released_mini, folder / f"jobs{jobs}")
                 _mini_class(root, rel)
                 autograde(Course(root), jobs=jobs, log=lambda *a: None)
                 zygotes.setdefault(jobs, []).append(len(zygote._running))
-        finally:
-            zygote.close_all = close_all
         return {"zygotes": zygotes}
 
     shared, meta = once(tmp_path_factory, "mini-graded", grade_both)
@@ -135,7 +133,7 @@ def test_parallel_grading_gives_the_same_grades(mini_courses):
 
 def test_each_run_forks_its_kernels_from_one_zygote_and_stops_it(mini_courses):
     """A sandboxed make autograde takes every kernel from one kernel zygote of its own (sandbox/zygote.py: PyTorch
-    imported once for the run, not once per student) and stops it with its graders: one running as they stopped,
+    imported once for the run, not once per student) and stops it when the run ends: one running as it stopped,
     none left after."""
     for jobs in (1, 3):
         assert mini_courses[jobs]["zygotes"] == [1, 0], (jobs, mini_courses[jobs]["zygotes"])

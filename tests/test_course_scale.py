@@ -94,7 +94,7 @@ def test_dask_and_postgresql_grade_as_the_local_graders_do(
     same class report as PostgreSQL. (That Dask with SQLite gives the right points, a worker killed or not, is
     ``test_a_killed_worker_loses_no_student``'s; that JOBS=1 and JOBS=3 grade alike, tests/test_autograde.py's.)"""
     from whole_transformer.course.autograder.assignment import prepare
-    from whole_transformer.course.autograder.store import merge, result_path
+    from whole_transformer.course.autograder.store import RESULT, merge, result_path
     from whole_transformer.course.autograder.submission import Submission
 
     local = _by_cell(
@@ -112,7 +112,7 @@ def test_dask_and_postgresql_grade_as_the_local_graders_do(
         if result is None:  # nothing graded (the empty folder): nothing to merge, as make autograde leaves it
             continue
         graded = result_path(graded_class.course, name).parent
-        result.graded = {p.name: p.read_bytes() for p in graded.iterdir() if p.name != "result.json"}
+        result.graded = {p.name: p.read_bytes() for p in graded.iterdir() if p.name != RESULT}
         merge(merged, result, assignment, Submission.from_folder(merged, name).handed_in_at)
 
     pg = Course(tmp_path / "dask-postgres")

@@ -31,11 +31,13 @@ from ..core.results import FAILED, GRADED, MISSING, NotebookResult, Result
 from ..core.scheduler import Scheduler
 from ..gradebook import open_gradebook
 from ..layout import ASSIGNMENT, Course
+from ..sandbox import zygote as kernel_zygote
 from ..sandbox.bubblewrap import SandboxMissing
 from .assignment import Assignment, changed_notebooks
 from .claims import Claims
 from .class_log import ClassLog
 from .graders import DaskGraders, LocalGraders
+from .nbgrader_run import ZygoteRuns
 from .prepare import check_run, chosen_students, fresh_work, prepare_assignment
 from .store import load_result, merge, write_integrity_report
 from .submission import Submission, folder_digest, submission_files
@@ -167,6 +169,7 @@ def autograde(
     claims = Claims(course)
     said = ClassLog(course, settings, log)
     graders: LocalGraders | DaskGraders | None = None
+    zygote = False
     try:
         assignment = prepare_assignment(course, claims, work, log)
         todo = _todo(course, everyone, assignment, force, said)
@@ -174,7 +177,8 @@ def autograde(
             graders = DaskGraders(scheduler, sandbox, cell_timeout, log)
         else:
             # the kernel zygote pays for itself from the second student on (one alone: 0.8 s slower with it)
-            graders = LocalGraders(jobs, work, sandbox, cell_timeout, zygote=sandbox and len(todo) > 1)
+            zygote = sandbox and len(todo) > 1
+            graders = LocalGraders(jobs, work, sandbox, cell_timeout, ZygoteRuns() if zygote else None)
         log(
             f"autograde: {len(todo)} to grade, {len(said.tally.skipped)} already graded, {graders.describe()} "
             f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})"
@@ -192,6 +196,8 @@ def autograde(
     finally:
         if graders is not None:
             graders.close()
+        if zygote:
+            kernel_zygote.close_all()  # the run's kernel zygote and its folder: the run is over
         claims.close()
         shutil.rmtree(work, ignore_errors=True)
     results = {s: load_result(course, s) for s in course.students()}

@@ -15,7 +15,6 @@ import uuid
 from pathlib import Path
 
 from ..core.results import Result
-from ..sandbox import zygote as kernel_zygote
 from ..sandbox.bubblewrap import SandboxMissing, sandbox_status
 from .assignment import Assignment
 from .grade import grade
@@ -24,16 +23,17 @@ from .submission import Submission
 
 
 class LocalGraders:
-    """N students at once in threads of this process (``--jobs N``). With ``zygote`` (``make autograde``, sandboxed,
-    two students or more) every kernel of the run is forked from one kernel zygote of this process
-    (``sandbox/zygote.py``), stopped with the graders; the grading service gives its own runs (``service/warm.py``)."""
+    """N students at once in threads of this process (``--jobs N``). ``runs``: how their nbgrader processes start
+    (each afresh by default; ``ZygoteRuns`` for a class, whose kernels one kernel zygote forks; the grading service's
+    ``service/warm.WarmRuns``); whoever gives them stops what they start (the zygote: ``sandbox/zygote.py``)."""
 
-    def __init__(self, jobs: int, work: Path, sandbox: bool, cell_timeout: int | None, zygote: bool = False):
+    def __init__(
+        self, jobs: int, work: Path, sandbox: bool, cell_timeout: int | None, runs: NbgraderRuns | None = None
+    ):
         self.jobs, self.work, self.sandbox, self.cell_timeout = jobs, work, sandbox, cell_timeout
         self.pool = cf.ThreadPoolExecutor(max_workers=jobs)
         self.threads = max(1, (os.cpu_count() or 1) // jobs)
-        self.zygote = zygote
-        self.runs: NbgraderRuns = ZygoteRuns() if zygote else NbgraderRuns()
+        self.runs = runs if runs is not None else NbgraderRuns()
 
     def describe(self) -> str:
         return f"{self.jobs} at a time"
@@ -63,15 +63,9 @@ class LocalGraders:
     def stop(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.runs.stop_all()
-        self._close_zygote()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
-        self._close_zygote()
-
-    def _close_zygote(self) -> None:
-        if self.zygote:
-            kernel_zygote.close_all()  # its process and its folder, now: the run is over
 
 
 class DaskGraders:

@@ -97,8 +97,8 @@ class Service:
         if self.scheduler:
             graders = DaskGraders(self.scheduler, sandbox, self.cell_timeout, self.status.log, zygote=True)
         else:
-            graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout)
-            graders.runs = warm.WarmRuns()  # each nbgrader run forked from a warm one (warm.py)
+            # each nbgrader run forked from a warm one (warm.py); the kernel zygote is the service's (own_tmp)
+            graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout, warm.WarmRuns())
             given = self.attempts.current.assignment
             kernels = {"threads": graders.threads, **given.kernels} if sandbox and given.kernels else None
             self.status.log(f"serve: {warm.prestart(kernels)}")
