@@ -632,17 +632,27 @@ def answer_and_submit(page, room, student, answers: dict[str, str], name: str) -
         assert time.monotonic() < deadline, "Submit put no new attempt into the exchange"
         time.sleep(0.5)
     (folder,) = new
-    while not (folder / "timestamp.txt").exists():  # nbgrader submit makes the folder, then writes into it
-        assert time.monotonic() < deadline, f"Submit's attempt {folder.name} has no timestamp.txt"
+    # nbgrader submit makes the folder, then the file, then writes into it: an empty timestamp.txt was seen once
+    # under load, and an empty time matches every row of the list
+    while len(when := stamp(folder)) < 19:
+        assert time.monotonic() < deadline, f"Submit's attempt {folder.name} has no time in timestamp.txt"
         time.sleep(0.2)
-    when = (folder / "timestamp.txt").read_text().strip()[:19]  # to the second: as the Assignments tab shows it
     page.locator("#submitted_assignments_list .nested_list_item", has_text=when).wait_for()
     shot(page, f"{name}-submitted")
     return folder, when
 
 
+def stamp(folder: Path) -> str:
+    """The attempt's time to the second, as the Assignments tab shows it ('' while timestamp.txt is not written)."""
+    try:
+        return (folder / "timestamp.txt").read_text().strip()[:19]
+    except FileNotFoundError:
+        return ""
+
+
 def fetch_and_open(page, student, when: str, marker: str, name: str) -> str:
     """Fetch Feedback in the Assignments tab, open the attempt's feedback page; its text (as the viewer shows it)."""
+    assert len(when) == 19, f"no attempt's time to find its row by: {when!r}"
     page.locator(".lm-TabBar-tab", has_text="Assignments").click()
     page.locator("#refresh_assignments_list").click()
     page.locator("#submitted_assignments_list button", has_text="Fetch Feedback").first.click()
