@@ -177,3 +177,17 @@ def test_prestart_leaves_nothing_behind(tmp_path, monkeypatch):
     assert [p.name.split("-")[1] for p in tmp_path.glob("wt-*")] == ["forkserver"]
     warm_kernels.close_servers()
     assert not list(tmp_path.glob("wt-*"))
+    assert not processes_naming(tmp_path), "a process of the sandbox outlived close_servers()"
+
+
+def processes_naming(folder: Path) -> list[str]:
+    """The command lines of the processes whose command line names ``folder`` (a sandbox's bubblewrap does)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if proc.name.isdigit() and str(folder) in cmd:
+            found.append(f"{proc.name}: {cmd[:200]}")
+    return found

@@ -59,6 +59,8 @@ from .spec import WARM_MODULES
 
 #: seconds to wait for the fork server to answer (its first answer waits for the imports)
 ANSWER_TIMEOUT = 120
+#: seconds a fork server is given to end by itself once its stdin is closed (it may still be importing)
+STOP_TIMEOUT = 60
 
 
 class ForkServer:
@@ -114,7 +116,7 @@ class ForkServer:
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
-                self.close()
+                self.close(gently=False)
                 raise ForkServerError(f"the sandbox's kernel starter did not answer within {timeout:.0f} s")
             chunk = os.read(fd, 65536)
             if not chunk:
@@ -157,7 +159,16 @@ class ForkServer:
                 )
         return ForkedKernel(self, self.request(op="fork", connection=connection)["pid"])
 
-    def close(self) -> None:
+    def close(self, gently: bool = True) -> None:
+        """Stop the server and its sandbox. ``gently``: its stdin closed, it ends its loop and bwrap ends the sandbox
+        (while it still starts, once it is up); killed only if it has not ended within STOP_TIMEOUT. Killing
+        bubblewrap while it sets the sandbox up left the sandbox's first process behind."""
+        if self.proc.poll() is None and gently:
+            try:
+                self._to_server.close()
+                self.proc.wait(timeout=STOP_TIMEOUT)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
