@@ -477,7 +477,8 @@ def test_the_feedback_verdict_and_its_hint_wrap_within_the_page_in_chromium(cour
 
 def test_a_secret_whose_word_is_missing_is_passed_over_and_every_other_is_found_as_before(monkeypatch):
     """The search passes over a secret one of whose words the text lacks (as it must stand: whole, beginning or
-    ending a word); what it finds is what the full search finds, for every form a secret can be shown in."""
+    ending a word), or two of whose whole words follow each other in it but in none of the text's forms; what it
+    finds is what the full search finds, for every form a secret can be shown in."""
     import html
     import random
 
@@ -492,6 +493,8 @@ def test_a_secret_whose_word_is_missing_is_passed_over_and_every_other_is_found_
         "a&b < c": leak_match.SOLUTION,
         "-1.651569957": leak_match.EXPECTED,
         "heads": leak_match.SOLUTION,  # one word: its ends say nothing, never passed over
+        "if a < b and b > c: return a": leak_match.SOLUTION,  # pairs of whole words across what HTML escapes
+        "x = ids[:, -1] + pad_id": leak_match.SOLUTION,  # pairs across brackets, a comma, a sign
     }
     forms = (
         lambda k: k,
@@ -502,6 +505,7 @@ def test_a_secret_whose_word_is_missing_is_passed_over_and_every_other_is_found_
         lambda k: k.replace(" ", " \n  "),
         lambda k: k[1:-1],  # cut at both ends: found only where a shorter secret stands in it
         lambda k: k.replace("0", "O"),
+        lambda k: " ".join(reversed(k.split(" "))),  # every word there, in another order
     )
     rng = random.Random(5)
     texts = [
@@ -510,11 +514,17 @@ def test_a_secret_whose_word_is_missing_is_passed_over_and_every_other_is_found_
         for form in forms
     ]
     full = leak_match._TextWords.may_show
-    passed = 0
+    passed = by_order = 0
     for text in texts:
         quick = sorted(leak_match.found_in(text, kinds))
         with monkeypatch.context() as m:
             m.setattr(leak_match._TextWords, "may_show", lambda self, words: True)
             assert quick == sorted(leak_match.found_in(text, kinds)), text
         passed += sum(not full(leak_match._TextWords(text), leak_match._words_of(k)) for k in kinds)
+        by_order += sum(
+            full(leak_match._TextWords(text), (leak_match._words_of(k)[0], frozenset()))
+            and not full(leak_match._TextWords(text), leak_match._words_of(k))
+            for k in kinds
+        )
     assert passed > len(texts)  # the words did pass secrets over
+    assert by_order > 0  # and so did the order of the words alone

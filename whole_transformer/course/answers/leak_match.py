@@ -120,40 +120,53 @@ _WORDS = re.compile(r"\w+")
 BEGINS, ENDS = 1, 2  # how a word of a secret stands in a text that shows it (``_words_of``)
 
 
-def _words_of(secret: str) -> tuple[tuple[str, int], ...]:
+def _words_of(secret: str) -> tuple[tuple[tuple[str, int], ...], frozenset[tuple[str, str]]]:
     """The words of ``secret`` (runs of ``\\w``) with what must be true of each in a text that shows the secret, in
     any form ``Search.found`` looks at (those forms change only spaces, tags and HTML escapes, never a word): a
     word with another character before it in the secret begins a word of the text (``BEGINS``), one with another
     after it ends one (``ENDS``), one with both is a whole word of the text; a word at the secret's very start or
-    end may be part of a longer word of the text, so it says nothing there."""
-    out = []
-    for m in _WORDS.finditer(secret):
+    end may be part of a longer word of the text, so it says nothing there. Then the pairs of whole words that
+    follow each other in the secret: only characters that are no word's stand between them, so they follow each
+    other in the words of the form that shows it (an HTML escape puts ``lt`` between them in the file as it is,
+    but not in its unescaped form, which is searched too)."""
+    out, pairs = [], set()
+    found = list(_WORDS.finditer(secret))
+    whole = [m.start() > 0 and m.end() < len(secret) for m in found]
+    for i, m in enumerate(found):
         how = (BEGINS if m.start() > 0 else 0) | (ENDS if m.end() < len(secret) else 0)
         if how:
             out.append((m.group(), how))
-    return tuple(sorted(out, key=lambda w: w[1] != BEGINS | ENDS))  # whole words first: a set lookup each
+        if i + 1 < len(found) and whole[i] and whole[i + 1]:
+            pairs.add((m.group(), found[i + 1].group()))
+    return tuple(sorted(out, key=lambda w: w[1] != BEGINS | ENDS)), frozenset(pairs)  # whole words first: a lookup
 
 
 class _TextWords:
     """The words of a text's forms, to tell at once that a secret cannot be in it (``may_show``): a secret is
-    searched for in full only in a text that has all of its words, as ``_words_of`` says they must stand."""
+    searched for in full only in a text that has all of its words, as ``_words_of`` says they must stand, and
+    every pair of its whole words one after the other."""
 
     def __init__(self, *forms: str):
         words: set[str] = set()
+        pairs: set[tuple[str, str]] = set()
         for form in forms:
-            words.update(_WORDS.findall(form))
+            found = _WORDS.findall(form)
+            words.update(found)
+            pairs.update(zip(found, found[1:], strict=False))
         self.whole = words
+        self.pairs = pairs
         self.starts = sorted(words)
         self.ends = sorted(w[::-1] for w in words)
 
-    def may_show(self, words: tuple[tuple[str, int], ...]) -> bool:
+    def may_show(self, secret: tuple[tuple[tuple[str, int], ...], frozenset[tuple[str, str]]]) -> bool:
+        words, pairs = secret
         for word, how in words:
             if how == BEGINS | ENDS:
                 if word not in self.whole:
                     return False
             elif not _begins_one(self.starts if how == BEGINS else self.ends, word if how == BEGINS else word[::-1]):
                 return False
-        return True
+        return pairs <= self.pairs
 
 
 def _begins_one(ordered: list[str], start: str) -> bool:
@@ -177,6 +190,7 @@ class Search:
     def __init__(self, kinds: dict[str, str]):
         self.kinds = kinds
         self.excused = getattr(kinds, "excused", "")
+        self._owns: tuple[str, _Own] | None = None  # the last ``own`` searched with, made ready (files come by student)
         self.squeezed = {k: _squeezed(k) for k in kinds}
         self.words = {k: _words_of(k) for k in kinds}
         self.numbers: dict[tuple[int, Decimal], tuple[str, str]] = {}
@@ -197,8 +211,16 @@ class Search:
                     for r in _roundings(x):
                         self.numbers.setdefault(r, (key, repr(x)))
                     self.stored.add(_digits(repr(abs(x)).lower().split("e")[0]))
+        self._excused = _Own(self.excused, bool(self.sequences))  # the released text: made ready once for every file
 
-    def _numbers_in(self, text: str, own: str) -> list[Leak]:
+    def _own(self, own: str) -> tuple[_Own, ...]:
+        """``own`` and the released text (``excused``), each made ready; the student's part kept for the next file."""
+        held = self._owns  # read once: another thread may search with another ``own`` meanwhile
+        if held is None or held[0] != own:
+            held = self._owns = (own, _Own(own, bool(self.sequences)))
+        return (held[1], self._excused) if self.excused else (held[1],)
+
+    def _numbers_in(self, text: str, own: tuple[_Own, ...]) -> list[Leak]:
         out = []
         for m in _NUMBER.finditer(text):
             sign, mantissa, exponent, percent = m.groups()
@@ -216,11 +238,11 @@ class Search:
                 key = self.numbers.get((d, _rounded(value, d)))  # more digits than stored: the value worked out anew
                 if key is not None:
                     break
-            if key is not None and m.group(0).strip() not in own:
+            if key is not None and not any(m.group(0).strip() in o.text for o in own):
                 out.append(Leak(key[0], m.group(0).strip(), of=key[1]))
         return out
 
-    def _sequences_in(self, text: str, own_runs: str) -> list[Leak]:
+    def _sequences_in(self, text: str, own: tuple[_Own, ...]) -> list[Leak]:
         if not self.sequences:
             return []
         out = []
@@ -230,18 +252,17 @@ class Search:
                 continue
             run = "," + ",".join(str(int(i)) for i in ints) + ","
             for seq, key in self.sequences.items():
-                if seq in run and seq not in own_runs:
+                if seq in run and not any(seq in o.runs for o in own):
                     out.append(Leak(key, m.group(0).strip(" \n,;[]()")))
         return out
 
     def found(self, text: str, own: str = "") -> list[Leak]:
         """What of the secrets ``text`` shows. A solution line or an input found in ``own`` (the student's own
         submission) is the student's, and so is a number or a list of numbers their own notebook prints."""
-        own = f"{own}\n{self.excused}" if self.excused else own
+        owns = self._own(own)
         plain = html.unescape(text)
         bare = html.unescape(_TAG.sub("", text))
         flat = _squeezed(bare)
-        own_flat = _squeezed(own)
         out: list[Leak] = []
         seen: set[str] = set()
         words = _TextWords(text, plain, bare, flat)
@@ -251,20 +272,33 @@ class Search:
             sq = self.squeezed[ln]
             if not (ln in text or ln in plain or ln in bare or html.escape(ln) in text or (sq and _occurs(sq, flat))):
                 continue
-            if kind in (SOLUTION, INPUT) and (ln in own or (sq and _occurs(sq, own_flat))):
+            if kind in (SOLUTION, INPUT) and any(ln in o.text or (sq and _occurs(sq, o.flat)) for o in owns):
                 continue
             out.append(Leak(ln))
             seen.add(ln)
-        own_runs = ""
-        if own and self.sequences:
-            own_runs = " ".join(
-                "," + ",".join(str(int(i)) for i in _INT.findall(m.group(0))) + "," for m in _INT_RUN.finditer(own)
-            )
-        for leak in self._numbers_in(bare, own) + self._sequences_in(bare, own_runs):
+        for leak in self._numbers_in(bare, owns) + self._sequences_in(bare, owns):
             if str(leak) not in seen:
                 out.append(leak)
                 seen.add(str(leak))
         return out
+
+
+class _Own:
+    """A text whose solution lines, inputs and numbers are the student's own (their submission, or the released
+    notebooks every student has), made ready to search: as it is, without its loose spaces, its runs of whole
+    numbers. The submission and the released text are searched apart: nothing is theirs that only the two
+    put side by side make up."""
+
+    def __init__(self, text: str, runs: bool):
+        self.text = text
+        self.flat = _squeezed(text)
+        self.runs = (
+            " ".join(
+                "," + ",".join(str(int(i)) for i in _INT.findall(m.group(0))) + "," for m in _INT_RUN.finditer(text)
+            )
+            if runs and text
+            else ""
+        )
 
 
 def _fact(x: float) -> bool:
