@@ -184,6 +184,7 @@ def test_a_cell_moved_in_its_last_bits_is_in_step_but_a_hand_edit_is_found():
 
 # ------------------------------------------------------------------------------ the whole course on another CPU
 @pytest.mark.slow
+@pytest.mark.xdist_group("mistake-table")  # builds the mistake table: on one worker, the samplers draw once
 def test_on_another_cpu_the_committed_course_is_in_step_and_every_mistake_is_named(
     another_cpu, table_built_once, monkeypatch, tmp_path, request
 ):
@@ -249,6 +250,7 @@ def test_an_expected_value_changed_beyond_its_tolerance_is_out_of_step(monkeypat
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("mistake-table")  # builds the mistake table: on one worker, the samplers draw once
 def test_a_changed_input_is_out_of_step_and_so_is_the_mistake_table(monkeypatch, tmp_path, request):
     from whole_transformer.course.answers import hidden_cached
 
@@ -269,6 +271,7 @@ def test_a_changed_input_is_out_of_step_and_so_is_the_mistake_table(monkeypatch,
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("mistake-table")  # builds the mistake table: on one worker, the samplers draw once
 def test_a_mistake_table_changed_beyond_its_tolerance_or_stored_unrounded_is_out_of_step(
     table_built_once, monkeypatch, tmp_path
 ):  # only the stored table changes: the table worked out now is the same each time

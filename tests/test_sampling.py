@@ -11,6 +11,8 @@ diagnosis (a two-sample test) tells a right sampler from each mistake.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
 import warnings
 
@@ -215,3 +217,31 @@ def test_the_two_sample_test_names_a_mistake_and_not_a_right_sampler():
         assert all(same) if mid in ("no_checks", "bare_value_error", "np_random") else not all(same), mid
     again = [_counted(r) for r in run(ref.sample_next, seed_shift=900)]
     assert all(same_distribution(a["value"], b["counts"]) for a, b in zip(draws, again, strict=True) if "value" in a)
+
+
+@pytest.mark.package  # builds the mistake table (its model and cases), on two short sampler cases
+def test_the_tables_sampler_rows_are_drawn_once_per_process_for_the_same_code_and_cases(monkeypatch):
+    """make release checks the mistake table and, out of step, writes it: a sampler mistake's draws on the same
+    cases are made once and given again as they were; a case changed in its text is drawn anew."""
+    from whole_transformer.course.answers import diagnose, hidden_tests
+
+    two = [dataclasses.replace(c, draws=c.draws.replace("(4000,", "(60,")) for c in sample_cases()[5:7]]
+    monkeypatch.setattr(hidden_tests, "CASES", {"sample_next": lambda: [dataclasses.replace(c) for c in two]})
+    monkeypatch.setattr(diagnose, "_DRAWN", {})
+    calls = []
+    drawn = g.drawn
+    monkeypatch.setattr(g, "drawn", lambda *a: calls.append(a[3]) or drawn(*a))
+    mistakes = [m.id for m in CATALOGUE["sample_next"]]
+
+    first = diagnose.build()["sample_next"]["mistakes"]
+    assert list(first) == mistakes and len(calls) == 2 * len(mistakes)
+    kept = copy.deepcopy(first)
+    first["k_plus_one"].clear()  # what a caller does to its table is not kept
+    assert diagnose.build()["sample_next"]["mistakes"] == kept
+    assert len(calls) == 2 * len(mistakes)  # nothing drawn again
+
+    two[1] = dataclasses.replace(two[1], kwargs="{'temperature': 1.1}")
+    changed = diagnose.build()["sample_next"]["mistakes"]
+    assert len(calls) == 4 * len(mistakes)  # both cases of every mistake drawn anew: the cases are one key
+    assert [r[0] for r in changed.values()] == [r[0] for r in kept.values()]  # the first case draws as before
+    assert [r[1] for r in changed.values()] != [r[1] for r in kept.values()]

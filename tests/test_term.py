@@ -204,6 +204,7 @@ def test_a_change_regrades_only_those_who_handed_that_notebook_in():
 
 # ------------------------------------------------------------------------------ one home for every test and key
 @pytest.mark.package  # works the visible checks' data and the mistake table out
+@pytest.mark.xdist_group("mistake-table")  # builds the mistake table: on one worker, the samplers draw once
 def test_the_repository_is_in_step():
     """make release has nothing to bring in step: points, hidden tests, the visible checks' data (make test
     fails while anything is out of step)."""
@@ -211,6 +212,7 @@ def test_the_repository_is_in_step():
 
 
 @pytest.mark.package  # works the mistake table out (once: make release's check, the writing and the check after)
+@pytest.mark.xdist_group("mistake-table")  # builds the mistake table: on one worker, the samplers draw once
 def test_a_fixed_hidden_case_brings_the_mistake_table_out_of_step(table_built_once, monkeypatch, tmp_path, request):
     """A hidden case the instructor fixes changes what each catalogued mistake returns on the cases: make release
     reports the mistake table out of step and works it out again, so grading still names the mistakes (once written,

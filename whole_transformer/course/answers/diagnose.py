@@ -25,6 +25,7 @@ case of it passes), evenly unless ``course.toml``'s ``[partial_credit]`` gives w
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -93,27 +94,44 @@ def build(source: Path | None = None) -> dict:
     out = {}
     for exercise, make in CASES.items():
         cases = make()
-        model_at = SETUP[exercise][2]
         table = {}
         for m in CATALOGUE[exercise]:
-            results, fn = [], _called(exercise, m.fresh())  # fresh: a stateful mistake starts empty
-            for c in cases:
-                args, kwargs = eval(c.args, env), eval(c.kwargs, env)  # noqa: S307 - fresh inputs each time
-                if model_at is not None:
-                    args = args[:model_at] + (g.counted(args[model_at]),) + args[model_at + 1 :]
-                with warnings.catch_warnings(), np.errstate(all="ignore"):
-                    warnings.simplefilter("ignore")  # the mistakes' own overflow and empty-mean warnings
-                    if c.draws:  # a sampler's draws, kept as how often each id was drawn
-                        np.random.seed(0)  # a mistake that draws from NumPy's global generator: the same table
-                        results.append(_counted(g.drawn(fn, args, kwargs, eval(c.draws))))  # noqa: S307
-                    else:
-                        results.append(rounded(g.outcome(fn, args, kwargs, c.watch), SAME_REL, SAME_ABS))
-            table[m.id] = results
+            if all(c.draws for c in cases):  # a sampler's draws: the same ids every time, and seconds to make
+                key = (m.exercise, m.id, m.code_text, tuple((c.args, c.kwargs, c.draws) for c in cases))
+                if key not in _DRAWN:
+                    _DRAWN[key] = _results(exercise, m, cases, env)
+                table[m.id] = copy.deepcopy(_DRAWN[key])  # a copy each time: the caller may change what it gets
+            else:
+                table[m.id] = _results(exercise, m, cases, env)
         payload = exercise_expected(exercise, cases)
         if exercise in stored and in_step(stored[exercise], payload):
             payload = stored[exercise]  # what the grader will read; the same test
         out[exercise] = {"cases": cases_digest(payload["cases"]), "mistakes": table}
     return out
+
+
+#: A sampler mistake's rows of the table, drawn once per process, by (exercise, mistake, its code, the
+#: cases' text): its own code on the same cases, with Generators made from the cases' seeds, draws the same ids each
+#: time. make release checks the table and, when it is out of step, writes it: the draws are made for the check only.
+_DRAWN: dict[tuple, list] = {}
+
+
+def _results(exercise: str, m, cases: list, env: dict) -> list:
+    """What the mistake ``m`` returns on each of ``cases`` (a sampler's draws: how often each id was drawn)."""
+    model_at = SETUP[exercise][2]
+    results, fn = [], _called(exercise, m.fresh())  # fresh: a stateful mistake starts empty
+    for c in cases:
+        args, kwargs = eval(c.args, env), eval(c.kwargs, env)  # noqa: S307 - fresh inputs each time
+        if model_at is not None:
+            args = args[:model_at] + (g.counted(args[model_at]),) + args[model_at + 1 :]
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")  # the mistakes' own overflow and empty-mean warnings
+            if c.draws:  # a sampler's draws, kept as how often each id was drawn
+                np.random.seed(0)  # a mistake that draws from NumPy's global generator: the same table
+                results.append(_counted(g.drawn(fn, args, kwargs, eval(c.draws))))  # noqa: S307
+            else:
+                results.append(rounded(g.outcome(fn, args, kwargs, c.watch), SAME_REL, SAME_ABS))
+    return results
 
 
 def _counted(result: dict) -> dict:
