@@ -42,7 +42,7 @@ from ..core.compare import case_passes, from_rng, same_distribution
 from ..core.expected import in_step, rounded
 from ..term.settings import FILE, load  # the one reader of course.toml (its errors say what to fix)
 from .hidden_parts import BATCH_Y, DRIVERS, SETUP, exercise_expected
-from .mistakes import CATALOGUE
+from .mistakes import CATALOGUE, Mistake
 
 TABLE_FILE = Path(__file__).with_name("mistake_results.json")
 NOT_CATALOGUED = "not a catalogued mistake"
@@ -95,14 +95,15 @@ def build(source: Path | None = None) -> dict:
     for exercise, make in CASES.items():
         cases = make()
         table = {}
+        # a sampler's draws: the same ids every time, and seconds to make
+        drawn = tuple((c.args, c.kwargs, c.draws) for c in cases) if all(c.draws for c in cases) else None
         for m in CATALOGUE[exercise]:
-            if all(c.draws for c in cases):  # a sampler's draws: the same ids every time, and seconds to make
-                key = (m.exercise, m.id, m.code_text, tuple((c.args, c.kwargs, c.draws) for c in cases))
-                if key not in _DRAWN:
-                    _DRAWN[key] = _results(exercise, m, cases, env)
-                table[m.id] = copy.deepcopy(_DRAWN[key])  # a copy each time: the caller may change what it gets
-            else:
+            if drawn is None:
                 table[m.id] = _results(exercise, m, cases, env)
+                continue
+            if (m, drawn) not in _DRAWN:
+                _DRAWN[m, drawn] = _results(exercise, m, cases, env)
+            table[m.id] = copy.deepcopy(_DRAWN[m, drawn])  # a copy each time: the caller may change what it gets
         payload = exercise_expected(exercise, cases)
         if exercise in stored and in_step(stored[exercise], payload):
             payload = stored[exercise]  # what the grader will read; the same test
@@ -110,13 +111,13 @@ def build(source: Path | None = None) -> dict:
     return out
 
 
-#: A sampler mistake's rows of the table, drawn once per process, by (exercise, mistake, its code, the
-#: cases' text): its own code on the same cases, with Generators made from the cases' seeds, draws the same ids each
+#: A sampler mistake's rows of the table, drawn once per process, by (the mistake, its code included; the cases'
+#: text): its own code on the same cases, with Generators made from the cases' seeds, draws the same ids each
 #: time. make release checks the table and, when it is out of step, writes it: the draws are made for the check only.
-_DRAWN: dict[tuple, list] = {}
+_DRAWN: dict[tuple[Mistake, tuple], list] = {}
 
 
-def _results(exercise: str, m, cases: list, env: dict) -> list:
+def _results(exercise: str, m: Mistake, cases: list, env: dict) -> list:
     """What the mistake ``m`` returns on each of ``cases`` (a sampler's draws: how often each id was drawn)."""
     model_at = SETUP[exercise][2]
     results, fn = [], _called(exercise, m.fresh())  # fresh: a stateful mistake starts empty

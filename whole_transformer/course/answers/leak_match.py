@@ -13,6 +13,7 @@ float that is also a fact of the course (``FACTS``) is searched for only as the 
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
@@ -205,19 +206,19 @@ class Search:
                 continue
             ints = _ints(want)
             if ints is not None and len(ints) >= MIN_SEQUENCE:
-                self.sequences.setdefault("," + ",".join(map(str, ints)) + ",", key)
+                self.sequences.setdefault(_run(ints), key)
             for x in floats(want):
                 if math.isfinite(x) and _digits(repr(abs(x)).lower().split("e")[0]) > 3 and not _fact(x):
                     for r in _roundings(x):
                         self.numbers.setdefault(r, (key, repr(x)))
                     self.stored.add(_digits(repr(abs(x)).lower().split("e")[0]))
-        self._excused = _Own(self.excused, bool(self.sequences))  # the released text: made ready once for every file
+        self._excused = _Own(self.excused)  # the released text: made ready once for every file
 
     def _own(self, own: str) -> tuple[_Own, ...]:
         """``own`` and the released text (``excused``), each made ready; the student's part kept for the next file."""
         held = self._owns  # read once: another thread may search with another ``own`` meanwhile
         if held is None or held[0] != own:
-            held = self._owns = (own, _Own(own, bool(self.sequences)))
+            held = self._owns = (own, _Own(own))
         return (held[1], self._excused) if self.excused else (held[1],)
 
     def _numbers_in(self, text: str, own: tuple[_Own, ...]) -> list[Leak]:
@@ -250,7 +251,7 @@ class Search:
             ints = _INT.findall(m.group(0))
             if len(ints) < MIN_SEQUENCE:
                 continue
-            run = "," + ",".join(str(int(i)) for i in ints) + ","
+            run = _run(ints)
             for seq, key in self.sequences.items():
                 if seq in run and not any(seq in o.runs for o in own):
                     out.append(Leak(key, m.group(0).strip(" \n,;[]()")))
@@ -283,22 +284,24 @@ class Search:
         return out
 
 
+def _run(ints: list[int] | list[str]) -> str:
+    """Whole numbers as ``,2,12,13,``: a list searched for in it is found whatever brackets and spaces it had."""
+    return "," + ",".join(str(int(i)) for i in ints) + ","
+
+
 class _Own:
     """A text whose solution lines, inputs and numbers are the student's own (their submission, or the released
     notebooks every student has), made ready to search: as it is, without its loose spaces, its runs of whole
-    numbers. The submission and the released text are searched apart: nothing is theirs that only the two
-    put side by side make up."""
+    numbers (worked out when first asked for). The submission and the released text are searched apart: nothing
+    is theirs that only the two put side by side make up."""
 
-    def __init__(self, text: str, runs: bool):
+    def __init__(self, text: str):
         self.text = text
         self.flat = _squeezed(text)
-        self.runs = (
-            " ".join(
-                "," + ",".join(str(int(i)) for i in _INT.findall(m.group(0))) + "," for m in _INT_RUN.finditer(text)
-            )
-            if runs and text
-            else ""
-        )
+
+    @functools.cached_property
+    def runs(self) -> str:
+        return " ".join(_run(_INT.findall(m.group(0))) for m in _INT_RUN.finditer(self.text))
 
 
 def _fact(x: float) -> bool:

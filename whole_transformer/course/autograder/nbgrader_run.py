@@ -136,7 +136,8 @@ def with_kernel_zygote(env: dict) -> dict:
 
 class ZygoteRuns(NbgraderRuns):
     """``NbgraderRuns`` whose runs' kernels are forked by a kernel zygote of this process (the grading
-    service's: on this machine, and on each Dask worker that grades for it)."""
+    service's, on this machine and on each Dask worker that grades for it; a ``make autograde`` run's, for two
+    students or more)."""
 
     def start(self, cmd: list[str], cwd: Path, env: dict, out) -> subprocess.Popen:
         return super().start(cmd, cwd, with_kernel_zygote(env), out)
