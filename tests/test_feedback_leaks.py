@@ -528,3 +528,29 @@ def test_a_secret_whose_word_is_missing_is_passed_over_and_every_other_is_found_
         )
     assert passed > len(texts)  # the words did pass secrets over
     assert by_order > 0  # and so did the order of the words alone
+
+
+def test_an_inputs_text_as_written_is_ast_s_own_segment_of_the_hidden_part():
+    """``input_fragments`` cuts each input out of a hidden part as written with ``leak_search._segments``, which
+    splits the source once: for every tenth node of every hidden part of the course (ast's own is slow), and every
+    node of sources with other line ends and characters of more than one byte, the same text as
+    ``ast.get_source_segment``."""
+    import ast
+
+    from whole_transformer.course.answers.leak_search import _segments
+
+    hidden = [
+        split_hidden(c.source)[1]
+        for path in sorted((Path(__file__).resolve().parents[1] / "source" / ASSIGNMENT).glob("*.ipynb"))
+        for c in nbformat.read(path, as_version=4).cells
+        if is_test(c)
+    ]
+    odd = ["a = 'é€'; b = [1,\r\n 2]\rc = f(\n 'ü', x)\n", "x = ('αβ'\n  + 'γ')", "y = 1", ""]
+    compared = 0
+    for source in [h for h in hidden if h.strip()] + odd:
+        segment = _segments(source)
+        nodes = list(ast.walk(ast.parse(source)))
+        for node in nodes if source in odd else nodes[::10]:
+            assert segment(node) == ast.get_source_segment(source, node), (source[:60], ast.dump(node)[:80])
+            compared += 1
+    assert len(hidden) > 20 and compared > 500, (len(hidden), compared)
