@@ -20,6 +20,7 @@ import math
 import re
 from bisect import bisect_left
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import NamedTuple
 
 from ..core.compare import floats
 
@@ -121,7 +122,14 @@ _WORDS = re.compile(r"\w+")
 BEGINS, ENDS = 1, 2  # how a word of a secret stands in a text that shows it (``_words_of``)
 
 
-def _words_of(secret: str) -> tuple[tuple[tuple[str, int], ...], frozenset[tuple[str, str]]]:
+class _SecretWords(NamedTuple):
+    """What ``_words_of`` says must be true of a text's words for it to show a secret."""
+
+    words: tuple[tuple[str, int], ...]  # each word with how it must stand; whole words first (a set lookup each)
+    pairs: frozenset[tuple[str, str]]  # whole words that follow each other
+
+
+def _words_of(secret: str) -> _SecretWords:
     """The words of ``secret`` (runs of ``\\w``) with what must be true of each in a text that shows the secret, in
     any form ``Search.found`` looks at (those forms change only spaces, tags and HTML escapes, never a word): a
     word with another character before it in the secret begins a word of the text (``BEGINS``), one with another
@@ -130,16 +138,14 @@ def _words_of(secret: str) -> tuple[tuple[tuple[str, int], ...], frozenset[tuple
     follow each other in the secret: only characters that are no word's stand between them, so they follow each
     other in the words of the form that shows it (an HTML escape puts ``lt`` between them in the file as it is,
     but not in its unescaped form, which is searched too)."""
-    out, pairs = [], set()
-    found = list(_WORDS.finditer(secret))
-    whole = [m.start() > 0 and m.end() < len(secret) for m in found]
-    for i, m in enumerate(found):
-        how = (BEGINS if m.start() > 0 else 0) | (ENDS if m.end() < len(secret) else 0)
-        if how:
-            out.append((m.group(), how))
-        if i + 1 < len(found) and whole[i] and whole[i + 1]:
-            pairs.add((m.group(), found[i + 1].group()))
-    return tuple(sorted(out, key=lambda w: w[1] != BEGINS | ENDS)), frozenset(pairs)  # whole words first: a lookup
+    found = [
+        (m.group(), (BEGINS if m.start() > 0 else 0) | (ENDS if m.end() < len(secret) else 0))
+        for m in _WORDS.finditer(secret)
+    ]
+    whole = BEGINS | ENDS
+    after = zip(found, found[1:], strict=False)
+    pairs = frozenset((a, b) for (a, how_a), (b, how_b) in after if how_a == how_b == whole)
+    return _SecretWords(tuple(sorted((w for w in found if w[1]), key=lambda w: w[1] != whole)), pairs)
 
 
 class _TextWords:
@@ -159,7 +165,7 @@ class _TextWords:
         self.starts = sorted(words)
         self.ends = sorted(w[::-1] for w in words)
 
-    def may_show(self, secret: tuple[tuple[tuple[str, int], ...], frozenset[tuple[str, str]]]) -> bool:
+    def may_show(self, secret: _SecretWords) -> bool:
         words, pairs = secret
         for word, how in words:
             if how == BEGINS | ENDS:
