@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from benchmarks.checkout import NOTEBOOKS, class_generator, course_cli, released
+from benchmarks.checkout import NOTEBOOKS, class_generator, course_cli, released_copy
 from benchmarks.figures import faster, median
 from benchmarks.machine import machine_busy
 from benchmarks.rows import Bench, Group, Row
@@ -19,11 +19,10 @@ from whole_transformer.course.layout import Course
 
 def bench_autograde(b: Bench) -> None:
     """--quick: the one submission once, the default way only (warm kernels); the class once each way."""
-    make_course, Notebooks, write_submission, roster = class_generator()
+    _, Notebooks, write_submission, roster = class_generator()
     with tempfile.TemporaryDirectory(prefix="wt-bench-course-") as tmp:
-        # one course built from source/ in a temp folder; nothing of the repository is written
-        base = make_course(Path(tmp) / "base", real_source=True)
-        released(base)
+        # a copy of the course built from source/ in a temp folder; nothing of the repository is written
+        base = released_copy(Path(tmp) / "base")
         _bench_one_submission(b, Path(tmp), base, Notebooks(base), write_submission)
         took_way, cpu_class, who, slowest = _grade_the_class(b, Path(tmp), base, Notebooks, roster, write_submission)
         _class_rows(b, took_way, cpu_class, who, slowest)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.checkout import class_generator, released, tests_importable
+from benchmarks.checkout import class_generator, released, released_copy, tests_importable
 from benchmarks.figures import kb, median, ms, p90
 from benchmarks.machine import loadavg, machine_busy
 from benchmarks.rows import Bench, Group, Row
@@ -54,15 +54,14 @@ class _ScaleRig:
     @classmethod
     def graded(cls, b: Bench, tmp: Path) -> _ScaleRig:
         """The course built and the submission graded; a row for that grading if the autograde group did not run."""
-        make_course, Notebooks, write_submission, _ = class_generator()
+        _, Notebooks, write_submission, _ = class_generator()
         # lazy: nbgrader, sqlalchemy and the grading code, for this group only
         from whole_transformer.course.autograder.assignment import prepare
         from whole_transformer.course.autograder.grade import grade
         from whole_transformer.course.autograder.submission import Submission
         from whole_transformer.course.sandbox.bubblewrap import check_sandbox
 
-        base = make_course(tmp / "base", real_source=True)
-        released(base)
+        base = released_copy(tmp / "base")
         nbs = Notebooks(base)
         write_submission(base, "full", {n: nbs.solved(n) for n in nbs.names})
         course = Course(base)

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.checkout import class_generator, course_cli, released
+from benchmarks.checkout import course_cli, released_copy
 from benchmarks.machine import machine_busy
 from whole_transformer.course.layout import ASSIGNMENT, COURSE_ID, checkout_env, nbgrader_env
 
@@ -165,9 +165,7 @@ class Service:
 
 def new_course(tmp: Path, name: str) -> tuple[Path, Path]:
     """A course (released, [service] on, no attempt limit) and its exchange, the assignment released to it."""
-    make_course = class_generator()[0]
-    root = make_course(tmp / name, real_source=True)
-    released(root)
+    root = released_copy(tmp / name)
     (root / "course.toml").write_text(SERVICE_TOML)
     exchange = tmp / f"exchange-{name}"
     exchange.mkdir(mode=0o777)
