@@ -1,4 +1,4 @@
-"""The service's warm nbgrader (whole_transformer/course/service/warm.py): two students graded one after
+"""The service's warm nbgrader (whole_transformer/course/autograder/warm_nbgrader.py): two students graded one after
 the other by one running service, both nbgrader runs forked from the same warm process and both students'
 kernels from the one kernel zygote, and the second student's code sees nothing of the first's, nor of the
 course (each kernel in its own student's sandbox, as before)."""
@@ -16,7 +16,7 @@ from test_service import course_with_exchange, hand_in
 
 from whole_transformer.course.layout import ASSIGNMENT
 from whole_transformer.course.sandbox import zygote
-from whole_transformer.course.service import warm
+from whole_transformer.course.autograder import warm_nbgrader as warm
 from whole_transformer.course.service.serve import serve
 
 PROBE = """def double(x):

@@ -37,10 +37,11 @@ from .assignment import Assignment, changed_notebooks
 from .claims import Claims
 from .class_log import ClassLog
 from .graders import DaskGraders, LocalGraders
-from .nbgrader_run import ZygoteRuns
 from .prepare import check_run, chosen_students, fresh_work, prepare_assignment
 from .store import load_result, merge, write_integrity_report
 from .submission import Submission, folder_digest, submission_files
+from .warm_nbgrader import WarmRuns
+from .warm_nbgrader import close as close_warm_nbgrader
 
 
 @dataclass
@@ -176,9 +177,10 @@ def autograde(
         if scheduler:
             graders = DaskGraders(scheduler, sandbox, cell_timeout, log)
         else:
-            # the kernel zygote pays for itself from the second student on (one alone: 0.8 s slower with it)
+            # the kernel zygote and the warm nbgrader pay for themselves from the second student on (one alone: 0.8 s
+            # slower with the zygote); each student's nbgrader run is then forked from the warm nbgrader
             zygote = sandbox and len(todo) > 1
-            graders = LocalGraders(jobs, work, sandbox, cell_timeout, ZygoteRuns() if zygote else None)
+            graders = LocalGraders(jobs, work, sandbox, cell_timeout, WarmRuns() if zygote else None)
         log(
             f"autograde: {len(todo)} to grade, {len(said.tally.skipped)} already graded, {graders.describe()} "
             f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})"
@@ -198,6 +200,7 @@ def autograde(
             graders.close()
         if zygote:
             kernel_zygote.close_all()  # the run's kernel zygote and its folder: the run is over
+            close_warm_nbgrader()  # and its warm nbgrader
         claims.close()
         shutil.rmtree(work, ignore_errors=True)
     results = {s: load_result(course, s) for s in course.students()}

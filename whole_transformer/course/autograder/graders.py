@@ -24,8 +24,8 @@ from .submission import Submission
 
 class LocalGraders:
     """N students at once in threads of this process (``--jobs N``). ``runs``: how their nbgrader processes start
-    (each afresh by default; ``ZygoteRuns`` for a class, whose kernels one kernel zygote forks; the grading service's
-    ``service/warm.WarmRuns``); whoever gives them stops what they start (the zygote: ``sandbox/zygote.py``)."""
+    (each afresh by default; ``warm_nbgrader.WarmRuns`` for a class and the grading service: each forked from the warm
+    nbgrader, its kernels from one kernel zygote); whoever gives them stops what they start (``sandbox/zygote.py``)."""
 
     def __init__(
         self, jobs: int, work: Path, sandbox: bool, cell_timeout: int | None, runs: NbgraderRuns | None = None

@@ -1,6 +1,6 @@
 """Step 4 of grading one submission (``grade.py``): one real ``nbgrader autograde`` process on the student's
 private course, stopped at its deadline or when the run stops; ``NbgraderRuns`` keeps track of them all
-(the service's ``WarmRuns`` forks each from a warm process instead of starting it); ``ZygoteRuns``
+(``warm_nbgrader.WarmRuns`` forks each from a warm process instead of starting it); ``ZygoteRuns``
 gives their kernels the service's kernel zygote."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class NbgraderRuns:
             self._procs.add(proc)
 
     def start(self, cmd: list[str], cwd: Path, env: dict, out) -> subprocess.Popen:
-        """Start one nbgrader process (the service's ``WarmRuns`` forks it from a warm one instead)."""
+        """Start one nbgrader process (``warm_nbgrader.WarmRuns`` forks it from a warm one instead)."""
         return subprocess.Popen(
             cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
         )

@@ -5,5 +5,6 @@ scheduling loop, ``core/scheduler.py``); the policy in course.toml [service] (``
 it, ``decision.py`` applies it); ``on_submission.py`` which attempt the loop grades next and how each ends;
 ``watch.py`` the queue (the exchange's inbound folders) and the durable record of what was done;
 ``attempt.py`` one attempt's ending (into the course, feedback, record); ``attempt_feedback.py`` the pages
-and their release into the exchange; ``warm.py`` the warm nbgrader; ``status.py`` the log and the status page.
+and their release into the exchange; ``status.py`` the log and the status page. Each attempt's nbgrader run is forked
+from the warm nbgrader (``autograder/warm_nbgrader.py``).
 """

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .. import env_vars
+from ..autograder import warm_nbgrader
 from ..autograder.assignment import Assignment, prepare
 from ..autograder.claims import Claims
 from ..autograder.graders import DaskGraders, LocalGraders
@@ -44,7 +45,6 @@ from ..reports.feedback import secrets
 from ..sandbox import zygote
 from ..sandbox.bubblewrap import check_sandbox
 from ..term.settings import Settings, SettingsError, load
-from . import warm
 from .attempt import Attempts, Prepared
 from .decision import describe
 from .on_submission import Grading, OnSubmission
@@ -97,11 +97,12 @@ class Service:
         if self.scheduler:
             graders = DaskGraders(self.scheduler, sandbox, self.cell_timeout, self.status.log, zygote=True)
         else:
-            # each nbgrader run forked from a warm one (warm.py); the kernel zygote is the service's (own_tmp)
-            graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout, warm.WarmRuns())
+            # each nbgrader run forked from a warm one (autograder/warm_nbgrader.py); the kernel zygote is the
+            # service's (own_tmp)
+            graders = LocalGraders(self.jobs, self.work, sandbox, self.cell_timeout, warm_nbgrader.WarmRuns())
             given = self.attempts.current.assignment
             kernels = {"threads": graders.threads, **given.kernels} if sandbox and given.kernels else None
-            self.status.log(f"serve: {warm.prestart(kernels)}")
+            self.status.log(f"serve: {warm_nbgrader.prestart(kernels)}")
         self.loop = Scheduler(graders, self.queue)
         self.status.log(
             f"serve: grading {graders.describe()} ({'sandboxed' if sandbox else 'NO SANDBOX'}); "
@@ -194,7 +195,7 @@ def own_tmp() -> Iterator[Path]:
 
 def _forget(folder: Path) -> None:
     """multiprocessing's fork server and temporary folder, if started in ``folder``: stopped and forgotten, so a
-    later use in this process starts them afresh (``warm.py``'s nbgrader runs are forked from that server)."""
+    later use in this process starts them afresh (the warm nbgrader's runs are forked from that server)."""
     from multiprocessing import forkserver, util
 
     address = getattr(forkserver._forkserver, "_forkserver_address", None)

@@ -1,11 +1,13 @@
-"""A warm nbgrader for the service: each submission's ``nbgrader autograde`` forked from a process that
-imported nbgrader once, instead of a Python started afresh per submission.
+"""A warm nbgrader: each submission's ``nbgrader autograde`` forked from a process that imported nbgrader
+once, instead of a Python started afresh per submission.
 
-A fresh ``python -m whole_transformer.course.plugins.app autograde`` spends about 3 s of CPU on
+A fresh ``python -m whole_transformer.course.plugins.app autograde`` spends about 1.3 s of CPU on
 starting Python and importing nbgrader, nbconvert, jupyter_client and the course's preprocessors
-before it grades anything. The service grades one submission after another, so it keeps one
-*warm nbgrader*: a process (multiprocessing's ``forkserver``, started once, single-threaded) that has
-imported those modules and nothing else, and forks each nbgrader run from it (``WarmRuns``).
+before it grades anything. The grading service (``service/serve.py``) grades one submission after
+another, and ``make autograde`` a class (``autograde.py``, with the kernel zygote: two students or
+more), so each keeps one *warm nbgrader*: a process (multiprocessing's ``forkserver``, started once,
+single-threaded) that has imported those modules and nothing else, and forks each nbgrader run from
+it (``WarmRuns``). ``make autograde`` stops it when its run ends (``close``).
 
 What stays as it was, per submission:
 
@@ -14,10 +16,10 @@ What stays as it was, per submission:
   what a fresh nbgrader has imported, and nothing of an earlier student's run (its process is gone);
 - it runs in the submission's private course folder, with the same command line, environment and
   log as before, in a session of its own (a stop kills its process group), and dies with the
-  warm nbgrader, which dies with the service;
+  warm nbgrader, which dies with the process that grades (the service, or ``make autograde``);
 - its kernels are sandboxed as before: the run starts the submission's own bubblewrap sandbox
   (``sandbox/warm_kernels.py``), never shared between students. Each kernel is forked from the
-  service's *kernel zygote*, which imported PyTorch and the rest once for every student, and put into
+  grading process's *kernel zygote*, which imported PyTorch and the rest once for every student, and put into
   that sandbox (``sandbox/zygote.py``): the 2 s of imports per student are gone, the sandbox is not.
 """
 
@@ -26,7 +28,6 @@ from __future__ import annotations
 import atexit
 import ctypes
 import io
-import json
 import multiprocessing
 import os
 import signal
@@ -37,9 +38,10 @@ import time
 import traceback
 from multiprocessing import forkserver
 
-from ..autograder.nbgrader_run import ZygoteRuns, with_kernel_zygote
 from ..env_vars import take_prestart_sandbox
+from ..plugins.app import nbgrader_main
 from ..sandbox import zygote
+from .nbgrader_run import ZygoteRuns, with_kernel_zygote
 
 #: what the warm nbgrader imports: what ``nbgrader autograde`` with the course's config imports (no torch)
 PRELOAD = [
@@ -75,7 +77,7 @@ _lock = threading.Lock()
 
 
 def context():
-    """The service's forkserver context, its warm nbgrader importing ``PRELOAD`` (started at the first run)."""
+    """The forkserver context, its warm nbgrader importing ``PRELOAD`` (started at the first run)."""
     global _context
     with _lock:
         if _context is None:
@@ -83,6 +85,11 @@ def context():
             ctx.set_forkserver_preload(PRELOAD)
             _context = ctx
         return _context
+
+
+def close() -> None:
+    """Stop the warm nbgrader, if it runs, once its runs are over; a later run starts it afresh."""
+    forkserver._forkserver._stop()  # type: ignore[attr-defined]
 
 
 def prestart(kernels: dict | None) -> str:
@@ -101,31 +108,6 @@ def prestart(kernels: dict | None) -> str:
         f"kernels: forked by one kernel zygote for every student, each into its student's sandbox "
         f"(pid {pid}, ready in {time.monotonic() - t0:.1f} s)"
     )
-
-
-class _SchemaCheckedOnce:
-    """``jsonschema`` as nbgrader's cell-metadata validator calls it (``jsonschema.validate(metadata, schema)``
-    for every cell), with nbgrader's constant schema checked against the metaschema once per run rather
-    than once per cell (a seventh of a run's CPU); the same validation, the same errors."""
-
-    def __init__(self):
-        import jsonschema  # lazy: in the forked nbgrader run only (the warm nbgrader preloaded it)
-
-        self.jsonschema, self.validators = jsonschema, {}
-
-    def validate(self, instance, schema) -> None:
-        key = json.dumps(schema, sort_keys=True)
-        validator = self.validators.get(key)
-        if validator is None:
-            cls = self.jsonschema.validators.validator_for(schema)
-            cls.check_schema(schema)
-            validator = self.validators[key] = cls(schema)
-        error = self.jsonschema.exceptions.best_match(validator.iter_errors(instance))
-        if error is not None:
-            raise error
-
-    def __getattr__(self, name):
-        return getattr(self.jsonschema, name)
 
 
 def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
@@ -151,17 +133,11 @@ def _nbgrader_child(args: list[str], cwd: str, env: dict, log: str) -> None:
     try:
         prestart = take_prestart_sandbox()
         if prestart:
-            # lazy: in the forked nbgrader run only (the warm nbgrader preloaded it), not in the service's own process
+            # lazy: in the forked nbgrader run only (the warm nbgrader preloaded it), not in the grading process
             from ..sandbox.warm_kernels import prestart as start_fork_server
 
             start_fork_server(**prestart)
-        # lazy: nbgrader's app in the forked run only (the warm nbgrader preloaded it), not the service's own process
-        from nbgrader.apps.nbgraderapp import main
-        from nbgrader.nbgraderformat import common
-
-        common.jsonschema = _SchemaCheckedOnce()
-        sys.argv = ["nbgrader", *args]
-        code = main() or 0
+        code = nbgrader_main(args)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException:  # noqa: BLE001 - reported in the log, as a crashed nbgrader would
