@@ -14,9 +14,9 @@ from simclass.minicourse import NAME, require_sandbox
 from simclass.notebooks import set_answer
 from test_service import course_with_exchange, hand_in
 
+from whole_transformer.course.autograder import warm_nbgrader as warm
 from whole_transformer.course.layout import ASSIGNMENT
 from whole_transformer.course.sandbox import zygote
-from whole_transformer.course.autograder import warm_nbgrader as warm
 from whole_transformer.course.service.serve import serve
 
 PROBE = """def double(x):
