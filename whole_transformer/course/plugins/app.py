@@ -6,7 +6,8 @@ With ``WT_PRESTART_SANDBOX={"scratch": ..., "threads": ..., "memory": ..., ...}`
 (``warm_kernels.py``) starts while nbgrader is still importing.
 
 Every run, started afresh or forked from the warm nbgrader (``autograder/warm_nbgrader.py``), checks
-nbgrader's cell-metadata schema once rather than once per cell (``SchemaCheckedOnce``).
+nbgrader's cell-metadata schema once rather than once per cell (``SchemaCheckedOnce``), and a run that makes
+a new gradebook reads the head of nbgrader's schema migrations in its own process (``alembic_head``).
 """
 
 import json
@@ -40,13 +41,29 @@ class SchemaCheckedOnce:
         return getattr(self.jsonschema, name)
 
 
+def alembic_head() -> str:
+    """What nbgrader's ``api.get_alembic_version`` returns, the head of its gradebook's schema migrations (stamped
+    into each new gradebook), read from its migrations folder in this process: nbgrader starts ``alembic heads`` for
+    it, a new Python of about 2 s of CPU, each time a gradebook is made."""
+    # lazy: alembic and nbgrader, as a run starts
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
+    if head is None:
+        raise RuntimeError(f"nbgrader's schema migrations in {ALEMBIC_DIR} have no head revision: reinstall nbgrader")
+    return head
+
+
 def nbgrader_main(args: list[str]) -> int:
     """``nbgrader ARGS`` in this process, its exit code."""
     # lazy: nbgrader as the run starts (the warm nbgrader preloaded it), never in a process that only imports this
+    from nbgrader import api
     from nbgrader.apps.nbgraderapp import main
     from nbgrader.nbgraderformat import common
 
     common.jsonschema = SchemaCheckedOnce()
+    api.get_alembic_version = alembic_head
     sys.argv = ["nbgrader", *args]
     return main() or 0
 
