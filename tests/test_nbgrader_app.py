@@ -1,7 +1,7 @@
 """nbgrader as the course runs it (whole_transformer/course/plugins/app.py): its two shortcuts give what nbgrader's own
 ways give. nbgrader's cell-metadata schema, checked once per run (``SchemaCheckedOnce``), passes and refuses the same
 metadata with the same error as ``jsonschema.validate`` for each cell; the head of nbgrader's gradebook migrations, read
-in the run's own process (``alembic_head``), is the one ``alembic heads`` prints for nbgrader."""
+in the run's own process (``gradebook.alembic_head``), is the one ``alembic heads`` prints for nbgrader."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
 
-from whole_transformer.course.plugins.app import SchemaCheckedOnce, alembic_head
+from whole_transformer.course.gradebook import alembic_head
+from whole_transformer.course.plugins.app import SchemaCheckedOnce
 
 RIGHT = {"grade": True, "solution": True, "locked": False, "grade_id": "ex1", "points": 2, "schema_version": 3}
 WRONG = [

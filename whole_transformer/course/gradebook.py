@@ -57,15 +57,38 @@ def gradebook_exists(course: Course) -> bool:
         engine.dispose()
 
 
+def alembic_head() -> str:
+    """What nbgrader's ``api.get_alembic_version`` returns, the head of its gradebook's schema migrations (stamped
+    into each new gradebook), read from its migrations folder in this process: nbgrader starts ``alembic heads`` for
+    it, a new Python of about 2 s of CPU, each time a gradebook is made."""
+    # lazy: alembic and nbgrader, where a gradebook is made or migrated
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
+    if head is None:
+        raise RuntimeError(f"nbgrader's schema migrations in {ALEMBIC_DIR} have no head revision: reinstall nbgrader")
+    return head
+
+
+def nbgrader_api():
+    """``nbgrader.api``, its ``get_alembic_version`` made ``alembic_head``: each Gradebook this process makes is
+    stamped with the same head, without the new Python nbgrader would start for it."""
+    from nbgrader import api  # lazy: nbgrader and sqlalchemy, where a gradebook is made
+
+    api.get_alembic_version = alembic_head
+    return api
+
+
 def prepare_database(course: Course, log=print) -> None:
     """A server gradebook: nbgrader's schema created (first use) or migrated to nbgrader's version
     with its own migrations (``nbgrader db upgrade``). Nothing to do for SQLite."""
     if course.sqlite:
         return
-    from nbgrader.api import Gradebook, get_alembic_version  # lazy: nbgrader and sqlalchemy, for a server
-    from sqlalchemy import create_engine, inspect, text  # gradebook only (a SQLite course needs neither here)
+    from sqlalchemy import create_engine, inspect, text  # lazy: for a server gradebook only
 
-    bindir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` from this environment
+    api = nbgrader_api()
+    bindir = str(Path(sys.executable).parent)  # `nbgrader db upgrade` runs `alembic` from this environment
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
     engine = create_engine(course.db_url)
@@ -78,16 +101,16 @@ def prepare_database(course: Course, log=print) -> None:
     finally:
         engine.dispose()
     if not tables:
-        Gradebook(course.db_url, course_id=COURSE_ID).close()  # nbgrader creates the schema
+        api.Gradebook(course.db_url, course_id=COURSE_ID).close()  # nbgrader creates the schema
         log(f"created nbgrader's tables in {redact(course.db_url)}")
-    elif version != get_alembic_version():
+    elif version != alembic_head():
         done = run_nbgrader(["db", "upgrade"], course.root)
         if done.returncode != 0:
             raise RuntimeError(
                 f"nbgrader db upgrade failed on {redact(course.db_url)}:\n"
                 f"{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}"
             )
-        log(f"migrated {redact(course.db_url)} from nbgrader schema {version} to {get_alembic_version()}")
+        log(f"migrated {redact(course.db_url)} from nbgrader schema {version} to {alembic_head()}")
 
 
 def grade_cells_of(db_url: str) -> dict[str, list[tuple[str, float]]]:

@@ -7,7 +7,7 @@ With ``WT_PRESTART_SANDBOX={"scratch": ..., "threads": ..., "memory": ..., ...}`
 
 Every run, started afresh or forked from the warm nbgrader (``autograder/warm_nbgrader.py``), checks
 nbgrader's cell-metadata schema once rather than once per cell (``SchemaCheckedOnce``), and a run that makes
-a new gradebook reads the head of nbgrader's schema migrations in its own process (``alembic_head``).
+a new gradebook reads the head of nbgrader's schema migrations in its own process (``gradebook.nbgrader_api``).
 """
 
 import json
@@ -41,29 +41,16 @@ class SchemaCheckedOnce:
         return getattr(self.jsonschema, name)
 
 
-def alembic_head() -> str:
-    """What nbgrader's ``api.get_alembic_version`` returns, the head of its gradebook's schema migrations (stamped
-    into each new gradebook), read from its migrations folder in this process: nbgrader starts ``alembic heads`` for
-    it, a new Python of about 2 s of CPU, each time a gradebook is made."""
-    # lazy: alembic and nbgrader, as a run starts
-    from alembic.script import ScriptDirectory
-    from nbgrader.dbutil import ALEMBIC_DIR
-
-    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
-    if head is None:
-        raise RuntimeError(f"nbgrader's schema migrations in {ALEMBIC_DIR} have no head revision: reinstall nbgrader")
-    return head
-
-
 def nbgrader_main(args: list[str]) -> int:
     """``nbgrader ARGS`` in this process, its exit code."""
     # lazy: nbgrader as the run starts (the warm nbgrader preloaded it), never in a process that only imports this
-    from nbgrader import api
     from nbgrader.apps.nbgraderapp import main
     from nbgrader.nbgraderformat import common
 
+    from ..gradebook import nbgrader_api  # lazy: with nbgrader, as the run starts
+
     common.jsonschema = SchemaCheckedOnce()
-    api.get_alembic_version = alembic_head
+    nbgrader_api()  # a gradebook the run makes is stamped without a new `alembic heads`
     sys.argv = ["nbgrader", *args]
     return main() or 0
 
