@@ -170,7 +170,7 @@ def autograde(
     claims = Claims(course)
     said = ClassLog(course, settings, log)
     graders: LocalGraders | DaskGraders | None = None
-    zygote = False
+    warm = False  # the kernel zygote and the warm nbgrader, started for this run
     try:
         assignment = prepare_assignment(course, claims, work, log)
         todo = _todo(course, everyone, assignment, force, said)
@@ -179,8 +179,8 @@ def autograde(
         else:
             # the kernel zygote and the warm nbgrader pay for themselves from the second student on (one alone: 0.8 s
             # slower with the zygote); each student's nbgrader run is then forked from the warm nbgrader
-            zygote = sandbox and len(todo) > 1
-            graders = LocalGraders(jobs, work, sandbox, cell_timeout, WarmRuns() if zygote else None)
+            warm = sandbox and len(todo) > 1
+            graders = LocalGraders(jobs, work, sandbox, cell_timeout, WarmRuns() if warm else None)
         log(
             f"autograde: {len(todo)} to grade, {len(said.tally.skipped)} already graded, {graders.describe()} "
             f"({'sandboxed with bubblewrap' if sandbox else 'NO SANDBOX'})"
@@ -198,7 +198,7 @@ def autograde(
     finally:
         if graders is not None:
             graders.close()
-        if zygote:
+        if warm:
             kernel_zygote.close_all()  # the run's kernel zygote and its folder: the run is over
             close_warm_nbgrader()  # and its warm nbgrader
         claims.close()

@@ -200,7 +200,7 @@ def _forget(folder: Path) -> None:
 
     address = getattr(forkserver._forkserver, "_forkserver_address", None)
     if address and str(address).startswith(str(folder)):  # first: its socket is in the folder cleaned up below
-        forkserver._forkserver._stop()  # type: ignore[attr-defined]
+        warm_nbgrader.close()
     clean_up = util._remove_temp_dir  # type: ignore[attr-defined]
     for done in list(util._finalizer_registry.values()):  # type: ignore[attr-defined]
         # its temporary folder's clean-up run now (it forgets the folder), not at exit, when the folder is gone
