@@ -4,6 +4,7 @@ suite (tests/simclass/), and its course command run as an instructor runs it."""
 from __future__ import annotations
 
 import atexit
+import functools
 import shutil
 import subprocess
 import sys
@@ -48,25 +49,24 @@ def released(root: Path) -> None:
     release_course(Course(root))
 
 
-#: the course built from source/ and released, once per run of the benchmarks (``released_copy``)
-_BUILT: list[Path] = []
+@functools.cache
+def _built() -> Path:
+    """The course built from source/ and released (``released``), once per run of the benchmarks, in a temporary
+    folder removed when the run ends."""
+    tmp = Path(tempfile.mkdtemp(prefix="wt-bench-built-"))
+    atexit.register(shutil.rmtree, tmp, True)
+    base = class_generator()[0](tmp / "course", real_source=True)
+    released(base)
+    return base
 
 
 def released_copy(dest: Path) -> Path:
-    """A copy at ``dest`` of the course built from source/ and released (``released``). The course is built once per
-    run, the first time a group asks, in a temporary folder removed when the run ends; each group takes a copy
-    (milliseconds) instead of building its own (about 7 s of CPU each, five of them in a run)."""
+    """A copy at ``dest`` of the course built from source/ and released (``_built``): each group that needs one takes
+    a copy (milliseconds) instead of building its own (about 7 s of CPU each, five of them in a run)."""
     tests_importable()
     from simclass.built import copy_course  # lazy: tests/ is importable only now
 
-    if not _BUILT:
-        make_course = class_generator()[0]
-        tmp = Path(tempfile.mkdtemp(prefix="wt-bench-built-"))
-        atexit.register(shutil.rmtree, tmp, True)
-        base = make_course(tmp / "course", real_source=True)
-        released(base)
-        _BUILT.append(base)
-    return copy_course(_BUILT[0], dest).root
+    return copy_course(_built(), dest).root
 
 
 def course_cli(root: Path, *args: str, timeout: float = 1800, preexec_fn=None) -> tuple[float, str]:
