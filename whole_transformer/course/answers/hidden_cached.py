@@ -5,7 +5,8 @@ case's arguments are the query, key and value rows of every token, Q, K, V (L, d
 at (the ones before it are handed in as a ready cache). The right result is full causal attention over the
 whole sequence at once (``reference.causal_attention``), the rows from the start on; the reference's own
 ``cached_attention`` run token by token gives the same rows (tests/test_exercises.py checks it). The trained
-model's cases use the rows of one of its heads reading a number (``stepwise.head_rows``).
+model's cases use the rows of one of its heads reading a number (``stepwise.head_rows``), the model run in
+float64 so that the rows are the same on any CPU.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ from .hidden_parts import Case, json_data
 
 
 def rows_60():
-    """``rows_60(ids, block, head)``: one head's rows of the 60-epoch model, as the kernel's SETUP line defines it."""
-    from whole_transformer.train import load_model  # lazy: torch, only when the cases are worked out
+    """``rows_60(ids, block, head)``: one head's rows of the 60-epoch model, as the kernel's SETUP line defines it.
 
-    model_60 = load_model("60")
+    The model runs in float64 (``weights.float64_model``): in float32 another CPU's kernels (AVX-512 against AVX2,
+    MKL's path on AMD) move the rows by 1e-7 of their size, a hundred times the 1e-8 in-step allows and beyond the
+    case's own 1e-6; in float64 they move by about 1e-15."""
+    from whole_transformer.weights import float64_model  # lazy: torch, only when the cases are worked out
+
+    model_60 = float64_model("60")
     return lambda ids, block, head: head_rows(model_60, ids, block, head)
 
 

@@ -46,9 +46,9 @@ SETUP = {
         [
             "from whole_transformer import task",
             "from whole_transformer.stepwise import head_rows, token_by_token",
-            "from whole_transformer.train import load_model",
+            "from whole_transformer import weights",
             "np = g.np",
-            'model_60 = load_model("60")',
+            'model_60 = weights.float64_model("60")  # float64: the same rows on any CPU',
             "rows_60 = lambda ids, block, head: head_rows(model_60, ids, block, head)  # noqa: E731",
         ],
         "same",
