@@ -272,7 +272,7 @@ class Search:
         flat = _squeezed(bare)
         out: list[Leak] = []
         seen: set[str] = set()
-        words = _TextWords(text, plain, bare, flat)
+        words = _TextWords(text, plain, bare)  # flat's words and pairs are bare's: squeezing keeps every word
         for ln, kind in self.kinds.items():
             if not words.may_show(self.words[ln]):  # a word of it missing: not there in any form (most secrets)
                 continue
