@@ -313,11 +313,12 @@ print(json.dumps({"wants": wants, "out_of_step": out_of_step(Course(Path(sys.arg
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="OPENBLAS_CORETYPE names x86 kernels")
 def test_in_step_under_another_blas_kernel():
     """NumPy's OpenBLAS and torch run with the kernels of another CPU, as another machine runs them: OpenBLAS's for
-    SSE3 without AVX (OPENBLAS_CORETYPE=Prescott: 300 of cached_attention's 862 floats move in their last bits;
-    Haswell's kernels give the issue's 49), torch's plain C++ kernels instead of its AVX2/AVX-512 ones
-    (ATEN_CPU_CAPABILITY=default) and MKL's reproducible path (MKL_CBWR=COMPATIBLE). The committed course is in
-    step there all the same. (The trained model's rows of cached_attention's cases are worked out in float64 for
-    this: in float32 these kernels move them by up to 2.5e-5 of their size, as an AMD EPYC with AVX-512 did.)"""
+    SSE3 without AVX (OPENBLAS_CORETYPE=Prescott), torch's plain C++ kernels instead of its AVX2/AVX-512 ones
+    (ATEN_CPU_CAPABILITY=default) and MKL's reproducible path (MKL_CBWR=COMPATIBLE). Together they move 541 of
+    cached_attention's 862 floats in their last bits on an AMD EPYC with AVX-512 (OpenBLAS's alone 366; Haswell's
+    kernels gave the issue's 49). The committed course is in step there all the same. (The trained model's rows of
+    cached_attention's cases are worked out in float64 for this: in float32 these kernels move them by up to
+    2.5e-5 of their size, and a course made in float32 was out of step on that AMD EPYC.)"""
     from whole_transformer.course.answers.hidden_cached import cached_attention_cases
 
     env = {**os.environ, "OPENBLAS_CORETYPE": "Prescott", "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
