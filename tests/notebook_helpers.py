@@ -116,10 +116,12 @@ def output_text(nb, cell):
 
 
 def assert_nbgrader_validates(name: str, folder: Path) -> None:
-    """``nbgrader validate`` passes on the source notebook ``name``, copied into ``folder``."""
+    """``nbgrader validate`` passes on the source notebook ``name``, copied into ``folder``. The kernel talks over
+    Unix sockets, as the handout's nbgrader_config.py has it: over TCP, another process may take the port
+    jupyter_client chose before the kernel binds it ("Address already in use", seen once on a busy machine)."""
     (folder / name).write_bytes((SOURCE / name).read_bytes())
     result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "validate", name],
+        [sys.executable, "-m", "nbgrader", "validate", name, "--KernelManager.transport=ipc"],
         cwd=folder,
         env=kernel_env(),
         capture_output=True,
@@ -127,3 +129,4 @@ def assert_nbgrader_validates(name: str, folder: Path) -> None:
         timeout=300,
     )
     assert "Success! Your notebook passes all the tests." in result.stdout, result.stdout + result.stderr
+    assert "without encryption" not in result.stdout + result.stderr, "the kernel ran over TCP, not Unix sockets"
