@@ -36,12 +36,11 @@ from pathlib import Path
 import numpy as np
 
 from whole_transformer import grading as g
-from whole_transformer import task
 
 from ..core.compare import case_passes, from_rng, same_distribution
 from ..core.expected import in_step, rounded
 from ..term.settings import FILE, load  # the one reader of course.toml (its errors say what to fix)
-from .hidden_parts import BATCH_Y, DRIVERS, SETUP, exercise_expected
+from .hidden_parts import DRIVERS, SETUP, exercise_expected, kernel_names
 from .mistakes import CATALOGUE, Mistake
 
 TABLE_FILE = Path(__file__).with_name("mistake_results.json")
@@ -57,16 +56,11 @@ def cases_digest(cases: list[dict]) -> str:
 
 
 def _environment() -> dict:
-    """The names the hidden tests' arguments use (``hidden_parts.SETUP``), for evaluating them here."""
-    from whole_transformer.train import load_model  # lazy: torch, for the table's model only
-
-    from . import hidden_cached, hidden_forward  # lazy: the hidden cases' modules are slow; naming a mistake needs none
-    from .hidden_tests import NS  # lazy: as hidden_cached
-
-    env = {**NS, "read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints}
-    env["batch_y"] = eval(BATCH_Y, {"np": np, "task": task})  # noqa: S307 - the course's own expression
-    env["rows_60"] = hidden_cached.rows_60()
-    env.update(hidden_forward.env())
+    """The names the hidden tests' arguments use: every exercise's kernel names (``hidden_parts.SETUP``, each set of
+    lines run once), for evaluating them here."""
+    env: dict = {}
+    for exercise in {tuple(lines): e for e, (lines, _, _) in SETUP.items()}.values():
+        env.update(kernel_names(exercise))
     return env
 
 

@@ -11,30 +11,14 @@ float64 so that the rows are the same on any CPU.
 
 from __future__ import annotations
 
-import numpy as np
-
-from whole_transformer import grading as g
-from whole_transformer import task
-from whole_transformer.stepwise import head_rows
-
 from . import reference as ref
-from .hidden_parts import Case, json_data
-
-
-def rows_60():
-    """``rows_60(ids, block, head)``: one head's rows of the 60-epoch model, as the kernel's SETUP line defines it.
-
-    The model runs in float64 (``weights.float64_model``): in float32, torch's kernels for another CPU move a
-    value of the rows by up to 2.5e-5 of its size (its plain kernels against AVX-512's, measured), beyond the
-    case's own 1e-6 and the 1e-8 in-step allows; in float64 by 1.5e-13."""
-    from whole_transformer.weights import float64_model  # lazy: torch, only when the cases are worked out
-
-    model_60 = float64_model("60")
-    return lambda ids, block, head: head_rows(model_60, ids, block, head)
+from .hidden_parts import Case, json_data, kernel_names
 
 
 def _env() -> dict:
-    return {"g": g, "np": np, "task": task, "rows_60": rows_60()}
+    """The kernel's names (``hidden_parts.SETUP``): ``rows_60(ids, block, head)`` gives one head's rows of the 60-epoch
+    model, run in float64 so that they are the same on any CPU."""
+    return kernel_names("cached_attention")
 
 
 def _add(cases: list, env: dict, kind: str, rows: str, start: int = 0, rel: float = 1e-6) -> None:

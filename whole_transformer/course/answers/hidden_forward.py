@@ -14,16 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from whole_transformer import grading as g
-from whole_transformer import task
 from whole_transformer.views import view
-from whole_transformer.weights import load_weights, random_weights
 
 from . import reference as ref
-from .hidden_parts import Case, json_data
+from .hidden_parts import Case, json_data, kernel_names
 
-#: The held-out batch the cases use (the kernel's setup, ``hidden_parts.FORWARD_SETUP``, defines it as held_x).
-HELD_X = "task.xy_arrays(task.split()[1][:16])[0]"
 TOL64, TOL32 = (
     1e-7,
     1e-4,
@@ -31,18 +26,9 @@ TOL64, TOL32 = (
 
 
 def env() -> dict:
-    """The kernel's names, here in the grader: what the cases' expressions are evaluated in."""
-    return {
-        "g": g,
-        "np": np,
-        "task": task,
-        "RW": random_weights,
-        "load_weights": load_weights,
-        "W_60": load_weights("60"),
-        "W_2": load_weights("2"),
-        "W_tiny": load_weights("microscope"),
-        "held_x": eval(HELD_X, {"task": task}),  # noqa: S307 - the course's own expression
-    }
+    """The kernel's names, here in the grader (``hidden_parts.FORWARD_SETUP``): what the cases' expressions are
+    evaluated in."""
+    return kernel_names("forward")
 
 
 def _add(cases: list, e: dict, reference, kind: str, args: str, kwargs: str = "{}", tol: float = TOL64) -> None:

@@ -48,6 +48,8 @@ SETUP = {
             "from whole_transformer.stepwise import head_rows, token_by_token",
             "from whole_transformer import weights",
             "np = g.np",
+            # float64: in float32, torch's kernels for another CPU move a value of these rows by up to 2.5e-5 of its
+            # size (its plain kernels against AVX-512's, measured), beyond the case's 1e-6; in float64 by 1.5e-13
             'model_60 = weights.float64_model("60")  # float64: the same rows on any CPU',
             "rows_60 = lambda ids, block, head: head_rows(model_60, ids, block, head)  # noqa: E731",
         ],
@@ -68,6 +70,16 @@ FORWARD_SETUP = [
 SETUP.update({name: (FORWARD_SETUP, "same", None) for name in FORWARD_EXERCISES})
 #: per exercise whose function is not called once per case: what calls it (a name the SETUP lines import)
 DRIVERS = {"cached_attention": "token_by_token", **{name: "viewed" for name in FORWARD_EXERCISES}}
+
+
+def kernel_names(exercise: str) -> dict:
+    """The names an exercise's hidden test sets up in the kernel (its ``SETUP`` lines, run here as the cell runs
+    them): what the generators and the mistake table evaluate its cases' expressions in, so that they read exactly
+    what the grading kernel reads."""
+    names: dict = {"g": g}
+    exec("\n".join(SETUP[exercise][0]), names)  # noqa: S102 - the course's own lines, never a student's
+    return names
+
 
 #: What a question's failed test says (its answer is never in the message).
 QUESTION_WHAT = {

@@ -22,7 +22,7 @@ from whole_transformer import task
 from . import reference as ref
 from .hidden_cached import cached_attention_cases
 from .hidden_forward import decoder_block_cases, forward_cases, layer_norm_cases, multi_head_attention_cases
-from .hidden_parts import BATCH_Y, Case, json_data
+from .hidden_parts import Case, json_data, kernel_names
 from .hidden_sampling import sample_cases
 
 NS = {"g": g, "np": np, "task": task}
@@ -117,9 +117,7 @@ class _Greedy:
 
 
 def greedy_cases():
-    from whole_transformer.train import load_model  # lazy: torch, only when the cases are worked out
-
-    c = _Greedy({"read_60": g.model_rows(load_model("60")), "M": g.score_model, "ints": g.numpy_ints})
+    c = _Greedy(kernel_names("greedy_decode"))  # read_60, M, ints: torch, only when the cases are worked out
     find, add = c.find, c.add
     for plen in range(1, 9):  # prompts of every length, ending with eos and not
         find("random score tables, prompts of every length", 10, plen, 1, plen % 2 == 1, base=3300 + 100 * plen)
@@ -249,7 +247,7 @@ def masked_loss_cases():
     add("large logits (around 1000)", "g.random_array(6511, (4, 5), 5.0, -900.0)", "g.array([2, 0, 4, 1], int)")
     add("logits far apart", "g.random_array(6601, (5, 6), 60.0)", f"g.array({_targets(6602, 5, 6, 0)}, int)")
     add("targets of dtype int32", "g.random_array(6701, (6, 7))", f"g.array({_targets(6702, 6, 7, 0)}, np.int32)")
-    env = {"batch_y": _ev(BATCH_Y)}
+    env = kernel_names("masked_loss")  # batch_y
     add(
         "the targets of the batch 0…63 with float32 logits (320, 42)",
         "g.random_array(6801, (320, 42), 4.0, dtype=np.float32)",
