@@ -12,9 +12,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 from pathlib import Path
 
 from .layout import ASSIGNMENT, COURSE_ID, Course, digest_files, redact, run_nbgrader, sqlite_url, write_json
@@ -87,10 +85,7 @@ def prepare_database(course: Course, log=print) -> None:
         return
     from sqlalchemy import create_engine, inspect, text  # lazy: for a server gradebook only
 
-    api = nbgrader_api()
-    bindir = str(Path(sys.executable).parent)  # `nbgrader db upgrade` runs `alembic` from this environment
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
+    api = nbgrader_api()  # the schema made and stamped in this process; `db upgrade` runs with nbgrader_env's PATH
     engine = create_engine(course.db_url)
     try:
         tables = inspect(engine).get_table_names()
@@ -103,14 +98,14 @@ def prepare_database(course: Course, log=print) -> None:
     if not tables:
         api.Gradebook(course.db_url, course_id=COURSE_ID).close()  # nbgrader creates the schema
         log(f"created nbgrader's tables in {redact(course.db_url)}")
-    elif version != alembic_head():
+    elif version != (head := alembic_head()):
         done = run_nbgrader(["db", "upgrade"], course.root)
         if done.returncode != 0:
             raise RuntimeError(
                 f"nbgrader db upgrade failed on {redact(course.db_url)}:\n"
                 f"{(done.stdout or '')[-2000:]}{(done.stderr or '')[-2000:]}"
             )
-        log(f"migrated {redact(course.db_url)} from nbgrader schema {version} to {alembic_head()}")
+        log(f"migrated {redact(course.db_url)} from nbgrader schema {version} to {head}")
 
 
 def grade_cells_of(db_url: str) -> dict[str, list[tuple[str, float]]]:
