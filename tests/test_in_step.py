@@ -297,8 +297,8 @@ def test_every_generated_cell_is_stored_rounded():
     assert diagnose._text(ex.rounded(table, diagnose.SAME_REL, diagnose.SAME_ABS)) == diagnose._text(table)
 
 
-# ------------------------------------------------------------------------------ another BLAS, for real
-_ON_ANOTHER_BLAS = """
+# ------------------------------------------------------------------------------ another CPU's kernels, for real
+_ON_ANOTHER_CPU = """
 import json, sys
 from pathlib import Path
 from whole_transformer.course.answers.hidden_cached import cached_attention_cases
@@ -323,7 +323,7 @@ def test_in_step_under_another_blas_kernel():
 
     env = {**os.environ, "OPENBLAS_CORETYPE": "Prescott", "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
     done = subprocess.run(
-        [sys.executable, "-c", _ON_ANOTHER_BLAS, str(REPO)], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", _ON_ANOTHER_CPU, str(REPO)], capture_output=True, text=True, env=env, check=True
     )
     there = json.loads(done.stdout.strip().splitlines()[-1])
     here = [c.want for c in cached_attention_cases()]

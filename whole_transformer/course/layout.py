@@ -124,7 +124,7 @@ def redact(url: str) -> str:
 
 def checkout_env() -> dict[str, str]:
     """This process's environment with this checkout's package importable and this environment's
-    programs first on PATH (nbgrader runs `alembic` from there when it creates a gradebook)."""
+    programs first on PATH (`nbgrader db upgrade` runs `alembic` from there)."""
     env = dict(os.environ)
     paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
