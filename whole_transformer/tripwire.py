@@ -285,11 +285,13 @@ class Run:
         namespaces = [m.__dict__ for m in list(_modules.values()) if getattr(m, "__dict__", None) is not None]
         fns = self._student_functions()
         namespaces += [f.__globals__ for f in fns]
-        done = set()
+        done, wired = set(), wires.keys()
         for ns in namespaces:
             if id(ns) in done:
                 continue
             done.add(id(ns))
+            if wired.isdisjoint(map(id, list(ns.values()))):  # looked at in C first: most hold no forbidden callable
+                continue
             for key, value in list(ns.items()):
                 hit = wires.get(id(value))
                 if hit is not None and value is hit[0]:
@@ -329,9 +331,10 @@ class Run:
         not there to be undone): the callable it stands for is put back, so no tripwire outlives its run."""
         if not self._wired:
             return
+        wires = self._wired.keys()
         for m in list(_modules.values()):
             ns = getattr(m, "__dict__", None)
-            if not isinstance(ns, dict):
+            if not isinstance(ns, dict) or wires.isdisjoint(map(id, list(ns.values()))):
                 continue
             for key, value in list(ns.items()):
                 hit = self._wired.get(id(value))
