@@ -231,6 +231,51 @@ def test_autograde_without_sandbox_only_when_asked(tmp_path, released_mini):
     assert load_result(Course(root), "ada").notebooks[NAME].status == "graded"
 
 
+def test_a_course_config_without_the_courses_grading_is_refused_and_runs_no_student_code(tmp_path, released_mini):
+    """nbgrader skips a load_subconfig whose file is gone without a word, and then grades with its own defaults:
+    the student's code unsandboxed, the expected values in its kernel, the hidden tests in the feedback. Each
+    command refuses instead, before any student code runs, and so does nbgrader itself as the course runs it."""
+    root, rel = _fresh(released_mini, tmp_path)
+    proof = tmp_path / "the student's code ran here"
+    d = root / "submitted" / "ada" / ASSIGNMENT
+    d.mkdir(parents=True)
+    nbformat.write(
+        _answered(rel, f=f"open({str(proof)!r}, 'w').write('x')\ndef double(x):\n    return 2 * x"), d / f"{NAME}.ipynb"
+    )
+    moved = tmp_path / "moved" / "nbgrader_config.py"  # the course's config was here once
+    (root / "nbgrader_config.py").write_text(
+        f"c = get_config()  # noqa: F821\nload_subconfig({str(moved)!r})  # noqa: F821\n"
+    )
+    with open(root / "course.toml", "a", encoding="utf-8") as f:
+        f.write("\n[service]\nenabled = true\n")  # make serve grades only when it is on
+    (root / "autograde").mkdir(exist_ok=True)  # make feedback wants something autograded
+    before = sorted((root / "autograde").iterdir())
+    env = nbgrader_env()
+
+    def run(*args: str, module: str = "whole_transformer.course") -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", module, *args]
+        return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+
+    for args, lacks in (
+        (["autograde"], "HoldExpected, SandboxExecute, Verdict in c.Autograde.autograde_preprocessors"),
+        (["grade-one", "ada", "--out", str(tmp_path / "apart")], "HoldExpected, SandboxExecute, Verdict"),
+        (["serve", "--once", "--exchange", str(tmp_path / "exchange")], "SandboxExecute, Verdict"),
+        (["feedback"], "HideHiddenTests, MakeInert in c.GenerateFeedback.preprocessors"),
+    ):
+        done = run(*args)
+        assert done.returncode != 0 and "refused" in done.stderr and lacks in done.stderr, done.stdout + done.stderr
+        assert f"reads from {root / 'nbgrader_config.py'}" in done.stderr and "load_subconfig" in done.stderr
+    for args, lacks in (
+        (["autograde", ASSIGNMENT, "--student", "ada", "--force"], "SandboxExecute"),
+        (["generate_feedback", ASSIGNMENT, "--force"], "HideHiddenTests"),
+    ):
+        done = run(*args, module="whole_transformer.course.plugins.app")
+        said = done.stdout + done.stderr
+        assert done.returncode != 0 and f"nbgrader {args[0]} refused" in said and lacks in said, said
+    assert not proof.exists(), "the student's code ran"
+    assert sorted((root / "autograde").iterdir()) == before and not (tmp_path / "apart").exists()
+
+
 # ------------------------------------------------------------------------------ one submission, anywhere
 def test_the_same_files_have_the_same_digest_from_submitted_and_from_the_exchange(tmp_path):
     """An attempt the service takes from the exchange is recognised when make autograde finds its files in

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from ..layout import Course, redact
+from ..plugins.app import check_course_config
 from ..publish.release import out_of_step
 from ..sandbox.bubblewrap import check_sandbox
 from ..term.names import say_problems
@@ -57,9 +58,10 @@ def check_run(course: Course, jobs: int, no_sandbox: bool, log, command: str = "
     if not course.source.is_dir():
         raise ValueError(f"no source notebooks in {course.source}")
     settings = load(course)  # a bad course.toml stops the run before anything is graded
+    said = "make autograde" if command == "autograde" else command
+    check_course_config(course.root, "autograde", said)  # else nbgrader's defaults: no sandbox, the expected values
     stale = out_of_step(course, grading=True)  # what in-step reports that decides a grade: points, hidden tests…
     if stale:
-        said = "make autograde" if command == "autograde" else command
         raise ValueError(
             f"{said} refused: {len(stale)} thing(s) out of step, so the grading would not be what "
             "source/ and course.toml say:\n  " + "\n  ".join(stale) + "\nrun make release first (it brings "

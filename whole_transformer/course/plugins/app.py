@@ -41,14 +41,122 @@ class SchemaCheckedOnce:
         return getattr(self.jsonschema, name)
 
 
+#: What two of nbgrader's commands cannot run without, as the course's nbgrader_config.py lists them: the command →
+#: (its converter, the converter's list of preprocessors, the preprocessors it must hold). Without them ``autograde``
+#: runs student code unsandboxed, hands the kernel the expected values and judges nothing itself, and
+#: ``generate_feedback`` shows students the hidden tests.
+REQUIRED = {
+    "autograde": (
+        "nbgrader.converters.autograde.Autograde",
+        "autograde_preprocessors",
+        (
+            "whole_transformer.course.plugins.verdict.HoldExpected",
+            "whole_transformer.course.plugins.execute.SandboxExecute",
+            "whole_transformer.course.plugins.verdict.Verdict",
+        ),
+    ),
+    "generate_feedback": (
+        "nbgrader.converters.generate_feedback.GenerateFeedback",
+        "preprocessors",
+        (
+            "whole_transformer.course.plugins.hide_tests.HideHiddenTests",
+            "whole_transformer.course.plugins.inert.MakeInert",
+        ),
+    ),
+}
+
+
+def missing_preprocessors(command: str, listed) -> list[str]:
+    """The names of what ``command`` must run with (``REQUIRED``) that nothing ``listed`` (classes, or their import
+    strings, as nbgrader takes them) is or extends."""
+    from traitlets.utils.importstring import import_item  # lazy: with nbgrader, as the run starts
+
+    have = [import_item(p) if isinstance(p, str) else p for p in listed]
+    return [
+        name.rsplit(".", 1)[1]
+        for name in REQUIRED[command][2]
+        if not any(isinstance(h, type) and issubclass(h, import_item(name)) for h in have)
+    ]
+
+
+def refusal(command: str, missing: list[str], read: str = "the settings nbgrader read") -> str:
+    """Why ``command`` cannot run when ``read`` (the configuration) lacks ``missing``, and what to do."""
+    converter, listed, _ = REQUIRED[command]
+    harm = (
+        "student code would run outside the sandbox and see the expected values"
+        if command == "autograde"
+        else "students would read the hidden tests"
+    )
+    return (
+        f"{read} do not list {', '.join(missing)} in c.{converter.rsplit('.', 1)[1]}.{listed}, which the course's "
+        f"nbgrader_config.py sets (without them {harm}). Check the course's nbgrader_config.py, and that every file "
+        "it names in load_subconfig(...) exists: nbgrader skips one that does not without a word"
+    )
+
+
+def course_config_lacks(root: str, command: str) -> list[str]:
+    """What ``command`` must run with (``REQUIRED``) that the nbgrader_config.py of the course folder ``root``, read as
+    nbgrader reads it (its ``load_subconfig`` calls included), does not list; all of it if there is no such file."""
+    import os  # lazy, as below: only the commands that grade check the course's configuration
+
+    from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
+
+    converter, listed, _ = REQUIRED[command]
+    section = converter.rsplit(".", 1)[1]
+    cwd, path = os.getcwd(), list(sys.path)
+    os.chdir(root)  # as nbgrader runs it: the course's config reads course.toml from the folder it runs in
+    try:
+        config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
+    except ConfigFileNotFound:
+        config = None
+    finally:
+        os.chdir(cwd)
+        sys.path[:] = path  # the config puts its folder first on the path: nbgrader's processes want it, not this one
+    if config is None or listed not in config.get(section, {}):
+        return [name.rsplit(".", 1)[1] for name in REQUIRED[command][2]]
+    return missing_preprocessors(command, config[section][listed])
+
+
+def check_course_config(root, command: str, said: str) -> None:
+    """A ValueError ("``said`` refused: …") if the nbgrader_config.py of the course folder ``root`` lacks what
+    ``command`` must run with: the instructor's commands stop before any student code runs."""
+    lacks = course_config_lacks(str(root), command)
+    if lacks:
+        read = f"the settings nbgrader reads from {root}/nbgrader_config.py"
+        raise ValueError(f"{said} refused: {refusal(command, lacks, read)}")
+
+
+def _refuse_without_the_courses_preprocessors(command: str) -> None:
+    """``command``'s converter, if ``REQUIRED`` names it, refusing to start without what it must run with."""
+    from nbgrader.converters.base import NbGraderException
+    from traitlets.utils.importstring import import_item
+
+    converter, listed, _ = REQUIRED[command]
+    cls = import_item(converter)
+    start = cls.start
+
+    def start_checked(self) -> None:
+        missing = missing_preprocessors(command, getattr(self, listed))
+        if missing:
+            said = f"nbgrader {command} refused: {refusal(command, missing)}"
+            self.log.error(said)
+            raise NbGraderException(said)
+        start(self)
+
+    cls.start = start_checked
+
+
 def nbgrader_main(args: list[str]) -> int:
-    """``nbgrader ARGS`` in this process, its exit code."""
+    """``nbgrader ARGS`` in this process, its exit code. ``autograde`` and ``generate_feedback`` refuse to run
+    without the course's preprocessors (``REQUIRED``)."""
     # lazy: nbgrader as the run starts (the warm nbgrader preloaded it), never in a process that only imports this
     from nbgrader.apps.nbgraderapp import main
     from nbgrader.nbgraderformat import common
 
     from ..gradebook import nbgrader_api  # lazy: with nbgrader, as the run starts
 
+    if args and args[0] in REQUIRED:
+        _refuse_without_the_courses_preprocessors(args[0])
     common.jsonschema = SchemaCheckedOnce()
     nbgrader_api()  # a gradebook the run makes is stamped without a new `alembic heads`
     sys.argv = ["nbgrader", *args]

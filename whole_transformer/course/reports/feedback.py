@@ -36,6 +36,7 @@ from ..answers.leak_search import (
 from ..cells import cell_source, is_test, nbgrader_meta, split_hidden
 from ..csp import protect
 from ..layout import ASSIGNMENT, Course, run_nbgrader
+from ..plugins.app import check_course_config
 from ..whole_output import replaced_whole
 from .student_page import FOLDER, comments, readable, write_pages
 
@@ -184,6 +185,7 @@ def feedback(course: Course, log=print) -> list[Path]:
     fails leaves the previous run's feedback/ and feedback-pages/ as they were (``whole_output``)."""
     if not course.autograde.is_dir():
         raise ValueError("nothing is autograded yet: run make autograde first")
+    check_course_config(course.root, "generate_feedback", "make feedback")  # else nbgrader's: the hidden tests shown
     try:
         with replaced_whole([course.feedback, course.root / FOLDER]):
             return _generate(course, log)

@@ -41,6 +41,7 @@ from ..core.results import Result
 from ..core.scheduler import Scheduler
 from ..gradebook import source_digest
 from ..layout import Course, exchange_root, inbound
+from ..plugins.app import check_course_config
 from ..reports.feedback import secrets
 from ..sandbox import zygote
 from ..sandbox.bubblewrap import check_sandbox
@@ -88,6 +89,7 @@ class Service:
     def start(self) -> None:
         """The assignment prepared and the graders started (once the service is on)."""
         sandbox = check_sandbox(self.no_sandbox)
+        check_course_config(self.course.root, "autograde", "make serve")  # else nbgrader's defaults: no sandbox
         if not sandbox:
             self.status.log("WARNING: grading WITHOUT a sandbox: student code runs with your rights")
         shutil.rmtree(self.work, ignore_errors=True)  # this service holds the course's service lock
