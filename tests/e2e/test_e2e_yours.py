@@ -70,6 +70,16 @@ def _to(page, lab, name: str, press) -> None:
     raise AssertionError(f"never reached {name}: {_title(lab)}")
 
 
+def _back_to_the_first_step(page, lab) -> None:
+    """◀ Previous clicked until the lab shows step 0."""
+    for _ in range(40):
+        if _title(lab).startswith("step 0 "):
+            return
+        lab.locator("button.wt-microscope-prev").click()
+        page.wait_for_timeout(100)
+    raise AssertionError(f"never back at step 0: {_title(lab)}")
+
+
 def _live(lab) -> str:
     return lab.locator(".wt-live [aria-live]").inner_text()
 
@@ -115,6 +125,7 @@ def test_your_code_under_the_microscope_by_mouse_and_by_keyboard(clean_lab, your
     assert not walk["missed"] and not walk["unchanged"], walk
     assert walk["live_changes"] >= 2 and all(walk["outlines"]), walk
     assert planted.locator(".wt-microscope-yours").is_visible()  # Enter chose "yours beside it"
+    _back_to_the_first_step(page, planted)  # the walk leaves the lab at a step of its own: Next ▶ only goes on
     planted.locator("button.wt-microscope-next").focus()
     _to(page, planted, "attention out", lambda: page.keyboard.press("Enter"))
     said = planted.locator(".wt-microscope-yours").inner_text()
