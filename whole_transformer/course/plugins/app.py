@@ -8,6 +8,11 @@ With ``WT_PRESTART_SANDBOX={"scratch": ..., "threads": ..., "memory": ..., ...}`
 Every run, started afresh or forked from the warm nbgrader (``autograder/warm_nbgrader.py``), checks
 nbgrader's cell-metadata schema once rather than once per cell (``SchemaCheckedOnce``), and a run that makes
 a new gradebook reads the head of nbgrader's schema migrations in its own process (``gradebook.nbgrader_api``).
+
+``autograde`` and ``generate_feedback`` refuse to start when the settings nbgrader read lack the course's
+preprocessors (``REQUIRED``): nbgrader skips a ``load_subconfig`` whose file is gone, or a config file that raises,
+and would then grade with its own defaults (no sandbox). ``check_course_config`` makes the same check for the
+instructor's commands before they start anything.
 """
 
 import json
@@ -58,10 +63,9 @@ REQUIRED = {
     "generate_feedback": (
         "nbgrader.converters.generate_feedback.GenerateFeedback",
         "preprocessors",
-        (
-            "whole_transformer.course.plugins.hide_tests.HideHiddenTests",
-            "whole_transformer.course.plugins.inert.MakeInert",
-        ),
+        # MakeInert is one of two walls against a student's scripts (the pages' Content-Security-Policy is the other,
+        # and tests/e2e/test_e2e_safe_to_open.py shows each alone stops them): not required here
+        ("whole_transformer.course.plugins.hide_tests.HideHiddenTests",),
     ),
 }
 
