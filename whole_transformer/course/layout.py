@@ -79,19 +79,33 @@ class Course:
         return sorted(p.name for p in self.submitted.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def nbgrader_config(root: Path):
+    """The settings of the nbgrader_config.py in the folder ``root``, as traitlets reads the file (its
+    ``load_subconfig`` calls included; a file they name that is missing is skipped, as nbgrader skips it); an empty
+    ``Config`` if there is no such file. This process's ``sys.path`` is left as it was (the course's file puts its
+    folder first, for nbgrader's processes)."""
+    from traitlets.config.loader import Config, PyFileConfigLoader  # lazy: traitlets only where a setting is read
+
+    if not (Path(root) / "nbgrader_config.py").is_file():
+        return Config()
+    path = list(sys.path)
+    try:
+        return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    finally:
+        sys.path[:] = path
+
+
+def configured(config, section: str, name: str, default=None):
+    """``c.<section>.<name>`` of a ``Config``, or ``default`` if it is not set."""
+    return config[section].get(name, default) if section in config else default
+
+
 @functools.lru_cache(maxsize=16)
 def configured_db_url(root: Path, db_url_env: str = "") -> str:
     """``c.CourseDirectory.db_url`` as the course's nbgrader_config.py sets it (cached per root and
     DB_URL), else ``sqlite:///<root>/gradebook.db`` (nbgrader's default)."""
-    from traitlets.config.loader import PyFileConfigLoader
-
-    default = f"sqlite:///{root / 'gradebook.db'}"
-    path = root / "nbgrader_config.py"
-    if not path.is_file():
-        return default
-    config = PyFileConfigLoader(path.name, path=str(root)).load_config()
-    url = config.CourseDirectory.get("db_url") if "CourseDirectory" in config else None
-    return str(url) if url else default
+    url = configured(nbgrader_config(root), "CourseDirectory", "db_url")
+    return str(url) if url else f"sqlite:///{root / 'gradebook.db'}"
 
 
 def exchange_root(course: Course, given: str | None) -> Path:
@@ -99,11 +113,7 @@ def exchange_root(course: Course, given: str | None) -> Path:
     default."""
     if given:
         return Path(given).resolve()
-    from traitlets.config.loader import PyFileConfigLoader  # lazy: traitlets only where the exchange is looked up
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course.root)).load_config()
-    root = config.Exchange.get("root") if "Exchange" in config else None
-    return Path(str(root or "/srv/nbgrader/exchange"))
+    return Path(str(configured(nbgrader_config(course.root), "Exchange", "root") or "/srv/nbgrader/exchange"))
 
 
 def inbound(exchange: Path) -> Path:

@@ -17,11 +17,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from traitlets.config.loader import PyFileConfigLoader
-
 from ..answers.diagnose import partial_credit_settings
 from ..gradebook import ensure_course_gradebook, grade_cells_of, private_course_config, source_digest, stamp_gradebook
-from ..layout import ASSIGNMENT, Course, digest_files, run_nbgrader, sqlite_url
+from ..layout import ASSIGNMENT, Course, digest_files, nbgrader_config, run_nbgrader, sqlite_url
 from ..publish.release import release_history
 
 
@@ -146,7 +144,7 @@ def kernel_settings(config: Path) -> dict | None:
     a grader can start their fork server before nbgrader has read the config (``grade.py``)."""
     from ..plugins.execute import SandboxExecute  # lazy: nbgrader and jupyter_client, for a run that prepares one
 
-    ex = SandboxExecute(config=PyFileConfigLoader(config.name, path=str(config.parent)).load_config())
+    ex = SandboxExecute(config=nbgrader_config(config.parent))
     if not ex.warm_kernels:
         return None
     return {"memory": ex.memory_limit, "file_size": ex.file_size_limit, "headless": ex.headless_labs}

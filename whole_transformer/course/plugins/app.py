@@ -98,33 +98,19 @@ def refusal(command: str, missing: list[str], read: str = "the settings nbgrader
     )
 
 
-def course_config_lacks(root: str, command: str) -> list[str]:
+def course_config_lacks(root, command: str) -> list[str]:
     """What ``command`` must run with (``REQUIRED``) that the nbgrader_config.py of the course folder ``root``, read as
-    nbgrader reads it (its ``load_subconfig`` calls included), does not list; all of it if there is no such file."""
-    import os  # lazy, as below: only the commands that grade check the course's configuration
-
-    from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
+    nbgrader reads it (``layout.nbgrader_config``), does not list; all of it if there is no such file."""
+    from ..layout import configured, nbgrader_config  # lazy: only the commands that grade read the course's settings
 
     converter, listed, _ = REQUIRED[command]
-    section = converter.rsplit(".", 1)[1]
-    cwd, path = os.getcwd(), list(sys.path)
-    os.chdir(root)  # as nbgrader runs it: the course's config reads course.toml from the folder it runs in
-    try:
-        config = PyFileConfigLoader("nbgrader_config.py", path=root).load_config()
-    except ConfigFileNotFound:
-        config = None
-    finally:
-        os.chdir(cwd)
-        sys.path[:] = path  # the config puts its folder first on the path: nbgrader's processes want it, not this one
-    if config is None or listed not in config.get(section, {}):
-        return [name.rsplit(".", 1)[1] for name in REQUIRED[command][2]]
-    return missing_preprocessors(command, config[section][listed])
+    return missing_preprocessors(command, configured(nbgrader_config(root), converter.rsplit(".", 1)[1], listed, []))
 
 
 def check_course_config(root, command: str, said: str) -> None:
     """A ValueError ("``said`` refused: …") if the nbgrader_config.py of the course folder ``root`` lacks what
     ``command`` must run with: the instructor's commands stop before any student code runs."""
-    lacks = course_config_lacks(str(root), command)
+    lacks = course_config_lacks(root, command)
     if lacks:
         read = f"the settings nbgrader reads from {root}/nbgrader_config.py"
         raise ValueError(f"{said} refused: {refusal(command, lacks, read)}")
