@@ -29,6 +29,7 @@ AXE := .a11y/axe-core-$(AXE_VERSION).installed
 help:
 	@echo "make lab         open the course in JupyterLab"
 	@echo "make test        run every test (lint, unit, notebooks, simulated class, browser, the JupyterHub term as root)"
+	@echo "                 TIERS=\"browser hub\": only those tiers (tests/tiers.py), e.g. for a CI job of their own"
 	@echo "make quick       lint and the unit tier (tests that need nothing but Python), for the edit-test loop"
 	@echo "make e2e         only the browser tests"
 	@echo "make typecheck   mypy on whole_transformer/ (its settings: [tool.mypy] in pyproject.toml; part of lint)"
@@ -100,9 +101,10 @@ typecheck: $(STAMP)
 # with the proxy installed here where npm is, on one xdist worker beside the rest; elsewhere it skips and
 # says why (with WT_REQUIRE_CLASSROOM=1, as .ci/run sets, it fails instead). The tiers that need the most start
 # first, in tests/tiers.py's order (--no-loadscope-reorder keeps it); a module's tests that share its fixtures
-# stay on one worker (loadgroup).
+# stay on one worker (loadgroup). TIERS="browser hub" runs only those tiers (tests/tiers.py's names), for a CI job
+# of their own beside one of the others; unset, every tier runs.
 test: $(STAMP) lint $(if $(shell command -v npm),$(AXE)) $(if $(and $(filter 0,$(shell id -u)),$(shell command -v npm)),$(PROXY))
-	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder $(TIERS:%=--tier %)
 
 # The edit-test loop: the unit tier (tests/tiers.py derives each test's tier from what it needs) with lint run beside
 # it, its output shown after the tests'; either failing fails make quick.

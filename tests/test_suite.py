@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import multiprocessing
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,17 @@ def test_make_quick_runs_the_unit_tier_and_make_test_keeps_the_tiers_order():
     assert "--tier unit" in quick and "$(MAKE) --no-print-directory lint" in quick  # lint beside the unit tier
     test = make.split("\ntest:")[1].split("\n\n")[0]
     assert "-n 2 --dist loadgroup --no-loadscope-reorder" in test
+
+
+def test_make_test_runs_the_tiers_named_in_tiers_and_every_tier_without():
+    def command(*args):
+        done = subprocess.run(["make", "-n", "test", *args], cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return next(ln for ln in done.stdout.splitlines() if " -m pytest " in ln).split()
+
+    every = command()
+    assert every[-1] == "--no-loadscope-reorder" and "--tier" not in every
+    assert command("TIERS=browser hub")[len(every) :] == ["--tier", "browser", "--tier", "hub"]
 
 
 # ------------------------------------------------------------------------------ built once, whoever asks
