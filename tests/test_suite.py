@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import multiprocessing
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -74,8 +75,13 @@ def test_make_quick_runs_the_unit_tier_and_make_test_keeps_the_tiers_order():
 
 
 def test_make_test_runs_the_tiers_named_in_tiers_and_every_tier_without():
+    # the run's own TIERS (environment, or make's command line through MAKEFLAGS) must not reach these makes
+    env = {k: v for k, v in os.environ.items() if k not in ("TIERS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+
     def command(*args):
-        done = subprocess.run(["make", "-n", "test", *args], cwd=REPO, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            ["make", "-n", "test", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 0, done.stderr
         return next(ln for ln in done.stdout.splitlines() if " -m pytest " in ln).split()
 
