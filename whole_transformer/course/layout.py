@@ -79,11 +79,12 @@ class Course:
         return sorted(p.name for p in self.submitted.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def nbgrader_config(root: Path):
+def nbgrader_config(root: Path | str):
     """The settings of the nbgrader_config.py in the folder ``root``, as traitlets reads the file (its
     ``load_subconfig`` calls included; a file they name that is missing is skipped, as nbgrader skips it); an empty
-    ``Config`` if there is no such file. This process's ``sys.path`` is left as it was (the course's file puts its
-    folder first, for nbgrader's processes)."""
+    ``Config`` if there is no such file. The file runs in this process's working folder (the course's config
+    reads course.toml there when that folder has one, else beside itself); this process's ``sys.path`` is left as
+    it was (the course's file puts its folder first, for nbgrader's processes)."""
     from traitlets.config.loader import Config, PyFileConfigLoader  # lazy: traitlets only where a setting is read
 
     if not (Path(root) / "nbgrader_config.py").is_file():

@@ -73,7 +73,7 @@ def prepare(course: Course, work: Path, log=print, *, update_course: bool = True
         db.read_bytes(),
         {n: (release / f"{n}.ipynb").read_text(encoding="utf-8") for n in names},
         config.read_text(encoding="utf-8"),
-        kernel_settings(config),
+        kernel_settings(course.root),
         history,
         partial_credit_settings(course.root),
     )
@@ -138,13 +138,13 @@ def changed_notebooks(old: str, new: str) -> set[str] | None:
     return {n for n in set(a[1]) | set(b[1]) if a[1].get(n) != b[1].get(n)}
 
 
-def kernel_settings(config: Path) -> dict | None:
-    """What the course's nbgrader config gives the sandboxed kernels (``SandboxExecute``), as
+def kernel_settings(root: Path) -> dict | None:
+    """What the nbgrader_config.py of the course folder ``root`` gives the sandboxed kernels (``SandboxExecute``), as
     ``warm_kernels.prestart``'s settings, or None if it turns warm kernels off: read once here, so that
     a grader can start their fork server before nbgrader has read the config (``grade.py``)."""
     from ..plugins.execute import SandboxExecute  # lazy: nbgrader and jupyter_client, for a run that prepares one
 
-    ex = SandboxExecute(config=nbgrader_config(config.parent))
+    ex = SandboxExecute(config=nbgrader_config(root))
     if not ex.warm_kernels:
         return None
     return {"memory": ex.memory_limit, "file_size": ex.file_size_limit, "headless": ex.headless_labs}

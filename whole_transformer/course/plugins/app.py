@@ -17,6 +17,7 @@ instructor's commands before they start anything.
 
 import json
 import sys
+from pathlib import Path
 
 from ..env_vars import take_prestart_sandbox
 
@@ -98,7 +99,7 @@ def refusal(command: str, missing: list[str], read: str = "the settings nbgrader
     )
 
 
-def course_config_lacks(root, command: str) -> list[str]:
+def course_config_lacks(root: Path | str, command: str) -> list[str]:
     """What ``command`` must run with (``REQUIRED``) that the nbgrader_config.py of the course folder ``root``, read as
     nbgrader reads it (``layout.nbgrader_config``), does not list; all of it if there is no such file."""
     from ..layout import configured, nbgrader_config  # lazy: only the commands that grade read the course's settings
@@ -107,7 +108,7 @@ def course_config_lacks(root, command: str) -> list[str]:
     return missing_preprocessors(command, configured(nbgrader_config(root), converter.rsplit(".", 1)[1], listed, []))
 
 
-def check_course_config(root, command: str, said: str) -> None:
+def check_course_config(root: Path | str, command: str, said: str) -> None:
     """A ValueError ("``said`` refused: …") if the nbgrader_config.py of the course folder ``root`` lacks what
     ``command`` must run with: the instructor's commands stop before any student code runs."""
     lacks = course_config_lacks(root, command)
